@@ -1,0 +1,47 @@
+"""omnimem: lifelong, multimodal memory for AI agents."""
+
+from omnimem.config import Settings
+from omnimem.errors import (
+    ConfigError,
+    EmbedderMismatchError,
+    InvalidInputError,
+    InvalidTimeError,
+    MalformedDataError,
+    MissingDependencyError,
+    NotAStoreError,
+    NotFoundError,
+    OmnimemError,
+    SchemaVersionError,
+    StoreError,
+)
+from omnimem.ingest.prepare import AddResult
+from omnimem.mau import MAU, Links, Modality, Scope
+from omnimem.memory import Memory
+from omnimem.pyramid import Context, Hit, RawContent
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MAU",
+    "AddResult",
+    "ConfigError",
+    "Context",
+    "EmbedderMismatchError",
+    "Hit",
+    "InvalidInputError",
+    "InvalidTimeError",
+    "Links",
+    "MalformedDataError",
+    "Memory",
+    "MissingDependencyError",
+    "Modality",
+    "NotAStoreError",
+    "NotFoundError",
+    "OmnimemError",
+    "RawContent",
+    "Scope",
+    "Settings",
+    "SchemaVersionError",
+    "StoreError",
+    "__version__",
+]

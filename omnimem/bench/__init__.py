@@ -1,0 +1,1 @@
+"""Benchmark support: data loaders, evidence ids and answer scoring (LoCoMo, Mem-Gallery)."""

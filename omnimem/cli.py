@@ -1,0 +1,261 @@
+"""``omnimem`` command line: a thin shell over :class:`omnimem.Memory`.
+
+Errors from omnimem become one line on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from omnimem.errors import OmnimemError
+
+if TYPE_CHECKING:
+    from omnimem.memory import Memory
+
+app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False)
+out = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data)."),
+]
+UserOpt = Annotated[str | None, typer.Option("--user-id", help="Scope: user id.")]
+AgentOpt = Annotated[str | None, typer.Option("--agent-id", help="Scope: agent id.")]
+SessionOpt = Annotated[str | None, typer.Option("--session-id", help="Scope: session id.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store (e.g. all-MiniLM-L6-v2).")]
+
+
+def _store_path(store: Path | None) -> Path:
+    if store is not None:
+        return store
+    from omnimem.config import Settings
+
+    configured = Settings.load().store
+    return Path(configured) if configured else Path("omnimem-data")
+
+
+@contextmanager
+def _memory(store: Path | None, embedder: str | None = None) -> Iterator[Memory]:
+    from omnimem.memory import Memory
+
+    with Memory(_store_path(store), embedder=embedder) as mem:
+        yield mem
+
+
+def _fail(message: str, code: int = 1) -> None:
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except OmnimemError as exc:
+        _fail(str(exc), 2 if exc.status < 500 else 1)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+@app.command()
+def ingest(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="locomo | jsonl")],
+    file: Annotated[Path, typer.Argument(help="File to ingest.")],
+    store: StoreOpt = None,
+    conversation: Annotated[str | None, typer.Option(help="LoCoMo: only this sample_id, e.g. conv-26.")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    embedder: EmbedderOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ingest a conversation file (LoCoMo JSON or JSONL turns), with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from omnimem.ingest.loaders import load_jsonl, load_locomo
+
+    with _errors():
+        if fmt == "locomo":
+            dialogues = load_locomo(file, conversation=conversation)
+        elif fmt == "jsonl":
+            if conversation:
+                _fail("--conversation only applies to locomo files")
+            dialogues = load_jsonl(file)
+        else:
+            _fail(f"unknown format {fmt!r}; use locomo or jsonl")
+        total = sum(len(d.turns) for d in dialogues)
+        stored = skipped = 0
+        with _memory(store, embedder) as mem:
+            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+            with Progress(*columns, console=err, disable=as_json) as bar:
+                task = bar.add_task(f"ingesting {file.name}", total=total)
+                for d in dialogues:
+                    results = mem.add_dialogue(
+                        d.turns,
+                        user_id=user_id or d.user_id,
+                        agent_id=agent_id or d.agent_id,
+                        session_id=d.session_id,
+                        progress=lambda n: bar.advance(task, n),
+                    )
+                    stored += sum(r.accepted for r in results)
+                    skipped += sum(not r.accepted for r in results)
+            summary = {"turns": total, "stored": stored, "skipped": skipped, "store": str(mem.path), "units": mem.stats()["units"]}
+        if as_json:
+            _print_json(summary)
+        else:
+            out.print(f"{total} turns: {stored} stored, {skipped} skipped (duplicate or redundant) -> {summary['store']}")
+
+
+@app.command()
+def add(
+    text: Annotated[str, typer.Argument(help="What to remember.")],
+    store: StoreOpt = None,
+    speaker: Annotated[str | None, typer.Option(help="Who said it.")] = None,
+    time: Annotated[str | None, typer.Option(help="When it happened (ISO 8601).")] = None,
+    source_id: Annotated[str | None, typer.Option(help="Id of the source record.")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember one piece of text."""
+    with _errors(), _memory(store) as mem:
+        result = mem.add(
+            text, speaker=speaker, time=time, source_id=source_id,
+            user_id=user_id, agent_id=agent_id, session_id=session_id,
+        )
+    if as_json:
+        _print_json(result.to_dict())
+    elif result.accepted:
+        out.print(result.id)
+    else:
+        out.print(f"skipped: {result.reason}" + (f" (see {result.duplicate_of})" if result.duplicate_of else ""))
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to recall.")],
+    store: StoreOpt = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", help="Candidates per retriever (default 20).")] = None,
+    theta: Annotated[float | None, typer.Option(help="Similarity for full text (level 2, default 0.4).")] = None,
+    budget: Annotated[int | None, typer.Option(help="Token budget of the context (default 6000).")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ranked memories for a query, with time, speaker and score."""
+    with _errors(), _memory(store) as mem:
+        ctx = mem.search(
+            query, top_k=top_k, theta=theta, budget=budget,
+            user_id=user_id, agent_id=agent_id, session_id=session_id,
+        )
+    if as_json:
+        _print_json(ctx.to_dict())
+        return
+    table = Table(title=f"{len(ctx.hits)} memories, {ctx.tokens}/{ctx.budget} tokens", title_justify="left")
+    for col in ("#", "score", "lvl", "time", "speaker", "memory", "source"):
+        table.add_column(col, overflow="fold")
+    from omnimem.timeparse import format_time
+
+    for hit in ctx.hits:
+        u = hit.unit
+        table.add_row(
+            str(hit.rank), f"{hit.score:.3f}", str(hit.level), format_time(u.event_time),
+            u.speaker or "", u.summary, ",".join(u.source_ids),
+        )
+    out.print(table)
+
+
+@app.command()
+def get(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Show one unit."""
+    with _errors(), _memory(store) as mem:
+        unit = mem.get(unit_id)
+    data = unit.to_dict()
+    if as_json:
+        _print_json(data)
+    else:
+        for key, value in data.items():
+            out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+
+
+@app.command()
+def delete(unit_id: str, store: StoreOpt = None) -> None:
+    """Delete one unit from every tier and index."""
+    with _errors(), _memory(store) as mem:
+        mem.delete(unit_id)
+    out.print(f"deleted {unit_id}")
+
+
+@app.command()
+def forget(user_id: UserOpt = None, agent_id: AgentOpt = None, session_id: SessionOpt = None, store: StoreOpt = None) -> None:
+    """Delete every unit of a scope (at least one of the ids is required)."""
+    with _errors(), _memory(store) as mem:
+        count = mem.forget(user_id=user_id, agent_id=agent_id, session_id=session_id)
+    out.print(f"forgot {count} unit(s)")
+
+
+@app.command()
+def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Counts, embedder and index sizes of a store."""
+    with _errors():
+        path = _store_path(store)
+        if not path.exists():
+            _fail(f"{path} does not exist")
+        with _memory(path) as mem:
+            data = mem.stats()
+    if as_json:
+        _print_json(data)
+    else:
+        for key, value in data.items():
+            out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+
+
+@app.command()
+def demo(
+    store: Annotated[Path | None, typer.Option("--store", "-s", help="Store folder (default: a temporary one).")] = None,
+    question: Annotated[str, typer.Option(help="What to ask the sample conversation.")] = "What did Alex paint?",
+    file: Annotated[Path | None, typer.Option(help="Conversation JSONL (default: examples/sample_conversation.jsonl).")] = None,
+) -> None:
+    """Ingest the bundled sample conversation and show what it recalls."""
+    import tempfile
+
+    from omnimem.ingest.loaders import load_jsonl
+    from omnimem.memory import Memory
+    from omnimem.timeparse import format_time
+
+    sample = file or Path(__file__).resolve().parents[1] / "examples" / "sample_conversation.jsonl"
+    if not sample.exists():
+        _fail(f"sample conversation not found at {sample}; pass --file")
+    with _errors(), tempfile.TemporaryDirectory() as tmp, Memory(store or Path(tmp) / "mem") as mem:
+        stored = 0
+        for d in load_jsonl(sample):
+            stored += sum(r.accepted for r in mem.add_dialogue(d.turns, user_id=d.user_id, session_id=d.session_id))
+        out.print(f"ingested {stored} turns from {sample.name} into {mem.path} ({mem.embedder.name})")
+        ctx = mem.search(question, budget=400)
+        out.print(f"[bold]{question}[/bold]")
+        for hit in ctx.hits[:5]:
+            u = hit.unit
+            out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {u.speaker}: {u.summary}", markup=False)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

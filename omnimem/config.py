@@ -1,0 +1,119 @@
+"""Settings: explicit arguments, then ``OMNIMEM_*`` variables, then a TOML file.
+
+The file is ``$OMNIMEM_CONFIG`` if set, else ``~/.config/omnimem/config.toml``
+when it exists. Core keys live at the top level of the file; other parts
+(e.g. the LLM layer) read their own tables.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from omnimem.errors import ConfigError
+
+ENV_PREFIX = "OMNIMEM_"
+
+
+def config_path(explicit: str | Path | None = None) -> Path | None:
+    """Which config file applies, if any."""
+    if explicit is not None:
+        return Path(explicit)
+    env = os.environ.get("OMNIMEM_CONFIG")
+    if env:
+        return Path(env)
+    default = Path.home() / ".config" / "omnimem" / "config.toml"
+    return default if default.exists() else None
+
+
+def read_config_file(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every tunable of the core, with the paper's defaults."""
+
+    embedder: str | None = None  # None: the store's own, or the default for a new store
+    novelty: bool = True
+    novelty_threshold: float = 0.8
+    novelty_window: int = 10
+    top_k: int = 20
+    theta: float = 0.4
+    budget: int = 6000
+    summary_words: int = 60
+    timezone: str = "UTC"
+    store: str | None = None  # default store folder for the CLI
+
+    @classmethod
+    def load(cls, *, config_file: str | Path | None = None, **overrides: Any) -> Settings:
+        """Resolve settings: ``overrides`` > environment > config file > defaults."""
+        values: dict[str, Any] = {}
+        known = {f.name: f for f in fields(cls)}
+        file_values = read_config_file(config_path(config_file))
+        for key, value in file_values.items():
+            if key in known:
+                values[key] = value
+        for key in known:
+            env = os.environ.get(ENV_PREFIX + key.upper())
+            if env is not None and env != "":
+                values[key] = env
+        for key, value in overrides.items():
+            if key not in known:
+                raise ConfigError(f"unknown setting {key!r}")
+            if value is not None:
+                values[key] = value
+        return cls()._with(values)
+
+    def _with(self, values: Mapping[str, Any]) -> Settings:
+        coerced: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name not in values:
+                continue
+            raw = values[f.name]
+            default = getattr(self, f.name)
+            try:
+                if isinstance(default, bool):
+                    coerced[f.name] = _to_bool(raw)
+                elif isinstance(default, int):
+                    coerced[f.name] = int(raw)
+                elif isinstance(default, float):
+                    coerced[f.name] = float(raw)
+                else:
+                    coerced[f.name] = None if raw is None else str(raw)
+            except (TypeError, ValueError):
+                raise ConfigError(f"setting {f.name}={raw!r} is not a valid {type(default).__name__}") from None
+        result = replace(self, **coerced)
+        result.validate()
+        return result
+
+    def validate(self) -> None:
+        if not 0.0 <= self.novelty_threshold <= 1.0:
+            raise ConfigError("novelty_threshold must be within [0, 1]")
+        if self.novelty_window < 1 or self.top_k < 1 or self.budget < 1 or self.summary_words < 1:
+            raise ConfigError("novelty_window, top_k, budget and summary_words must be positive")
+        if not -1.0 <= self.theta <= 1.0:
+            raise ConfigError("theta must be within [-1, 1] (a cosine similarity)")
+
+
+def _to_bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(raw)

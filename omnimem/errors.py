@@ -1,0 +1,83 @@
+"""One exception root for everything omnimem raises on purpose.
+
+Each class carries a stable ``code`` (its name) and an HTTP ``status`` so a
+server can send it and a client can re-raise the same class.
+"""
+
+from __future__ import annotations
+
+
+class OmnimemError(Exception):
+    """Root of every error omnimem raises deliberately."""
+
+    status: int = 500
+
+    @property
+    def code(self) -> str:
+        return type(self).__name__
+
+
+class InvalidInputError(OmnimemError, ValueError):
+    """The caller passed something we cannot store or interpret."""
+
+    status = 400
+
+
+class InvalidTimeError(InvalidInputError):
+    """A time string could not be parsed into a timezone-aware datetime."""
+
+
+class MalformedDataError(InvalidInputError):
+    """An input file (LoCoMo JSON, JSONL turns, ...) is not what it claims to be."""
+
+
+class NotFoundError(OmnimemError, KeyError):
+    """A unit (or other record) with the given id does not exist."""
+
+    status = 404
+
+    def __str__(self) -> str:  # KeyError quotes its message; we do not want that
+        return str(self.args[0]) if self.args else self.code
+
+
+class StoreError(OmnimemError):
+    """The store on disk is missing, not a store, or unusable."""
+
+    status = 500
+
+
+class NotAStoreError(StoreError):
+    """A folder exists but does not hold an omnimem store."""
+
+    status = 400
+
+
+class EmbedderMismatchError(StoreError):
+    """The store was built by a different embedder than the one configured."""
+
+    status = 409
+
+
+class SchemaVersionError(StoreError):
+    """The store was written by a newer omnimem than this one."""
+
+    status = 409
+
+
+class ConfigError(OmnimemError):
+    """Settings are contradictory or invalid."""
+
+    status = 400
+
+
+class MissingDependencyError(OmnimemError, ImportError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    status = 501
+
+
+def missing_extra(module: str, extra: str) -> MissingDependencyError:
+    """Build the error raised when an optional import fails."""
+    return MissingDependencyError(
+        f"{module} is not installed; install it with: pip install 'omnimem[{extra}]'"
+    )

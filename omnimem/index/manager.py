@@ -1,0 +1,124 @@
+"""Keeps the dense and sparse indexes in step with the hot tier.
+
+The store's change counter (``seq``) is the truth: indexes saved on disk carry
+the counter they reflect and are rebuilt from the hot tier when it differs,
+which covers crashes, missing files and writes by another process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from omnimem.embed.base import Vectors
+from omnimem.index.dense import DenseIndex, Ids
+from omnimem.index.sparse import SparseIndex
+from omnimem.mau import MAU, search_text
+from omnimem.store.base import Store
+
+log = logging.getLogger(__name__)
+
+
+class IndexSet:
+    """Dense + sparse indexes of one store, persisted under ``folder``."""
+
+    def __init__(self, store: Store, dim: int, folder: Path | None) -> None:
+        self.store = store
+        self.dim = dim
+        self.folder = folder
+        self._lock = threading.RLock()
+        self.dense = DenseIndex(dim)
+        self.sparse = SparseIndex(self._texts)
+        self.seen_seq = -1
+        self.rebuilds = 0
+        self._load_or_rebuild()
+
+    def _texts(self) -> Iterator[tuple[int, str]]:
+        for rid, speaker, summary in self.store.index_rows():
+            yield rid, search_text(speaker, summary)
+
+    def _load_or_rebuild(self) -> None:
+        seq = self.store.seq()
+        if self.folder is not None and self._try_load(seq):
+            self.seen_seq = seq
+            return
+        self.rebuild()
+
+    def _try_load(self, seq: int) -> bool:
+        assert self.folder is not None
+        state_file = self.folder / "state.json"
+        try:
+            state = json.loads(state_file.read_text(encoding="utf-8"))
+            if state.get("seq") != seq or state.get("dim") != self.dim:
+                log.info("indexes on disk are stale (seq %s, store %s): rebuilding", state.get("seq"), seq)
+                return False
+            self.dense = DenseIndex.load(self.folder / "dense.faiss", self.dim)
+            if (self.folder / "bm25").exists():
+                self.sparse = SparseIndex.load(self.folder, self._texts)
+            return True
+        except (OSError, ValueError, RuntimeError, KeyError) as exc:
+            log.info("indexes on disk unusable (%s): rebuilding", exc)
+            return False
+
+    def rebuild(self) -> None:
+        """Rebuild both indexes from the hot tier (no re-embedding needed)."""
+        with self._lock:
+            seq = self.store.seq()
+            dense = DenseIndex(self.dim)
+            for ids, vecs in self.store.vectors():
+                dense.add(ids.tolist(), vecs)
+            self.dense = dense
+            self.sparse = SparseIndex(self._texts)
+            self.seen_seq = seq
+            self.rebuilds += 1
+
+    def sync(self) -> None:
+        """Catch up with writes made by another process, if any."""
+        if self.store.seq() != self.seen_seq:
+            self.rebuild()
+
+    def added(self, rows: Sequence[tuple[int, MAU]], vectors: Vectors, write_seq: int) -> None:
+        with self._lock:
+            if write_seq - 1 != self.seen_seq:  # someone else wrote in between
+                self.rebuild()
+                return
+            self.dense.add([rid for rid, _ in rows], vectors)
+            self.sparse.invalidate()
+            self.seen_seq = write_seq
+
+    def removed(self, rids: Iterable[int], write_seq: int) -> None:
+        with self._lock:
+            if write_seq - 1 != self.seen_seq:
+                self.rebuild()
+                return
+            self.dense.remove(rids)
+            self.sparse.invalidate()
+            self.seen_seq = write_seq
+
+    def search_dense(self, query: Vectors, k: int, allowed: Ids | None) -> list[tuple[int, float]]:
+        return self.dense.search(query, k, allowed)
+
+    def search_sparse(self, query: str, k: int, allowed: Ids | None) -> list[tuple[int, float]]:
+        return self.sparse.search(query, k, None if allowed is None else allowed.tolist())
+
+    def save(self) -> None:
+        """Write the indexes and the counter they reflect (atomic per file)."""
+        if self.folder is None:
+            return
+        with self._lock:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.dense.save(self.folder / "dense.faiss")
+            if not self.sparse.save(self.folder):
+                # a stale BM25 is rebuilt on the next search; do not keep an old one
+                shutil.rmtree(self.folder / "bm25", ignore_errors=True)
+            tmp = self.folder / "state.json.tmp"
+            tmp.write_text(json.dumps({"seq": self.seen_seq, "dim": self.dim}), encoding="utf-8")
+            tmp.replace(self.folder / "state.json")
+
+    def sizes(self) -> dict[str, int]:
+        return {"dense": len(self.dense), "sparse": len(self.sparse)}
+

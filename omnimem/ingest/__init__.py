@@ -1,0 +1,1 @@
+"""Getting input into memory: validation and loaders for conversation files."""

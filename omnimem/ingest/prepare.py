@@ -1,0 +1,122 @@
+"""Validating raw input into units-to-be, before anything is stored.
+
+A whole batch is validated first, so bad input anywhere in it raises before
+any of it is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Any
+
+from omnimem.errors import InvalidInputError
+from omnimem.mau import Modality, Scope, content_hash
+from omnimem.timeparse import parse_time
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What happened to one input: stored (with its id) or skipped (and why)."""
+
+    id: str | None
+    accepted: bool
+    reason: str
+    similarity: float | None = None
+    duplicate_of: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "accepted": self.accepted,
+            "reason": self.reason,
+            "similarity": self.similarity,
+            "duplicate_of": self.duplicate_of,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A validated input waiting for the novelty filter and the embedder."""
+
+    text: str
+    speaker: str | None
+    event_time: datetime | None
+    scope: Scope
+    source_id: str | None
+    content_hash: str
+    modality: Modality = Modality.TEXT
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def clean_text(value: object, *, what: str = "text") -> str:
+    """Non-empty, valid UTF-8 text, with surrounding whitespace removed."""
+    if isinstance(value, bytes | bytearray):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"{what} is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
+    text = value.strip()
+    if not text:
+        raise InvalidInputError(f"{what} is empty")
+    return text
+
+
+def clean_id(value: object, what: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{what} must be a non-empty string")
+    return value.strip()
+
+
+def make_scope(user_id: object, agent_id: object, session_id: object) -> Scope:
+    return Scope(clean_id(user_id, "user_id"), clean_id(agent_id, "agent_id"), clean_id(session_id, "session_id"))
+
+
+def prepare(
+    text: object,
+    *,
+    time: object,
+    speaker: object,
+    source_id: object,
+    scope: Scope,
+    tz: tzinfo,
+    metadata: Mapping[str, Any] | None = None,
+) -> Pending:
+    """Validate one input; raises InvalidInputError / InvalidTimeError."""
+    body = clean_text(text)
+    who = None if speaker is None else clean_text(speaker, what="speaker")
+    when = parse_time(time, default_tz=tz)  # type: ignore[arg-type]
+    source = clean_id(source_id, "source_id")
+    digest = content_hash(body, speaker=who, event_time=when, scope=scope, source_id=source)
+    return Pending(body, who, when, scope, source, digest, metadata=dict(metadata or {}))
+
+
+def prepare_turn(turn: object, index: int, *, scope: Scope, tz: tzinfo) -> Pending:
+    """One dialogue turn: a mapping with text, speaker, time and optional id."""
+    if not isinstance(turn, Mapping):
+        raise InvalidInputError(f"turn {index} must be a mapping with 'text', 'speaker', 'time'")
+    if "text" not in turn:
+        raise InvalidInputError(f"turn {index} has no 'text'")
+    try:
+        return prepare(
+            turn["text"],
+            time=turn.get("time"),
+            speaker=turn.get("speaker"),
+            source_id=turn.get("id"),
+            scope=scope,
+            tz=tz,
+            metadata=turn.get("metadata"),
+        )
+    except InvalidInputError as exc:
+        raise type(exc)(f"turn {index}: {exc}") from None

@@ -1,0 +1,83 @@
+"""Name -> factory for LLM providers; the built-ins register like anyone else.
+
+``create_llm("openai")`` reads settings the usual way (arguments, then
+``OMNIMEM_LLM_*``, then the config file); ``create_llm("fake", script=...)``
+builds the deterministic fake. Third-party providers call
+:func:`register_llm` with their own factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from omnimem.errors import ConfigError
+from omnimem.llm.base import LLM
+from omnimem.llm.config import LLMConfig
+from omnimem.llm.errors import LLMNotConfiguredError
+from omnimem.llm.fake import FakeLLM
+
+if TYPE_CHECKING:  # the provider needs the openai SDK, so it is imported on use
+    from omnimem.llm.provider import OpenAICompatibleLLM
+
+LLMFactory = Callable[..., LLM]
+
+
+def openai_from_settings(config: LLMConfig | None = None, **settings: Any) -> OpenAICompatibleLLM:
+    """Build the OpenAI-compatible provider from ``config`` or resolved settings."""
+    from omnimem.llm.provider import OpenAICompatibleLLM
+    if config is None:
+        config = LLMConfig.resolve(**settings)
+    if config is None:
+        raise LLMNotConfiguredError(
+            "no LLM is configured: set OMNIMEM_LLM_BASE_URL and OMNIMEM_LLM_MODEL, "
+            "or an [llm] table in the file named by OMNIMEM_CONFIG"
+        )
+    return OpenAICompatibleLLM(config)
+
+
+_FACTORIES: dict[str, LLMFactory] = {
+    "openai": openai_from_settings,
+    "fake": FakeLLM,
+}
+
+
+def register_llm(name: str, factory: LLMFactory, *, replace: bool = False) -> None:
+    """Make ``create_llm(name, ...)`` call ``factory(...)``.
+
+    Re-registering a name is an error unless ``replace=True``, so two plugins
+    cannot silently shadow each other.
+    """
+    if name in _FACTORIES and not replace:
+        raise ConfigError(f"an LLM provider named {name!r} is already registered")
+    _FACTORIES[name] = factory
+
+
+def create_llm(name: str, **kwargs: Any) -> LLM:
+    """Build the provider registered as ``name`` with ``kwargs``."""
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown LLM provider {name!r}; registered: {', '.join(llm_names())}"
+        ) from None
+    return factory(**kwargs)
+
+
+def llm_names() -> list[str]:
+    """Registered provider names, sorted."""
+    return sorted(_FACTORIES)
+
+
+def resolve_llm(llm: LLM | str | None = None, **settings: Any) -> LLM | None:
+    """What a facade's ``llm=`` argument means, in one place.
+
+    An :class:`LLM` is used as is, a string names a registered provider, and
+    ``None`` means "whatever the settings say", which may be no LLM at all.
+    """
+    if llm is None:
+        config = LLMConfig.resolve(**settings)
+        return None if config is None else openai_from_settings(config)
+    if isinstance(llm, str):
+        return create_llm(llm, **settings)
+    return llm

@@ -1,0 +1,130 @@
+"""Multimodal Atomic Units: the one record every memory becomes.
+
+A MAU is an immutable value. The hot tier holds everything here except the
+raw content, which lives in the cold tier and is reached through ``raw_ref``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+
+class Modality(str, Enum):
+    """What kind of thing a unit remembers."""
+
+    TEXT = "text"
+    IMAGE = "image"
+    AUDIO = "audio"
+    VIDEO = "video"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a memory belongs to. ``None`` in a filter means "any"."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+
+    def is_empty(self) -> bool:
+        return self.user_id is None and self.agent_id is None and self.session_id is None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"user_id": self.user_id, "agent_id": self.agent_id, "session_id": self.session_id}
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Neighbours in the same session and where the unit came from."""
+
+    prev_id: str | None = None
+    next_id: str | None = None
+    source_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MAU:
+    """One memory: a searchable summary plus a pointer to its raw content."""
+
+    id: str
+    summary: str
+    modality: Modality
+    event_time: datetime | None
+    record_time: datetime
+    scope: Scope
+    content_hash: str
+    speaker: str | None = None
+    raw_ref: str | None = None
+    links: Links = field(default_factory=Links)
+    embedding: tuple[float, ...] | None = field(default=None, repr=False, compare=False)
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def source_ids(self) -> tuple[str, ...]:
+        return self.links.source_ids
+
+    @property
+    def user_id(self) -> str | None:
+        return self.scope.user_id
+
+    @property
+    def agent_id(self) -> str | None:
+        return self.scope.agent_id
+
+    @property
+    def session_id(self) -> str | None:
+        return self.scope.session_id
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view (no embedding)."""
+        return {
+            "id": self.id,
+            "summary": self.summary,
+            "modality": self.modality.value,
+            "speaker": self.speaker,
+            "event_time": self.event_time.isoformat() if self.event_time else None,
+            "record_time": self.record_time.isoformat(),
+            **self.scope.as_dict(),
+            "source_ids": list(self.source_ids),
+            "prev_id": self.links.prev_id,
+            "next_id": self.links.next_id,
+            "raw_ref": self.raw_ref,
+            "content_hash": self.content_hash,
+            "metadata": dict(self.metadata),
+        }
+
+
+def content_hash(
+    text: str,
+    *,
+    speaker: str | None,
+    event_time: datetime | None,
+    scope: Scope,
+    source_id: str | None,
+    modality: Modality = Modality.TEXT,
+) -> str:
+    """Identity of an input for idempotent re-ingest.
+
+    The same words said at another time or by another speaker are another
+    event, so those are part of the identity.
+    """
+    parts = [
+        modality.value,
+        text,
+        speaker or "",
+        event_time.isoformat() if event_time else "",
+        scope.user_id or "",
+        scope.agent_id or "",
+        scope.session_id or "",
+        source_id or "",
+    ]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def search_text(speaker: str | None, summary: str) -> str:
+    """The text a unit is embedded and BM25-indexed by: who said what."""
+    return f"{speaker}: {summary}" if speaker else summary

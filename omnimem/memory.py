@@ -1,0 +1,330 @@
+"""``Memory``: the one facade users touch. It validates and delegates."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+
+from omnimem.config import Settings
+from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
+from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, StoreError
+from omnimem.fusion import union_merge
+from omnimem.index.manager import IndexSet
+from omnimem.ingest.prepare import AddResult, Pending, clean_text, make_scope, prepare, prepare_turn
+from omnimem.mau import MAU, Links, Scope, search_text
+from omnimem.novelty import NoveltyFilter
+from omnimem.pyramid import Candidate, Context, RawContent, build_context
+from omnimem.store.cold import content_ref
+from omnimem.store.sqlite import SQLiteStore
+
+Progress = Callable[[int], None]
+_BATCH = 256
+
+
+class Memory:
+    """Lifelong memory for an agent.
+
+    ``Memory()`` lives in memory; ``Memory(path="./mem")`` is an embedded store
+    on disk (SQLite hot tier, content-addressed cold tier, FAISS + BM25
+    indexes). Scope ids (``user_id``, ``agent_id``, ``session_id``) are
+    keyword-only everywhere.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        embedder: str | Embedder | None = None,
+        settings: Settings | None = None,
+        config_file: str | Path | None = None,
+        **overrides: Any,
+    ) -> None:
+        if settings is not None and (overrides or config_file is not None):
+            raise ConfigError("pass either settings= or individual settings, not both")
+        self.settings = settings or Settings.load(config_file=config_file, **overrides)
+        self.path = Path(path) if path is not None else None
+        self._lock = threading.RLock()
+        self._closed = False
+        self._tz = _zone(self.settings.timezone)
+        self.novelty = NoveltyFilter(self.settings.novelty_threshold, self.settings.novelty)
+        self.store = SQLiteStore(self.path)
+        try:
+            self.embedder = self._resolve_embedder(embedder)
+            index_dir = self.path / "index" if self.path is not None else None
+            self.indexes = IndexSet(self.store, self.embedder.dim, index_dir)
+        except BaseException:
+            self.store.close()
+            raise
+
+    def _resolve_embedder(self, requested: str | Embedder | None) -> Embedder:
+        wanted = requested if requested is not None else self.settings.embedder
+        meta = self.store.meta()
+        if isinstance(wanted, str) or wanted is None:
+            name = canonical_name(wanted) if wanted else (meta.embedder if meta else DEFAULT_EMBEDDER)
+            if meta is not None and name != meta.embedder:
+                raise EmbedderMismatchError(_mismatch(self.path, meta.embedder, name))
+            instance = create_embedder(name)
+        else:
+            instance = wanted
+            if meta is not None and instance.name != meta.embedder:
+                raise EmbedderMismatchError(_mismatch(self.path, meta.embedder, instance.name))
+        if meta is None:
+            meta = self.store.init_meta(instance.name, instance.dim)
+        if meta.dim != instance.dim:
+            raise EmbedderMismatchError(f"store vectors have {meta.dim} dimensions, {instance.name} gives {instance.dim}")
+        return instance
+
+    # -- lifecycle ------------------------------------------------------------
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Persist the indexes and release the store. Safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self.indexes.save()
+            finally:
+                self.store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("this Memory is closed")
+
+    # -- writes -----------------------------------------------------------------
+    def add(
+        self,
+        text: str | bytes,
+        *,
+        time: str | datetime | None = None,
+        speaker: str | None = None,
+        source_id: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> AddResult:
+        """Remember one piece of text; returns its id or why it was skipped."""
+        scope = make_scope(user_id, agent_id, session_id)
+        item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self._tz, metadata=metadata)
+        return self._ingest([item])[0]
+
+    def add_dialogue(
+        self,
+        turns: Iterable[Mapping[str, Any]],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        progress: Progress | None = None,
+    ) -> list[AddResult]:
+        """Remember a list of turns (``text``, ``speaker``, ``time``, optional ``id``).
+
+        Every turn is validated before any is stored. Turns are written in
+        batches, each atomic; re-running after a crash skips what was stored.
+        """
+        if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
+            raise InvalidInputError("turns must be a list of mappings")
+        scope = make_scope(user_id, agent_id, session_id)
+        items = [prepare_turn(t, i, scope=scope, tz=self._tz) for i, t in enumerate(turns)]
+        return self._ingest(items, progress)
+
+    def _ingest(self, items: Sequence[Pending], progress: Progress | None = None) -> list[AddResult]:
+        results: list[AddResult] = []
+        with self._lock:
+            self._check_open()
+            self.indexes.sync()
+            recent: dict[Scope, list[tuple[str, str]]] = {}
+            for start in range(0, len(items), _BATCH):
+                batch = items[start : start + _BATCH]
+                results.extend(self._ingest_batch(batch, recent))
+                if progress is not None:
+                    progress(len(batch))
+        return results
+
+    def _ingest_batch(self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]]) -> list[AddResult]:
+        known = self.store.find_hashes([p.content_hash for p in batch])
+        results: list[AddResult | None] = []
+        accepted: list[tuple[int, Pending, str]] = []
+        seen_in_batch: dict[str, str] = {}
+        window = self.settings.novelty_window
+        for pos, item in enumerate(batch):
+            dup = known.get(item.content_hash) or seen_in_batch.get(item.content_hash)
+            if dup is not None:
+                results.append(AddResult(None, False, "duplicate", 1.0, dup))
+                continue
+            if item.scope not in recent:
+                recent[item.scope] = self.store.recent(item.scope, window)[::-1]
+            decision = self.novelty.check(item.text, recent[item.scope])
+            if not decision.accepted:
+                results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
+                continue
+            unit_id = uuid.uuid4().hex
+            seen_in_batch[item.content_hash] = unit_id
+            recent[item.scope] = [*recent[item.scope], (unit_id, item.text)][-window:]
+            accepted.append((pos, item, unit_id))
+            results.append(None)
+        if accepted:
+            self._store_units(accepted, results)
+        return [r for r in results if r is not None]
+
+    def _store_units(self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None]) -> None:
+        summaries = [_summarise(item.text, self.settings.summary_words) for _, item, _ in accepted]
+        vectors = self.embedder.embed([search_text(item.speaker, s) for (_, item, _), s in zip(accepted, summaries)])
+        now = datetime.now(timezone.utc)
+        units: list[MAU] = []
+        raw: dict[str, bytes] = {}
+        for (_, item, unit_id), summary, vector in zip(accepted, summaries, vectors):
+            ref = None
+            if summary != item.text:  # long text: full version goes to the cold tier
+                data = item.text.encode("utf-8")
+                ref = content_ref(data)
+                raw[ref] = data
+            units.append(
+                MAU(
+                    id=unit_id, summary=summary, modality=item.modality, event_time=item.event_time,
+                    record_time=now, scope=item.scope, content_hash=item.content_hash, speaker=item.speaker,
+                    raw_ref=ref, links=Links(source_ids=(item.source_id,) if item.source_id else ()),
+                    embedding=tuple(vector.tolist()), metadata=item.metadata,
+                )
+            )
+        rows = self.store.insert(units, raw)
+        self.indexes.added(rows, vectors, self.store.last_write_seq)
+        for (pos, _, unit_id), _unit in zip(accepted, units):
+            results[pos] = AddResult(unit_id, True, "stored")
+
+    def delete(self, unit_id: str) -> None:
+        """Remove one unit from every tier and index."""
+        with self._lock:
+            self._check_open()
+            self.indexes.sync()
+            removed = self.store.delete([unit_id])
+            if not removed:
+                raise NotFoundError(f"no unit with id {unit_id!r}")
+            self.indexes.removed([rid for rid, _ in removed], self.store.last_write_seq)
+
+    def forget(
+        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
+    ) -> int:
+        """Remove every unit of a scope; returns how many. An empty scope is refused."""
+        scope = make_scope(user_id, agent_id, session_id)
+        if scope.is_empty():
+            raise InvalidInputError("forget needs user_id, agent_id or session_id; it never means 'everything'")
+        with self._lock:
+            self._check_open()
+            self.indexes.sync()
+            removed = self.store.delete(self.store.ids_in_scope(scope))
+            if removed:
+                self.indexes.removed([rid for rid, _ in removed], self.store.last_write_seq)
+            return len(removed)
+
+    # -- reads ------------------------------------------------------------------
+    def get(self, unit_id: str) -> MAU:
+        """The unit with this id, or NotFoundError."""
+        with self._lock:
+            self._check_open()
+            found = self.store.get([unit_id])
+        if not found:
+            raise NotFoundError(f"no unit with id {unit_id!r}")
+        return found[0]
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        theta: float | None = None,
+        budget: int | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+    ) -> Context:
+        """Hybrid retrieval (dense + BM25, set union) packed into a pyramid context."""
+        text = clean_text(query, what="query")
+        k = self.settings.top_k if top_k is None else top_k
+        th = self.settings.theta if theta is None else theta
+        limit = self.settings.budget if budget is None else budget
+        if k < 1 or limit < 1:
+            raise InvalidInputError("top_k and budget must be positive")
+        scope = make_scope(user_id, agent_id, session_id)
+        qvec = self.embedder.embed([text])[0]
+        with self._lock:
+            self._check_open()
+            self.indexes.sync()
+            allowed = self.store.rids_in_scope(scope)
+            dense = self.indexes.search_dense(qvec, k, allowed)
+            sparse = self.indexes.search_sparse(text, k, allowed)
+            order = union_merge([r for r, _ in dense], [r for r, _ in sparse])
+            units = self.store.get_rows(order)
+        dense_ids = {r for r, _ in dense}
+        sparse_ids = {r for r, _ in sparse}
+        candidates = []
+        for rid in order:
+            unit = units.get(rid)
+            if unit is None:  # deleted between index and fetch
+                continue
+            sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
+            score = float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
+            candidates.append(Candidate(unit, score, sources))
+        return build_context(text, candidates, theta=th, budget=limit, full_text=self._full_text, raw_content=self._raw)
+
+    def _full_text(self, unit: MAU) -> str | None:
+        if unit.raw_ref is None or unit.modality.value != "text":
+            return unit.summary
+        return self.store.read_raw(unit.raw_ref).decode("utf-8")
+
+    def _raw(self, unit: MAU) -> RawContent | None:
+        return None  # text units carry no raw content beyond their full text
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and configuration, for ``omnimem stats``."""
+        with self._lock:
+            self._check_open()
+            return {
+                "path": str(self.path) if self.path else None,
+                "embedder": self.embedder.name,
+                "dim": self.embedder.dim,
+                **self.store.stats(),
+                "index": self.indexes.sizes(),
+            }
+
+    def __repr__(self) -> str:
+        where = str(self.path) if self.path else ":memory:"
+        return f"Memory({where!r}, embedder={self.embedder.name!r})"
+
+
+def _summarise(text: str, max_words: int) -> str:
+    """Offline summary: the first ``max_words`` words; the rest stays in the cold tier."""
+    words = text.split()
+    if len(words) <= max_words:
+        return text
+    return " ".join(words[:max_words]) + " …"
+
+
+def _zone(name: str) -> ZoneInfo | timezone:
+    if name.upper() == "UTC":
+        return timezone.utc
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"unknown timezone {name!r}") from None
+
+
+def _mismatch(path: Path | None, stored: str, wanted: str) -> str:
+    return (
+        f"store {path} was built with embedder {stored!r}, not {wanted!r}; open it without choosing an "
+        f"embedder (or with {stored!r}), or ingest into a new store with {wanted!r}"
+    )

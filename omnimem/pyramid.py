@@ -1,0 +1,177 @@
+"""Pyramid retrieval: how much of each hit goes into the context.
+
+Level 1 is the summary line of each candidate, level 2 swaps in the full text
+for candidates at least ``theta`` similar to the query, level 3 attaches raw
+content. Every step spends from one token budget, so the rendered context never
+exceeds it. Pure functions: the loaders for cold-tier content are passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from omnimem.mau import MAU
+from omnimem.timeparse import format_time
+from omnimem.tokens import count_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class RawContent:
+    """Raw content attached at level 3: a textual stand-in plus the payload.
+
+    ``text`` is what goes into a text prompt (and what is counted); ``data``
+    and ``mime`` let a multimodal prompt include the real bytes.
+    """
+
+    text: str
+    mime: str
+    data: bytes | None = None
+    tokens: int | None = None  # explicit cost when the payload is not text
+
+    def cost(self) -> int:
+        return self.tokens if self.tokens is not None else count_tokens(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A retrieved unit before packing: rank order is the list order."""
+
+    unit: MAU
+    score: float
+    sources: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One unit in the context, with the pyramid level it reached."""
+
+    unit: MAU
+    score: float
+    level: int
+    rank: int
+    sources: frozenset[str]
+    text: str
+    tokens: int
+    raw: RawContent | None = None
+
+    def render(self) -> str:
+        return self.text if self.raw is None else f"{self.text}\n{self.raw.text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "score": round(self.score, 6),
+            "level": self.level,
+            "sources": sorted(self.sources),
+            "tokens": self.tokens,
+            "unit": self.unit.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a search returns: ranked hits, their levels and the tokens used."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    tokens: int
+    budget: int
+    candidates: int = 0
+    dropped: tuple[str, ...] = field(default=())
+
+    def render(self) -> str:
+        """Prompt-ready text; ``count_tokens(render()) == tokens``."""
+        return "\n".join(hit.render() for hit in self.hits)
+
+    def levels(self) -> dict[int, int]:
+        counts = {1: 0, 2: 0, 3: 0}
+        for hit in self.hits:
+            counts[hit.level] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "candidates": self.candidates,
+            "dropped": list(self.dropped),
+            "hits": [hit.to_dict() for hit in self.hits],
+        }
+
+
+def unit_line(unit: MAU, body: str) -> str:
+    """One rendered memory: when, who, what."""
+    who = f"{unit.speaker}: " if unit.speaker else ""
+    kind = "" if unit.modality.value == "text" else f"({unit.modality.value}) "
+    return f"[{format_time(unit.event_time)}] {kind}{who}{body}"
+
+
+def build_context(
+    query: str,
+    candidates: Sequence[Candidate],
+    *,
+    theta: float,
+    budget: int,
+    full_text: Callable[[MAU], str | None],
+    raw_content: Callable[[MAU], RawContent | None],
+) -> Context:
+    """Pack ``candidates`` into a context of at most ``budget`` tokens.
+
+    Level 1 goes in rank order and skips a line that does not fit (a later,
+    shorter one may). Levels 2 and 3 are then spent greedily by similarity per
+    extra token, so the budget goes where it buys the most relevance.
+    """
+    hits: list[Hit] = []
+    dropped: list[str] = []
+    used = 0
+    for rank, cand in enumerate(candidates, start=1):
+        text = unit_line(cand.unit, cand.unit.summary)
+        cost = count_tokens(text)
+        if used + cost > budget:
+            dropped.append(cand.unit.id)
+            continue
+        used += cost
+        hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost))
+
+    used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text))
+    used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content))
+    return Context(query, tuple(hits), used, budget, len(candidates), tuple(dropped))
+
+
+def _level2(hit: Hit, theta: float, full_text: Callable[[MAU], str | None]) -> Hit | None:
+    if hit.score < theta:
+        return None
+    full = full_text(hit.unit)
+    if full is None:
+        return None
+    if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2
+        return replace(hit, level=2)
+    text = unit_line(hit.unit, full)
+    return replace(hit, level=2, text=text, tokens=count_tokens(text))
+
+
+def _level3(hit: Hit, raw_content: Callable[[MAU], RawContent | None]) -> Hit | None:
+    raw = raw_content(hit.unit)
+    if raw is None:
+        return None
+    return replace(hit, level=3, raw=raw, tokens=hit.tokens + raw.cost())
+
+
+def _upgrade(hits: list[Hit], used: int, budget: int, propose: Callable[[Hit], Hit | None]) -> int:
+    """Apply upgrades greedily by score per extra token while they fit."""
+    offers: list[tuple[float, int, Hit]] = []
+    for i, hit in enumerate(hits):
+        better = propose(hit)
+        if better is not None:
+            extra = better.tokens - hit.tokens
+            offers.append((hit.score / max(extra, 1), i, better))
+    offers.sort(key=lambda o: (-o[0], o[1]))
+    for _, i, better in offers:
+        extra = better.tokens - hits[i].tokens
+        if used + extra <= budget:
+            hits[i] = better
+            used += extra
+    return used

@@ -1,0 +1,65 @@
+"""The contract every storage backend implements (SQLite now, PostgreSQL later).
+
+Batch-first: every mutation takes many units and is one transaction. Retrieval
+logic (fusion, pyramid) lives above the store; a store only keeps and finds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from omnimem.mau import MAU, Scope
+
+
+@dataclass(frozen=True, slots=True)
+class StoreMeta:
+    """What produced the data: checked on every open."""
+
+    schema_version: int
+    embedder: str
+    dim: int
+
+
+class Store(Protocol):
+    """Hot tier (units, embeddings, metadata) plus the cold tier for raw content."""
+
+    def meta(self) -> StoreMeta | None: ...
+
+    def init_meta(self, embedder: str, dim: int) -> StoreMeta: ...
+
+    def insert(self, units: Sequence[MAU], raw: Mapping[str, bytes]) -> list[tuple[int, MAU]]:
+        """Store units (and their raw content) atomically; returns (row id, unit with links)."""
+        ...
+
+    def get(self, ids: Sequence[str]) -> list[MAU]: ...
+
+    def get_rows(self, rids: Sequence[int]) -> dict[int, MAU]: ...
+
+    def find_hashes(self, hashes: Sequence[str]) -> dict[str, str]: ...
+
+    def recent(self, scope: Scope, limit: int) -> list[tuple[str, str]]: ...
+
+    def rids_in_scope(self, scope: Scope) -> npt.NDArray[np.int64] | None: ...
+
+    def ids_in_scope(self, scope: Scope) -> list[str]: ...
+
+    def delete(self, ids: Sequence[str]) -> list[tuple[int, str]]: ...
+
+    def vectors(self, batch: int = 10_000) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]: ...
+
+    def index_rows(self) -> Iterator[tuple[int, str | None, str]]:
+        """(row id, speaker, summary) of every unit, for rebuilding text indexes."""
+        ...
+
+    def read_raw(self, ref: str) -> bytes: ...
+
+    def seq(self) -> int: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,356 @@
+"""The embedded store: SQLite hot tier (WAL) and a content-addressed cold tier.
+
+``SQLiteStore(None)`` keeps everything in memory; that is what ``Memory()``
+uses. SQLite is the source of truth: search indexes are derived from it and
+rebuilt when they disagree with its change counter.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from omnimem.errors import NotAStoreError, SchemaVersionError, StoreError
+from omnimem.mau import MAU, Links, Modality, Scope
+from omnimem.store.base import StoreMeta
+from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
+from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+DB_NAME = "omnimem.db"
+_COLUMNS = (
+    "rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
+    "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding"
+)
+
+
+def _scope_clause(scope: Scope, *, exact: bool) -> tuple[str, list[Any]]:
+    """SQL for a scope; ``exact`` also matches NULL columns (novelty, links)."""
+    parts: list[str] = []
+    args: list[Any] = []
+    for col, value in scope.as_dict().items():
+        if value is not None:
+            parts.append(f"{col} = ?")
+            args.append(value)
+        elif exact:
+            parts.append(f"{col} IS NULL")
+    return (" AND ".join(parts) or "1=1"), args
+
+
+class SQLiteStore:
+    """Hot tier in ``omnimem.db``, cold tier in ``cold/``, one folder per store."""
+
+    def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self.last_write_seq = 0
+        self.cold: ColdStore
+        if path is None:
+            self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            self.cold = MemoryColdStore()
+        else:
+            self._check_folder(path)
+            path.mkdir(parents=True, exist_ok=True)
+            try:
+                self._conn = sqlite3.connect(
+                    str(path / DB_NAME), check_same_thread=False, isolation_level=None, timeout=busy_timeout_ms / 1000
+                )
+                self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.DatabaseError as exc:
+                raise NotAStoreError(f"{path} does not hold a readable omnimem store: {exc}") from exc
+            self.cold = FileColdStore(path / "cold")
+        self._conn.execute("PRAGMA secure_delete=ON")
+        self._migrate()
+
+    @staticmethod
+    def _check_folder(path: Path) -> None:
+        if path.exists() and not path.is_dir():
+            raise NotAStoreError(f"{path} is a file, not a store folder")
+        if path.is_dir() and any(path.iterdir()) and not (path / DB_NAME).exists():
+            raise NotAStoreError(f"{path} is not empty and holds no omnimem store ({DB_NAME} missing)")
+
+    def _migrate(self) -> None:
+        with self._lock:
+            try:
+                tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            except sqlite3.DatabaseError as exc:
+                raise NotAStoreError(f"{self.path} does not hold a readable omnimem store: {exc}") from exc
+            if tables and "meta" not in tables:
+                raise NotAStoreError(f"{self.path} holds a SQLite file that is not an omnimem store")
+            version = self._schema_version() if tables else 0
+            if version > SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"store schema {version} is newer than this omnimem ({SCHEMA_VERSION}); upgrade omnimem"
+                )
+            for number, _name, sql in MIGRATIONS:
+                if number > version:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    for statement in sql:
+                        self._conn.execute(statement)
+                    self._conn.execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(number),)
+                    )
+                    self._conn.execute("COMMIT")
+
+    def _schema_version(self) -> int:
+        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    # -- meta ---------------------------------------------------------------
+    def meta(self) -> StoreMeta | None:
+        with self._lock:
+            rows = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        if "embedder" not in rows:
+            return None
+        return StoreMeta(int(rows["schema_version"]), rows["embedder"], int(rows["dim"]))
+
+    def init_meta(self, embedder: str, dim: int) -> StoreMeta:
+        with self._lock, self._tx():
+            for key, value in (("embedder", embedder), ("dim", str(dim))):
+                self._conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        meta = self.meta()
+        assert meta is not None
+        return meta
+
+    def seq(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key='seq'").fetchone()
+        return int(row[0]) if row else 0
+
+    # -- writes -------------------------------------------------------------
+    class _Tx:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+
+        def __exit__(self, exc_type: object, *_: object) -> None:
+            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+    def _tx(self) -> SQLiteStore._Tx:
+        return SQLiteStore._Tx(self._conn)
+
+    def _bump(self) -> None:
+        """Advance the change counter inside the caller's transaction.
+
+        ``last_write_seq`` tells the writer which counter value its own write
+        produced, so it can tell its changes from other processes' changes.
+        """
+        self._conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('seq', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+        row = self._conn.execute("SELECT value FROM meta WHERE key='seq'").fetchone()
+        self.last_write_seq = int(row[0])
+
+    def insert(self, units: Sequence[MAU], raw: Mapping[str, bytes]) -> list[tuple[int, MAU]]:
+        for data in raw.values():  # cold files first: an orphan file is harmless, a dangling ref is not
+            self.cold.put(data)
+        out: list[tuple[int, MAU]] = []
+        with self._lock:
+            try:
+                with self._tx() as conn:
+                    last: dict[Scope, str | None] = {}
+                    for unit in units:
+                        prev = self._last_in_session(unit.scope, last)
+                        linked = MAU(
+                            id=unit.id, summary=unit.summary, modality=unit.modality,
+                            event_time=unit.event_time, record_time=unit.record_time, scope=unit.scope,
+                            content_hash=unit.content_hash, speaker=unit.speaker, raw_ref=unit.raw_ref,
+                            links=Links(prev, None, unit.source_ids), embedding=unit.embedding,
+                            metadata=unit.metadata,
+                        )
+                        cur = conn.execute(
+                            f"INSERT INTO units ({_COLUMNS.replace('rid, ', '')}) "
+                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            _row(linked),
+                        )
+                        rid = int(cur.lastrowid or 0)
+                        if unit.scope.session_id is not None:
+                            last[unit.scope] = unit.id
+                        out.append((rid, linked))
+                    self._bump()
+            except sqlite3.Error as exc:
+                raise StoreError(f"writing {len(units)} unit(s) failed, nothing was stored: {exc}") from exc
+        return out
+
+    def _last_in_session(self, scope: Scope, cache: dict[Scope, str | None]) -> str | None:
+        if scope.session_id is None:
+            return None
+        if scope in cache:
+            return cache[scope]
+        where, args = _scope_clause(scope, exact=True)
+        row = self._conn.execute(f"SELECT id FROM units WHERE {where} ORDER BY rid DESC LIMIT 1", args).fetchone()
+        return row[0] if row else None
+
+    def delete(self, ids: Sequence[str]) -> list[tuple[int, str]]:
+        if not ids:
+            return []
+        with self._lock:
+            with self._tx() as conn:
+                removed: list[tuple[int, str]] = []
+                refs: set[str] = set()
+                for chunk in _chunks(list(ids), 500):
+                    marks = ",".join("?" * len(chunk))
+                    rows = conn.execute(
+                        f"SELECT rid, id, prev_id, raw_ref FROM units WHERE id IN ({marks})", chunk
+                    ).fetchall()
+                    for rid, uid, prev_id, raw_ref in rows:
+                        # keep the chain whole: the next unit now follows our predecessor
+                        conn.execute("UPDATE units SET prev_id = ? WHERE prev_id = ?", (prev_id, uid))
+                        conn.execute("DELETE FROM units WHERE rid = ?", (rid,))
+                        removed.append((int(rid), str(uid)))
+                        if raw_ref:
+                            refs.add(raw_ref)
+                if removed:
+                    self._bump()
+            for ref in refs:
+                still = self._conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone()
+                if still is None:
+                    self.cold.delete(ref)
+        return removed
+
+    # -- reads --------------------------------------------------------------
+    def _units(self, where: str, args: Sequence[Any]) -> list[tuple[int, MAU]]:
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {_COLUMNS} FROM units WHERE {where}", args).fetchall()
+            ids = [r[1] for r in rows]
+            nexts: dict[str, str] = {}
+            for chunk in _chunks(ids, 500):
+                marks = ",".join("?" * len(chunk))
+                for prev_id, uid in self._conn.execute(
+                    f"SELECT prev_id, id FROM units WHERE prev_id IN ({marks})", chunk
+                ):
+                    nexts[prev_id] = uid
+        return [(int(r[0]), _unit(r, nexts.get(r[1]))) for r in rows]
+
+    def get(self, ids: Sequence[str]) -> list[MAU]:
+        found: dict[str, MAU] = {}
+        for chunk in _chunks(list(ids), 500):
+            for _, unit in self._units(f"id IN ({','.join('?' * len(chunk))})", chunk):
+                found[unit.id] = unit
+        return [found[i] for i in ids if i in found]
+
+    def get_rows(self, rids: Sequence[int]) -> dict[int, MAU]:
+        out: dict[int, MAU] = {}
+        for chunk in _chunks(list(rids), 500):
+            out.update(self._units(f"rid IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
+    def find_hashes(self, hashes: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        with self._lock:
+            for chunk in _chunks(list(hashes), 500):
+                marks = ",".join("?" * len(chunk))
+                for h, uid in self._conn.execute(
+                    f"SELECT content_hash, id FROM units WHERE content_hash IN ({marks})", chunk
+                ):
+                    out[h] = uid
+        return out
+
+    def recent(self, scope: Scope, limit: int) -> list[tuple[str, str]]:
+        where, args = _scope_clause(scope, exact=True)
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT id, summary FROM units WHERE {where} ORDER BY rid DESC LIMIT ?", [*args, limit]
+            ).fetchall()
+        return [(str(a), str(b)) for a, b in rows]
+
+    def rids_in_scope(self, scope: Scope) -> npt.NDArray[np.int64] | None:
+        if scope.is_empty():
+            return None
+        where, args = _scope_clause(scope, exact=False)
+        with self._lock:
+            rows = self._conn.execute(f"SELECT rid FROM units WHERE {where}", args).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def ids_in_scope(self, scope: Scope) -> list[str]:
+        where, args = _scope_clause(scope, exact=False)
+        with self._lock:
+            return [r[0] for r in self._conn.execute(f"SELECT id FROM units WHERE {where} ORDER BY rid", args)]
+
+    def vectors(self, batch: int = 10_000) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT rid, embedding FROM units WHERE rid > ? ORDER BY rid LIMIT ?", (last, batch)
+                ).fetchall()
+            if not rows:
+                return
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vecs = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+            last = int(ids[-1])
+            yield ids, vecs
+
+    def index_rows(self) -> Iterator[tuple[int, str | None, str]]:
+        with self._lock:
+            rows = self._conn.execute("SELECT rid, speaker, summary FROM units ORDER BY rid").fetchall()
+        for rid, speaker, summary in rows:
+            yield int(rid), speaker, summary
+
+    def read_raw(self, ref: str) -> bytes:
+        return self.cold.get(ref)
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            units = self._conn.execute("SELECT COUNT(*) FROM units").fetchone()[0]
+            by_modality = dict(self._conn.execute("SELECT modality, COUNT(*) FROM units GROUP BY modality"))
+            users = self._conn.execute("SELECT COUNT(DISTINCT user_id) FROM units").fetchone()[0]
+            sessions = self._conn.execute("SELECT COUNT(DISTINCT session_id) FROM units").fetchone()[0]
+        return {"units": units, "by_modality": by_modality, "users": users, "sessions": sessions}
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                if self.path is not None:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # another process may hold the WAL; the checkpoint is only tidying up
+            self._conn.close()
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _row(unit: MAU) -> tuple[Any, ...]:
+    emb = np.asarray(unit.embedding, dtype=np.float32).tobytes() if unit.embedding is not None else b""
+    return (
+        unit.id, unit.summary, unit.modality.value, unit.speaker,
+        unit.event_time.isoformat() if unit.event_time else None,
+        unit.record_time.isoformat(), unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id,
+        unit.links.prev_id, json.dumps(list(unit.source_ids)), unit.raw_ref, unit.content_hash,
+        json.dumps(unit.metadata), emb,
+    )
+
+
+def _unit(row: Sequence[Any], next_id: str | None) -> MAU:
+    (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
+     prev_id, source_ids, raw_ref, chash, metadata, emb) = row
+    return MAU(
+        id=uid,
+        summary=summary,
+        modality=Modality(modality),
+        event_time=datetime.fromisoformat(event_time) if event_time else None,
+        record_time=datetime.fromisoformat(record_time),
+        scope=Scope(user_id, agent_id, session_id),
+        content_hash=chash,
+        speaker=speaker,
+        raw_ref=raw_ref,
+        links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
+        embedding=tuple(np.frombuffer(emb, dtype=np.float32).tolist()) if emb else None,
+        metadata=json.loads(metadata),
+    )

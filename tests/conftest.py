@@ -1,0 +1,47 @@
+"""Shared fixtures: fast stores on the fake embedder, the real model once per session,
+and the benchmark data folder (skipped with a reason when absent, required in CI)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from omnimem import Memory
+from omnimem.embed import MiniLMEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    """The one setting for benchmark data: $OMNIMEM_DATA_DIR, default ../shared/data."""
+    return Path(os.environ.get("OMNIMEM_DATA_DIR", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = shared_data_dir()
+    if not (path / "locomo" / "locomo10.json").exists():
+        if os.environ.get("OMNIMEM_REQUIRE_DATA") == "1":
+            pytest.fail(f"benchmark data required (OMNIMEM_REQUIRE_DATA=1) but missing under {path}")
+        pytest.skip(f"benchmark data not found under {path}; set OMNIMEM_DATA_DIR to run this test")
+    return path
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The real all-MiniLM-L6-v2, loaded once for the whole run."""
+    return MiniLMEmbedder()
+
+
+@pytest.fixture
+def mem() -> Iterator[Memory]:
+    with Memory(embedder="fake") as m:
+        yield m
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    return tmp_path / "mem"

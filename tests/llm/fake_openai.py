@@ -1,0 +1,171 @@
+"""A scripted OpenAI-compatible server on a free loopback port.
+
+The real ``openai`` SDK talks to it over real HTTP, so the tests exercise the
+same request building, status handling and timeouts as production. Each test
+pushes the replies it wants, in order::
+
+    server.push(chat('{"name": "Ada"}'), error(429, "slow down", headers={"Retry-After": "0"}))
+
+and afterwards reads ``server.requests`` (the JSON bodies received) and
+``server.max_in_flight``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a chat completion (status 200) or an error body."""
+
+    status: int = 200
+    content: str = ""
+    error_message: str = ""
+    error_code: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    prompt_tokens: int = 11
+    completion_tokens: int = 5
+
+
+def chat(
+    content: str, *, delay: float = 0.0, prompt_tokens: int = 11, completion_tokens: int = 5
+) -> Reply:
+    """A successful completion whose assistant message is ``content``."""
+    return Reply(
+        content=content,
+        delay=delay,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+    )
+
+
+def error(
+    status: int, message: str, *, code: str | None = None, headers: dict[str, str] | None = None
+) -> Reply:
+    """An OpenAI-style error body: ``{"error": {"message": ..., "code": ...}}``."""
+    return Reply(status=status, error_message=message, error_code=code, headers=headers or {})
+
+
+class FakeOpenAIServer:
+    """Serves ``/v1/chat/completions`` and ``/v1/models`` from a queue of replies."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.max_in_flight = 0
+        self.default: Reply | None = None
+        """Answer used when the queue is empty (e.g. a persistent 500)."""
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+
+    def push(self, *replies: Reply) -> None:
+        self._queue.extend(replies)
+
+    def reset(self) -> None:
+        """Forget the script and the records, once earlier slow replies have finished."""
+        deadline = time.monotonic() + 5
+        while self._in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)  # a timed-out request's handler may still be sleeping
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.default = None
+            self.max_in_flight = 0
+
+    @property
+    def response_format_types(self) -> list[str | None]:
+        """The ``response_format.type`` of each request received, in order."""
+        return [(body.get("response_format") or {}).get("type") for body in self.requests]
+
+    def start(self) -> None:
+        config = uvicorn.Config(
+            self._app(), host="127.0.0.1", port=0, log_level="warning", timeout_graceful_shutdown=1
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="fake-openai", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("fake OpenAI server did not start")
+            time.sleep(0.01)
+        port = self._server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}/v1"
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+
+    def _next_reply(self) -> Reply:
+        if self._queue:
+            return self._queue.popleft()
+        if self.default is not None:
+            return self.default
+        return error(418, "fake server: the test scripted no reply for this request")
+
+    def _app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.get("/v1/models")
+        async def models() -> dict[str, Any]:
+            model = {"id": "test-model", "object": "model", "owned_by": "tests"}
+            return {"object": "list", "data": [model]}
+
+        @app.post("/v1/chat/completions")
+        async def completions(request: Request) -> JSONResponse:
+            body = await request.json()
+            with self._lock:
+                self.requests.append(body)
+                self._in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            try:
+                reply = self._next_reply()
+                if reply.delay:
+                    await asyncio.sleep(reply.delay)
+                return _render(reply, model=body.get("model", ""))
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+
+        return app
+
+
+def _render(reply: Reply, *, model: str) -> JSONResponse:
+    if reply.status != 200:
+        details = {"message": reply.error_message, "type": "test_error", "code": reply.error_code}
+        payload = {"error": {**details, "param": None}}
+        return JSONResponse(payload, status_code=reply.status, headers=reply.headers)
+    completion = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }
+    return JSONResponse(completion, headers=reply.headers)

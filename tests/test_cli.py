@@ -1,0 +1,91 @@
+"""The CLI through typer's runner, on a real store folder."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from omnimem.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "examples" / "sample_conversation.jsonl"
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(app, [str(a) for a in args])
+
+    return invoke
+
+
+def test_ingest_jsonl_then_search_json(run, store_path: Path):
+    res = run("ingest", "jsonl", SAMPLE, "--store", store_path)
+    assert res.exit_code == 0, res.output
+    assert "22 turns: 22 stored" in res.output
+    res = run("search", "lighthouse watercolour", "--store", store_path, "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    top = data["hits"][0]
+    assert "lighthouse" in top["unit"]["summary"]
+    assert top["unit"]["speaker"] == "Alex" and top["unit"]["event_time"].startswith("2024-03-02")
+    assert top["unit"]["source_ids"] == ["D1:5"]
+    assert data["tokens"] <= data["budget"]
+
+
+def test_search_table_shows_time_speaker_and_score(run, store_path: Path):
+    run("ingest", "jsonl", SAMPLE, "--store", store_path)
+    res = run("search", "Biscuit the dog", "--store", store_path, "--user-id", "alex-and-sam")
+    assert res.exit_code == 0
+    assert "Sam" in res.output and "2024-03-02" in res.output and "Biscuit" in res.output
+
+
+def test_reingest_skips_everything(run, store_path: Path):
+    run("ingest", "jsonl", SAMPLE, "--store", store_path)
+    res = run("ingest", "jsonl", SAMPLE, "--store", store_path, "--json")
+    assert json.loads(res.stdout)["stored"] == 0
+
+
+def test_add_get_delete_forget_stats(run, store_path: Path):
+    res = run("add", "I bought a red kayak", "--store", store_path, "--user-id", "u1", "--speaker", "Ann", "--time", "2024-06-01")
+    assert res.exit_code == 0
+    uid = res.stdout.strip()
+    got = json.loads(run("get", uid, "--store", store_path, "--json").stdout)
+    assert got["summary"] == "I bought a red kayak" and got["user_id"] == "u1"
+    run("add", "another note", "--store", store_path, "--user-id", "u2")
+    assert run("delete", uid, "--store", store_path).exit_code == 0
+    assert json.loads(run("stats", "--store", store_path, "--json").stdout)["units"] == 1
+    res = run("forget", "--user-id", "u2", "--store", store_path)
+    assert res.exit_code == 0 and "forgot 1" in res.output
+    assert json.loads(run("stats", "--store", store_path, "--json").stdout)["units"] == 0
+
+
+def test_errors_are_one_line_and_non_zero(run, store_path: Path, tmp_path: Path):
+    run("add", "seed", "--store", store_path)
+    cases = [
+        ("get", "missing-id", "--store", store_path),
+        ("delete", "missing-id", "--store", store_path),
+        ("add", "   ", "--store", store_path),
+        ("add", "x", "--time", "someday", "--store", store_path),
+        ("forget", "--store", store_path),
+        ("ingest", "csv", SAMPLE, "--store", store_path),
+        ("ingest", "locomo", tmp_path / "missing.json", "--store", store_path),
+        ("search", "x", "--store", tmp_path),  # tmp_path holds other files: not a store
+    ]
+    for args in cases:
+        res = run(*args)
+        assert res.exit_code != 0, args
+        lines = [line for line in res.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: "), (args, res.stderr)
+    assert json.loads(run("stats", "--store", store_path, "--json").stdout)["units"] == 1
+
+
+def test_bad_jsonl_line_is_named(run, store_path: Path, tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\nnot json\n')
+    res = run("ingest", "jsonl", bad, "--store", store_path)
+    assert res.exit_code != 0 and "bad.jsonl:2" in res.stderr

@@ -1,0 +1,152 @@
+"""The facade, used the way the README shows, on the fast fake embedder."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from omnimem import Memory, Modality, NotFoundError
+
+TURNS = [
+    {"speaker": "Melanie", "text": "I painted a sunset with a palm tree last weekend.", "time": "2023-07-15T10:00", "id": "D1:1"},
+    {"speaker": "Caroline", "text": "Wow, I love the colours. I went to a pride parade.", "time": "2023-07-15T10:01", "id": "D1:2"},
+    {"speaker": "Melanie", "text": "My kids and I went camping at the lake.", "time": "2023-07-15T10:02", "id": "D1:3"},
+]
+
+
+def test_add_search_get_round_trip(mem: Memory):
+    res = mem.add("I painted a sunset last weekend", user_id="mel", speaker="Melanie", time="2023-05-08T13:56")
+    assert res.accepted and res.id
+    ctx = mem.search("what did Mel paint? sunset", user_id="mel")
+    assert ctx.hits[0].unit.id == res.id
+    unit = mem.get(res.id)
+    assert unit.speaker == "Melanie" and unit.modality is Modality.TEXT
+    assert unit.event_time is not None and unit.event_time.isoformat() == "2023-05-08T13:56:00+00:00"
+    assert unit.record_time.tzinfo is not None
+    assert 0 < ctx.tokens <= ctx.budget == 6000
+
+
+def test_add_dialogue_keeps_source_ids_links_and_order(mem: Memory):
+    results = mem.add_dialogue(TURNS, user_id="c1", session_id="s1")
+    ids = [r.id for r in results]
+    assert all(r.accepted for r in results)
+    units = [mem.get(i) for i in ids]
+    assert [u.source_ids for u in units] == [("D1:1",), ("D1:2",), ("D1:3",)]
+    assert units[1].links.prev_id == ids[0] and units[1].links.next_id == ids[2]
+    hits = mem.search("camping at the lake", user_id="c1").hits
+    assert hits[0].unit.source_ids == ("D1:3",)
+
+
+def test_reingest_is_idempotent(mem: Memory):
+    first = mem.add_dialogue(TURNS, user_id="c1", session_id="s1")
+    again = mem.add_dialogue(TURNS, user_id="c1", session_id="s1")
+    assert all(not r.accepted and r.reason == "duplicate" for r in again)
+    assert [r.duplicate_of for r in again] == [r.id for r in first]
+    assert mem.stats()["units"] == 3
+
+
+def test_novelty_filter_rejects_near_repeats_and_can_be_off():
+    with Memory(embedder="fake") as m:
+        m.add("we should go hiking in the alps next summer", user_id="u")
+        res = m.add("We should go hiking in the Alps next summer!!", user_id="u", time="2024-01-02")
+        assert not res.accepted and res.reason.startswith("redundant") and res.similarity == 1.0
+        other_user = m.add("we should go hiking in the alps next summer", user_id="v")
+        assert other_user.accepted  # another scope is another memory
+    with Memory(embedder="fake", novelty=False) as m:
+        m.add("we should go hiking in the alps next summer", user_id="u")
+        assert m.add("We should go hiking in the Alps next summer!!", user_id="u", time="2024-01-02").accepted
+
+
+def test_scope_isolation_even_when_one_scope_is_tiny(mem: Memory):
+    mem.add_dialogue(
+        [{"speaker": "Bob", "text": f"my secret number {i} is about sunsets and paint"} for i in range(300)],
+        user_id="big",
+    )
+    mine = mem.add("I painted a sunset", user_id="small", speaker="Ann").id
+    ctx = mem.search("sunset paint", user_id="small", top_k=5)
+    assert [h.unit.id for h in ctx.hits] == [mine]
+    other = mem.search("sunset paint", user_id="big", top_k=20)
+    assert mine not in {h.unit.id for h in other.hits}
+    assert all(h.unit.user_id == "big" for h in other.hits)
+
+
+def test_scope_filters_combine(mem: Memory):
+    mem.add("alpha note", user_id="u", agent_id="a1", session_id="s1")
+    b = mem.add("alpha note beta", user_id="u", agent_id="a2", session_id="s1").id
+    ctx = mem.search("alpha", user_id="u", agent_id="a2")
+    assert [h.unit.id for h in ctx.hits] == [b]
+
+
+def test_delete_removes_from_every_index(mem: Memory):
+    ids = [r.id for r in mem.add_dialogue(TURNS, user_id="c1", session_id="s1")]
+    mem.delete(ids[0])
+    with pytest.raises(NotFoundError):
+        mem.get(ids[0])
+    for query in ("painted a sunset palm tree", "sunset"):  # dense and BM25 both
+        assert ids[0] not in {h.unit.id for h in mem.search(query).hits}
+    assert mem.get(ids[1]).links.prev_id is None
+    assert mem.indexes.sizes() == {"dense": 2, "sparse": 2}
+    with pytest.raises(NotFoundError):
+        mem.delete(ids[0])
+
+
+def test_forget_a_user_leaves_nothing_searchable(mem: Memory):
+    mem.add_dialogue(TURNS, user_id="mel", session_id="s1")
+    keep = mem.add("Caroline painted a sunset too", user_id="car").id
+    assert mem.forget(user_id="mel") == 3
+    hits = mem.search("sunset painted palm tree camping").hits
+    assert [h.unit.id for h in hits] == [keep]
+    assert mem.stats()["units"] == 1
+
+
+def test_forget_requires_a_scope(mem: Memory):
+    from omnimem import InvalidInputError
+
+    mem.add("something", user_id="u")
+    with pytest.raises(InvalidInputError):
+        mem.forget()
+    assert mem.stats()["units"] == 1
+
+
+def test_long_text_goes_to_the_cold_tier_and_comes_back_at_level_two(store_path: Path):
+    long = "The workshop covered colour theory, brush technique and composition. " * 20
+    with Memory(store_path, embedder="fake") as m:
+        uid = m.add(long, user_id="u").id
+        unit = m.get(uid)
+        assert unit.raw_ref is not None and unit.summary.endswith("…")
+        assert (store_path / "cold" / unit.raw_ref[:2] / unit.raw_ref).read_text() == long.strip()
+        ctx = m.search("workshop colour theory brush technique composition", theta=0.0)
+        assert ctx.hits[0].level == 2 and long.strip() in ctx.render()
+        m.delete(uid)
+        assert not (store_path / "cold" / unit.raw_ref[:2] / unit.raw_ref).exists()
+
+
+def test_reopen_loads_saved_indexes_and_rebuilds_stale_ones(store_path: Path):
+    with Memory(store_path, embedder="fake") as m:
+        ids = [r.id for r in m.add_dialogue(TURNS, user_id="c1", session_id="s1")]
+    with Memory(store_path) as m:  # embedder comes from the store
+        assert m.embedder.name == "fake"
+        assert m.indexes.rebuilds == 0  # loaded from disk
+        assert m.search("camping lake").hits[0].unit.id == ids[2]
+    shutil.rmtree(store_path / "index")
+    with Memory(store_path) as m:
+        assert m.indexes.rebuilds == 1
+        assert m.search("camping lake").hits[0].unit.id == ids[2]
+
+
+def test_writes_by_another_handle_are_seen(store_path: Path):
+    with Memory(store_path, embedder="fake") as a, Memory(store_path) as b:
+        uid = a.add("a memory about a blue bicycle", user_id="u").id
+        assert b.search("blue bicycle").hits[0].unit.id == uid
+        b.delete(uid)
+        assert a.search("blue bicycle").hits == ()
+
+
+def test_closed_memory_refuses_work(store_path: Path):
+    from omnimem import StoreError
+
+    m = Memory(store_path, embedder="fake")
+    m.close()
+    m.close()
+    with pytest.raises(StoreError):
+        m.add("x")

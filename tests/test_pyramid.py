@@ -1,0 +1,79 @@
+from datetime import datetime, timezone
+
+from omnimem.mau import MAU, Modality, Scope
+from omnimem.pyramid import Candidate, RawContent, build_context, unit_line
+from omnimem.tokens import count_tokens
+
+T = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+
+
+def unit(uid: str, summary: str, modality: Modality = Modality.TEXT) -> MAU:
+    return MAU(uid, summary, modality, T, T, Scope("u"), "h" + uid, speaker="Mel")
+
+
+FULL = {"long": "I painted a sunset last weekend " * 20}
+
+
+def full_text(u: MAU) -> str:
+    return FULL.get(u.id, u.summary)
+
+
+def no_raw(u: MAU) -> None:
+    return None
+
+
+def test_level_one_lines_in_rank_order_and_tokens_match_render():
+    cands = [Candidate(unit("a", "first memory"), 0.3, frozenset({"dense"})),
+             Candidate(unit("b", "second memory"), 0.2, frozenset({"sparse"}))]
+    ctx = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw)
+    assert [h.unit.id for h in ctx.hits] == ["a", "b"]
+    assert [h.level for h in ctx.hits] == [1, 1]
+    assert ctx.render() == "[2023-05-08 13:56] Mel: first memory\n[2023-05-08 13:56] Mel: second memory"
+    assert ctx.tokens == count_tokens(ctx.render())
+
+
+def test_level_two_swaps_in_full_text_only_above_theta():
+    cands = [Candidate(unit("long", "I painted a sunset …"), 0.9, frozenset({"dense"}))]
+    high = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw)
+    assert high.hits[0].level == 2
+    assert FULL["long"].strip() in high.render()
+    low = build_context("q", cands, theta=0.95, budget=1000, full_text=full_text, raw_content=no_raw)
+    assert low.hits[0].level == 1
+    assert FULL["long"].strip() not in low.render()
+
+
+def test_budget_is_never_exceeded_and_skipped_lines_are_reported():
+    cands = [Candidate(unit(str(i), f"memory number {i} " * 5), 0.5, frozenset({"dense"})) for i in range(50)]
+    line_cost = count_tokens(unit_line(cands[0].unit, cands[0].unit.summary))
+    ctx = build_context("q", cands, theta=0.4, budget=line_cost * 3 + 1, full_text=full_text, raw_content=no_raw)
+    assert len(ctx.hits) == 3
+    assert ctx.tokens <= ctx.budget
+    assert ctx.tokens == count_tokens(ctx.render())
+    assert len(ctx.dropped) == 47
+
+
+def test_level_two_is_spent_by_similarity_per_token():
+    FULL["cheap"] = "short full text here"
+    cands = [Candidate(unit("long", "I painted …"), 0.6, frozenset({"dense"})),
+             Candidate(unit("cheap", "short …"), 0.5, frozenset({"dense"}))]
+    base = sum(count_tokens(unit_line(c.unit, c.unit.summary)) for c in cands)
+    extra_cheap = count_tokens(unit_line(cands[1].unit, FULL["cheap"])) - count_tokens(unit_line(cands[1].unit, "short …"))
+    ctx = build_context("q", cands, theta=0.4, budget=base + extra_cheap, full_text=full_text, raw_content=no_raw)
+    levels = {h.unit.id: h.level for h in ctx.hits}
+    assert levels == {"long": 1, "cheap": 2}
+    assert ctx.tokens == count_tokens(ctx.render()) <= ctx.budget
+
+
+def test_level_three_attaches_raw_content_within_budget():
+    img = unit("img", "a photo of a red boat", Modality.IMAGE)
+
+    def raw(u: MAU) -> RawContent | None:
+        return RawContent("<image img.png 640x480>", "image/png", b"\x89PNG", tokens=85) if u.id == "img" else None
+
+    cands = [Candidate(img, 0.7, frozenset({"dense"}))]
+    ctx = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=raw)
+    hit = ctx.hits[0]
+    assert hit.level == 3 and hit.raw is not None and hit.raw.data == b"\x89PNG"
+    assert ctx.tokens == hit.tokens
+    tight = build_context("q", cands, theta=0.4, budget=hit.tokens - 1, full_text=full_text, raw_content=raw)
+    assert tight.hits[0].level < 3
