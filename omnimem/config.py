@@ -53,6 +53,9 @@ class Settings:
     top_k: int = 20
     theta: float = 0.4
     budget: int = 6000
+    dense: bool = True  # retrievers to use; switching one off is for ablations
+    sparse: bool = True
+    max_level: int = 3  # highest pyramid level to spend budget on (1, 2 or 3)
     summary_words: int = 60
     timezone: str = "UTC"
     store: str | None = None  # default store folder for the CLI
@@ -104,6 +107,10 @@ class Settings:
             raise ConfigError("novelty_threshold must be within [0, 1]")
         if self.novelty_window < 1 or self.top_k < 1 or self.budget < 1 or self.summary_words < 1:
             raise ConfigError("novelty_window, top_k, budget and summary_words must be positive")
+        if not (self.dense or self.sparse):
+            raise ConfigError("at least one of dense and sparse retrieval must be on")
+        if self.max_level not in (1, 2, 3):
+            raise ConfigError("max_level must be 1, 2 or 3")
         if not -1.0 <= self.theta <= 1.0:
             raise ConfigError("theta must be within [-1, 1] (a cosine similarity)")
 

@@ -265,8 +265,8 @@ class Memory:
             self._check_open()
             self.indexes.sync()
             allowed = self.store.rids_in_scope(scope)
-            dense = self.indexes.search_dense(qvec, k, allowed)
-            sparse = self.indexes.search_sparse(text, k, allowed)
+            dense = self.indexes.search_dense(qvec, k, allowed) if self.settings.dense else []
+            sparse = self.indexes.search_sparse(text, k, allowed) if self.settings.sparse else []
             order = union_merge([r for r, _ in dense], [r for r, _ in sparse])
             units = self.store.get_rows(order)
         dense_ids = {r for r, _ in dense}
@@ -279,7 +279,10 @@ class Memory:
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
             score = float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
             candidates.append(Candidate(unit, score, sources))
-        return build_context(text, candidates, theta=th, budget=limit, full_text=self._full_text, raw_content=self._raw)
+        return build_context(
+            text, candidates, theta=th, budget=limit, full_text=self._full_text, raw_content=self._raw,
+            max_level=self.settings.max_level,
+        )
 
     def _full_text(self, unit: MAU) -> str | None:
         if unit.raw_ref is None or unit.modality.value != "text":

@@ -117,6 +117,7 @@ def build_context(
     budget: int,
     full_text: Callable[[MAU], str | None],
     raw_content: Callable[[MAU], RawContent | None],
+    max_level: int = 3,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -136,8 +137,10 @@ def build_context(
         used += cost
         hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost))
 
-    used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text))
-    used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content))
+    if max_level >= 2:
+        used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text))
+    if max_level >= 3:
+        used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content))
     return Context(query, tuple(hits), used, budget, len(candidates), tuple(dropped))
 
 

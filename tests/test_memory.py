@@ -150,3 +150,27 @@ def test_closed_memory_refuses_work(store_path: Path):
     m.close()
     with pytest.raises(StoreError):
         m.add("x")
+
+
+def test_ablation_switches():
+    turns = [{"speaker": "A", "text": t} for t in ("zebra crossing downtown", "a striped horse at the zoo", "lunch")]
+    with Memory(embedder="fake", sparse=False) as m:
+        m.add_dialogue(turns)
+        assert all(h.sources == {"dense"} for h in m.search("zebra").hits)
+    with Memory(embedder="fake", dense=False) as m:
+        m.add_dialogue(turns)
+        hits = m.search("zebra").hits
+        assert [h.unit.summary for h in hits] == ["zebra crossing downtown"] and hits[0].sources == {"sparse"}
+    long = "word " * 100 + "zebra"
+    with Memory(embedder="fake", max_level=1) as m:
+        m.add(long)
+        assert m.search("zebra", theta=0.0).hits[0].level == 1
+
+
+def test_contradictory_settings_are_refused():
+    from omnimem import ConfigError
+
+    with pytest.raises(ConfigError):
+        Memory(embedder="fake", dense=False, sparse=False)
+    with pytest.raises(ConfigError):
+        Memory(embedder="fake", novelty_threshold=2)
