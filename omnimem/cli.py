@@ -181,6 +181,33 @@ def search(
 
 
 @app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    store: StoreOpt = None,
+    budget: Annotated[int | None, typer.Option(help="Token budget of the context (default 6000).")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer from memory with the configured LLM (OMNIMEM_LLM_*); offline, show the evidence."""
+    with _errors(), _memory(store) as mem:
+        answer = mem.ask(question, budget=budget, user_id=user_id, agent_id=agent_id, session_id=session_id)
+    if as_json:
+        _print_json(answer.to_dict())
+        return
+    if answer.answer is None:
+        err.print(f"note: {answer.note}", markup=False, highlight=False)
+    else:
+        out.print(answer.answer, markup=False, highlight=False)
+    from omnimem.timeparse import format_time
+
+    for hit in answer.evidence[:5]:
+        u = hit.unit
+        out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {u.speaker or ''}: {u.summary}", markup=False)
+
+
+@app.command()
 def get(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Show one unit."""
     with _errors(), _memory(store) as mem:

@@ -5,19 +5,22 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
+from omnimem.answer import Answer, answer_question
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, StoreError
 from omnimem.fusion import union_merge
 from omnimem.index.manager import IndexSet
+from omnimem.llm import LLM, resolve_llm
 from omnimem.ingest.prepare import AddResult, Pending, clean_text, make_scope, prepare, prepare_turn
 from omnimem.mau import MAU, Links, Scope, search_text
 from omnimem.novelty import NoveltyFilter
@@ -26,6 +29,7 @@ from omnimem.store.cold import content_ref
 from omnimem.store.sqlite import SQLiteStore
 
 Progress = Callable[[int], None]
+T = TypeVar("T")
 _BATCH = 256
 
 
@@ -43,6 +47,7 @@ class Memory:
         path: str | Path | None = None,
         *,
         embedder: str | Embedder | None = None,
+        llm: LLM | str | bool | None = None,
         settings: Settings | None = None,
         config_file: str | Path | None = None,
         **overrides: Any,
@@ -51,10 +56,12 @@ class Memory:
             raise ConfigError("pass either settings= or individual settings, not both")
         self.settings = settings or Settings.load(config_file=config_file, **overrides)
         self.path = Path(path) if path is not None else None
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # store and index access (short)
+        self._write_lock = threading.RLock()  # one writer at a time; readers are not blocked while it embeds
         self._closed = False
         self._tz = _zone(self.settings.timezone)
         self.novelty = NoveltyFilter(self.settings.novelty_threshold, self.settings.novelty)
+        self.llm: LLM | None = None if llm is False else resolve_llm(None if llm is True else llm)
         self.store = SQLiteStore(self.path)
         try:
             self.embedder = self._resolve_embedder(embedder)
@@ -144,9 +151,10 @@ class Memory:
 
     def _ingest(self, items: Sequence[Pending], progress: Progress | None = None) -> list[AddResult]:
         results: list[AddResult] = []
-        with self._lock:
+        with self._write_lock:
             self._check_open()
-            self.indexes.sync()
+            with self._lock:
+                self.indexes.sync()
             recent: dict[Scope, list[tuple[str, str]]] = {}
             for start in range(0, len(items), _BATCH):
                 batch = items[start : start + _BATCH]
@@ -156,7 +164,8 @@ class Memory:
         return results
 
     def _ingest_batch(self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]]) -> list[AddResult]:
-        known = self.store.find_hashes([p.content_hash for p in batch])
+        with self._lock:
+            known = self.store.find_hashes([p.content_hash for p in batch])
         results: list[AddResult | None] = []
         accepted: list[tuple[int, Pending, str]] = []
         seen_in_batch: dict[str, str] = {}
@@ -167,7 +176,8 @@ class Memory:
                 results.append(AddResult(None, False, "duplicate", 1.0, dup))
                 continue
             if item.scope not in recent:
-                recent[item.scope] = self.store.recent(item.scope, window)[::-1]
+                with self._lock:
+                    recent[item.scope] = self.store.recent(item.scope, window)[::-1]
             decision = self.novelty.check(item.text, recent[item.scope])
             if not decision.accepted:
                 results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
@@ -201,14 +211,15 @@ class Memory:
                     embedding=tuple(vector.tolist()), metadata=item.metadata,
                 )
             )
-        rows = self.store.insert(units, raw)
-        self.indexes.added(rows, vectors, self.store.last_write_seq)
+        with self._lock:
+            rows = self.store.insert(units, raw)
+            self.indexes.added(rows, vectors, self.store.last_write_seq)
         for (pos, _, unit_id), _unit in zip(accepted, units):
             results[pos] = AddResult(unit_id, True, "stored")
 
     def delete(self, unit_id: str) -> None:
         """Remove one unit from every tier and index."""
-        with self._lock:
+        with self._write_lock, self._lock:
             self._check_open()
             self.indexes.sync()
             removed = self.store.delete([unit_id])
@@ -223,7 +234,7 @@ class Memory:
         scope = make_scope(user_id, agent_id, session_id)
         if scope.is_empty():
             raise InvalidInputError("forget needs user_id, agent_id or session_id; it never means 'everything'")
-        with self._lock:
+        with self._write_lock, self._lock:
             self._check_open()
             self.indexes.sync()
             removed = self.store.delete(self.store.ids_in_scope(scope))
@@ -284,6 +295,34 @@ class Memory:
             max_level=self.settings.max_level,
         )
 
+    def ask(
+        self,
+        question: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        budget: int | None = None,
+        top_k: int | None = None,
+        instructions: str | None = None,
+    ) -> Answer:
+        """Answer from memory with the configured LLM; offline, return the evidence only.
+
+        ``instructions`` replaces the default system prompt (benchmarks use it).
+        """
+        ctx = self.search(
+            question, top_k=top_k, budget=budget, user_id=user_id, agent_id=agent_id, session_id=session_id
+        )
+        return answer_question(self.llm, ctx.query, ctx, instructions=instructions)
+
+    def search_many(self, queries: Sequence[str], *, workers: int = 4, **kwargs: Any) -> list[Context]:
+        """``search`` for many queries on a thread pool; results in input order."""
+        return _parallel(lambda q: self.search(q, **kwargs), queries, workers)
+
+    def ask_many(self, questions: Sequence[str], *, workers: int = 4, **kwargs: Any) -> list[Answer]:
+        """``ask`` for many questions on a thread pool; results in input order."""
+        return _parallel(lambda q: self.ask(q, **kwargs), questions, workers)
+
     def _full_text(self, unit: MAU) -> str | None:
         if unit.raw_ref is None or unit.modality.value != "text":
             return unit.summary
@@ -296,17 +335,31 @@ class Memory:
         """Counts and configuration, for ``omnimem stats``."""
         with self._lock:
             self._check_open()
-            return {
+            data: dict[str, Any] = {
                 "path": str(self.path) if self.path else None,
                 "embedder": self.embedder.name,
                 "dim": self.embedder.dim,
                 **self.store.stats(),
                 "index": self.indexes.sizes(),
+                "llm": None,
             }
+        if self.llm is not None:
+            usage = self.llm.usage()
+            data["llm"] = {"name": self.llm.name, **{k: getattr(usage, k) for k in usage.__dataclass_fields__}}
+        return data
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else ":memory:"
         return f"Memory({where!r}, embedder={self.embedder.name!r})"
+
+
+def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> list[T]:
+    if workers < 1:
+        raise InvalidInputError("workers must be at least 1")
+    if workers == 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="omnimem") as pool:
+        return list(pool.map(fn, items))
 
 
 def _summarise(text: str, max_words: int) -> str:

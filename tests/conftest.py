@@ -45,3 +45,17 @@ def mem() -> Iterator[Memory]:
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
     return tmp_path / "mem"
+
+
+_KEEP = {"OMNIMEM_DATA_DIR", "OMNIMEM_REQUIRE_DATA", "OMNIMEM_REQUIRE_MEDIA_TOOLS"}
+
+
+@pytest.fixture(autouse=True)
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A developer's own OMNIMEM_* settings or config file must not leak into tests."""
+    for name in list(os.environ):
+        if name.startswith("OMNIMEM_") and name not in _KEEP:
+            monkeypatch.delenv(name)
+    empty = tmp_path_factory.getbasetemp() / "empty-config.toml"
+    empty.touch()
+    monkeypatch.setenv("OMNIMEM_CONFIG", str(empty))
