@@ -145,6 +145,85 @@ def add(
         out.print(f"skipped: {result.reason}" + (f" (see {result.duplicate_of})" if result.duplicate_of else ""))
 
 
+def _print_media(result: Any, as_json: bool) -> None:
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    stored = [r for r in result.results if r.accepted]
+    out.print(f"{len(stored)} unit(s) stored, {len(result.results) - len(stored)} skipped")
+    for key, value in result.stats.items():
+        out.print(f"  {key}: {value}", highlight=False)
+    for r in result.results:
+        out.print(f"  {r.id or '-'}  {r.reason}", highlight=False)
+
+
+@app.command("add-image")
+def add_image(
+    file: Annotated[Path, typer.Argument(help="PNG, JPEG, WebP, ... image.")],
+    caption: Annotated[str | None, typer.Option(help="What the image shows (searched instead of file facts).")] = None,
+    store: StoreOpt = None,
+    time: Annotated[str | None, typer.Option(help="When it was taken (default: EXIF date).")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember an image (raw bytes in the cold tier; near-duplicates skipped)."""
+    with _errors(), _memory(store) as mem:
+        result = mem.add_image(file, caption, time=time, user_id=user_id, agent_id=agent_id, session_id=session_id)
+    if as_json:
+        _print_json(result.to_dict())
+    else:
+        out.print(result.id if result.accepted else f"skipped: {result.reason}")
+
+
+@app.command("add-audio")
+def add_audio(
+    file: Annotated[Path, typer.Argument(help="WAV, FLAC, MP3, M4A, ... recording.")],
+    store: StoreOpt = None,
+    time: Annotated[str | None, typer.Option(help="When the recording started.")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember the speech in a recording (silence dropped, segments transcribed offline)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    with _errors(), _memory(store) as mem:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err, disable=as_json) as bar:
+            task = bar.add_task(f"transcribing {file.name}: 0 segments", total=None)
+            done = [0]
+
+            def advance(n: int) -> None:
+                done[0] += n
+                bar.update(task, description=f"transcribing {file.name}: {done[0]} segments")
+
+            result = mem.add_audio(file, time=time, user_id=user_id, agent_id=agent_id, session_id=session_id,
+                                   progress=advance)
+    _print_media(result, as_json)
+
+
+@app.command("add-video")
+def add_video(
+    file: Annotated[Path, typer.Argument(help="MP4, MKV, WebM, ... video.")],
+    store: StoreOpt = None,
+    time: Annotated[str | None, typer.Option(help="When the video started.")] = None,
+    fps: Annotated[float, typer.Option(help="Frames sampled per second.")] = 1.0,
+    max_frames: Annotated[int, typer.Option(help="Most frames to sample.")] = 200,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember a video: scene-change frames, its speech, and one event unit linking them."""
+    with _errors(), _memory(store) as mem:
+        with err.status(f"processing {file.name}"):
+            result = mem.add_video(file, time=time, fps=fps, max_frames=max_frames,
+                                   user_id=user_id, agent_id=agent_id, session_id=session_id)
+    _print_media(result, as_json)
+
+
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to recall.")],

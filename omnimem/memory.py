@@ -6,6 +6,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
@@ -21,8 +22,10 @@ from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError
 from omnimem.fusion import union_merge
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
+from omnimem.ingest import media
+from omnimem.ingest.media import MediaResult
 from omnimem.ingest.prepare import AddResult, Pending, clean_text, make_scope, prepare, prepare_turn
-from omnimem.mau import MAU, Links, Scope, search_text
+from omnimem.mau import MAU, Links, Modality, Scope, search_text
 from omnimem.novelty import NoveltyFilter
 from omnimem.pyramid import Candidate, Context, RawContent, build_context
 from omnimem.store.cold import content_ref
@@ -59,6 +62,7 @@ class Memory:
         self._lock = threading.RLock()  # store and index access (short)
         self._write_lock = threading.RLock()  # one writer at a time; readers are not blocked while it embeds
         self._closed = False
+        self._chain_tail: str | None = None  # last chained media unit of the current add_* call
         self._tz = _zone(self.settings.timezone)
         self.novelty = NoveltyFilter(self.settings.novelty_threshold, self.settings.novelty)
         self.llm: LLM | None = None if llm is False else resolve_llm(None if llm is True else llm)
@@ -149,10 +153,14 @@ class Memory:
         items = [prepare_turn(t, i, scope=scope, tz=self._tz) for i, t in enumerate(turns)]
         return self._ingest(items, progress)
 
-    def _ingest(self, items: Sequence[Pending], progress: Progress | None = None) -> list[AddResult]:
+    def _ingest(
+        self, items: Sequence[Pending], progress: Progress | None = None, *, keep_chain: bool = False
+    ) -> list[AddResult]:
         results: list[AddResult] = []
         with self._write_lock:
             self._check_open()
+            if not keep_chain:
+                self._chain_tail = None
             with self._lock:
                 self.indexes.sync()
             recent: dict[Scope, list[tuple[str, str]]] = {}
@@ -169,53 +177,162 @@ class Memory:
         results: list[AddResult | None] = []
         accepted: list[tuple[int, Pending, str]] = []
         seen_in_batch: dict[str, str] = {}
+        counts: dict[str, float] = {}
         window = self.settings.novelty_window
         for pos, item in enumerate(batch):
+            kind = item.modality.value
             dup = known.get(item.content_hash) or seen_in_batch.get(item.content_hash)
             if dup is not None:
                 results.append(AddResult(None, False, "duplicate", 1.0, dup))
+                _count(counts, f"{kind}_duplicate")
                 continue
-            if item.scope not in recent:
-                with self._lock:
-                    recent[item.scope] = self.store.recent(item.scope, window)[::-1]
-            decision = self.novelty.check(item.text, recent[item.scope])
-            if not decision.accepted:
-                results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
-                continue
-            unit_id = uuid.uuid4().hex
+            unit_id = item.unit_id or uuid.uuid4().hex
+            if item.novelty:
+                if item.scope not in recent:
+                    with self._lock:
+                        recent[item.scope] = self.store.recent(item.scope, window)[::-1]
+                decision = self.novelty.check(item.text, recent[item.scope])
+                if not decision.accepted:
+                    results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
+                    _count(counts, f"{kind}_redundant")
+                    continue
+                recent[item.scope] = [*recent[item.scope], (unit_id, item.text)][-window:]
             seen_in_batch[item.content_hash] = unit_id
-            recent[item.scope] = [*recent[item.scope], (unit_id, item.text)][-window:]
             accepted.append((pos, item, unit_id))
             results.append(None)
+            _count(counts, f"{kind}_stored")
         if accepted:
-            self._store_units(accepted, results)
+            self._store_units(accepted, results, counts)
+        elif counts:
+            with self._lock:
+                self.store.add_stats(counts)
         return [r for r in results if r is not None]
 
-    def _store_units(self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None]) -> None:
+    def _store_units(
+        self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float]
+    ) -> None:
         summaries = [_summarise(item.text, self.settings.summary_words) for _, item, _ in accepted]
         vectors = self.embedder.embed([search_text(item.speaker, s) for (_, item, _), s in zip(accepted, summaries)])
         now = datetime.now(timezone.utc)
         units: list[MAU] = []
         raw: dict[str, bytes] = {}
+        chained: str | None = self._chain_tail
         for (_, item, unit_id), summary, vector in zip(accepted, summaries, vectors):
             ref = None
-            if summary != item.text:  # long text: full version goes to the cold tier
-                data = item.text.encode("utf-8")
+            data = item.raw if item.raw is not None else (item.text.encode("utf-8") if summary != item.text else None)
+            if data is not None:  # media, or the full version of a long text: cold tier
                 ref = content_ref(data)
                 raw[ref] = data
+            prev = chained if item.chain else None
             units.append(
                 MAU(
                     id=unit_id, summary=summary, modality=item.modality, event_time=item.event_time,
                     record_time=now, scope=item.scope, content_hash=item.content_hash, speaker=item.speaker,
-                    raw_ref=ref, links=Links(source_ids=(item.source_id,) if item.source_id else ()),
+                    raw_ref=ref, links=Links(prev, None, (item.source_id,) if item.source_id else ()),
                     embedding=tuple(vector.tolist()), metadata=item.metadata,
                 )
             )
+            if item.chain:
+                chained = unit_id
         with self._lock:
             rows = self.store.insert(units, raw)
             self.indexes.added(rows, vectors, self.store.last_write_seq)
+            self.store.add_stats(counts)
+        self._chain_tail = chained
         for (pos, _, unit_id), _unit in zip(accepted, units):
             results[pos] = AddResult(unit_id, True, "stored")
+
+    # -- media -------------------------------------------------------------
+    def add_image(
+        self,
+        image: str | Path | bytes,
+        caption: str | None = None,
+        *,
+        time: str | datetime | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+    ) -> AddResult:
+        """Remember an image; its bytes go to the cold tier, its caption (or what is known) is searched.
+
+        Without a caption the summary is built offline from the file name, EXIF
+        date and place, and size. A near-duplicate (perceptual hash) of a recent
+        image of the same scope is skipped.
+        """
+        scope = make_scope(user_id, agent_id, session_id)
+        data, name = media.read_bytes(image, limit=media.MAX_IMAGE_BYTES)
+        item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope, tz=self._tz)
+        with self._write_lock:
+            with self._lock:
+                if self.store.find_hashes([item.content_hash]):  # the very same file: reported as a duplicate
+                    return self._ingest([item])[0]
+                recent = self.store.recent_metadata(scope, Modality.IMAGE, self.settings.novelty_window * 5)
+            from omnimem.media import hash_distance, is_near_duplicate
+
+            for unit_id, meta in recent:
+                other = meta.get("phash")
+                if other and is_near_duplicate(phash, other):
+                    distance = hash_distance(phash, other)
+                    with self._lock:
+                        self.store.add_stats({"image_near_duplicate": 1})
+                    return AddResult(None, False, f"near-duplicate image (phash distance {distance})", None, unit_id)
+            return self._ingest([item])[0]
+
+    def add_audio(
+        self,
+        audio: str | Path | bytes,
+        *,
+        time: str | datetime | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        progress: Progress | None = None,
+    ) -> MediaResult:
+        """Remember what was said in a recording: one unit per speech segment, silence dropped.
+
+        The file is streamed, and segments are stored as they are transcribed,
+        so a long recording needs bounded memory and an interruption keeps what
+        was stored (re-running skips it).
+        """
+        scope = make_scope(user_id, agent_id, session_id)
+        stats: dict[str, float] = {}
+        results: list[AddResult] = []
+        batch: list[Pending] = []
+        for item in media.audio_items(audio, time=time, scope=scope, tz=self._tz, stats=stats):
+            batch.append(item)
+            if len(batch) >= 16:
+                results.extend(self._ingest(batch, progress, keep_chain=bool(results)))
+                batch = []
+        if batch:
+            results.extend(self._ingest(batch, progress, keep_chain=bool(results)))
+        with self._write_lock, self._lock:
+            self.store.add_stats({k: v for k, v in stats.items() if k != "speech_segments"})
+        return MediaResult(tuple(results), stats)
+
+    def add_video(
+        self,
+        video: str | Path | bytes,
+        *,
+        time: str | datetime | None = None,
+        fps: float = 1.0,
+        max_frames: int = 200,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+    ) -> MediaResult:
+        """Remember a video: one event unit, its scene-change frames, and its speech, all linked."""
+        if fps <= 0 or max_frames < 1:
+            raise InvalidInputError("fps must be positive and max_frames at least 1")
+        scope = make_scope(user_id, agent_id, session_id)
+        items, stats, event_id = media.video_items(
+            video, time=time, scope=scope, tz=self._tz, fps=fps, max_frames=max_frames
+        )
+        results = self._ingest(items)
+        if not results[0].accepted:  # the same video again: nothing new was stored
+            return MediaResult(tuple(results), stats, results[0].duplicate_of)
+        with self._write_lock, self._lock:
+            self.store.add_stats(stats)
+        return MediaResult(tuple(results), stats, event_id)
 
     def delete(self, unit_id: str) -> None:
         """Remove one unit from every tier and index."""
@@ -290,10 +407,11 @@ class Memory:
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
             score = float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
             candidates.append(Candidate(unit, score, sources))
-        return build_context(
+        ctx = build_context(
             text, candidates, theta=th, budget=limit, full_text=self._full_text, raw_content=self._raw,
             max_level=self.settings.max_level,
         )
+        return self._with_raw_bytes(ctx)
 
     def ask(
         self,
@@ -324,12 +442,34 @@ class Memory:
         return _parallel(lambda q: self.ask(q, **kwargs), questions, workers)
 
     def _full_text(self, unit: MAU) -> str | None:
-        if unit.raw_ref is None or unit.modality.value != "text":
+        if unit.modality is not Modality.TEXT:
+            return str(unit.metadata.get("transcript") or unit.summary)
+        if unit.raw_ref is None:
             return unit.summary
         return self.store.read_raw(unit.raw_ref).decode("utf-8")
 
     def _raw(self, unit: MAU) -> RawContent | None:
-        return None  # text units carry no raw content beyond their full text
+        """Level-3 content: media only (a text unit's raw content is its full text, level 2)."""
+        if unit.raw_ref is None or unit.modality is Modality.TEXT:
+            return None
+        meta = unit.metadata
+        mime = str(meta.get("mime", "application/octet-stream"))
+        if unit.modality is Modality.IMAGE:
+            label = f"<image {mime} {meta.get('width')}x{meta.get('height')} ref={unit.raw_ref[:12]}>"
+        else:
+            label = f"<audio {mime} {meta.get('start_s')}-{meta.get('end_s')}s ref={unit.raw_ref[:12]}>"
+        return RawContent(label, mime, None, media.raw_tokens(unit.modality, meta))
+
+    def _with_raw_bytes(self, ctx: Context) -> Context:
+        """Load cold-tier bytes only for the hits that reached level 3."""
+        if not any(h.level == 3 for h in ctx.hits):
+            return ctx
+        hits = tuple(
+            replace(h, raw=replace(h.raw, data=self.store.read_raw(h.unit.raw_ref)))
+            if h.level == 3 and h.raw is not None and h.unit.raw_ref else h
+            for h in ctx.hits
+        )
+        return replace(ctx, hits=hits)
 
     def stats(self) -> dict[str, Any]:
         """Counts and configuration, for ``omnimem stats``."""
@@ -341,6 +481,7 @@ class Memory:
                 "dim": self.embedder.dim,
                 **self.store.stats(),
                 "index": self.indexes.sizes(),
+                "filters": self.store.filter_stats(),
                 "llm": None,
             }
         if self.llm is not None:
@@ -351,6 +492,10 @@ class Memory:
     def __repr__(self) -> str:
         where = str(self.path) if self.path else ":memory:"
         return f"Memory({where!r}, embedder={self.embedder.name!r})"
+
+
+def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:
+    counts[name] = counts.get(name, 0.0) + amount
 
 
 def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> list[T]:

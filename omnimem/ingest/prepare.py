@@ -48,6 +48,10 @@ class Pending:
     content_hash: str
     modality: Modality = Modality.TEXT
     metadata: dict[str, Any] = field(default_factory=dict)
+    raw: bytes | None = None  # raw content for the cold tier (media)
+    novelty: bool = True  # apply the text novelty filter (media have their own filters)
+    chain: bool = False  # link to the previous chained unit of the same call (media segments)
+    unit_id: str | None = None  # a pre-assigned id, when other units must point at this one
 
 
 def clean_text(value: object, *, what: str = "text") -> str:

@@ -84,6 +84,7 @@ class TranscribedSegment:
     start_s: float
     end_s: float
     text: str
+    wav: bytes | None = None  # the segment as 16 kHz mono PCM16 WAV, when asked to keep audio
 
     @property
     def duration_s(self) -> float:
@@ -248,6 +249,42 @@ def _iter_speech(
         offset += carry_from
 
 
+class SpeechStream:
+    """Speech segments of a source, streamed; ``total_s`` is complete once iterated.
+
+    For callers that store segments as they come (bounded memory for long
+    files) but still want the whole input's length for their statistics.
+    """
+
+    def __init__(
+        self,
+        source: MediaSource | Samples,
+        *,
+        vad: VadSettings = VadSettings(),
+        block_s: float = 60.0,
+        decoder: Decoder = "auto",
+    ) -> None:
+        self._totals = _Totals()
+        self._segments = _iter_speech(source, vad=vad, block_s=block_s, decoder=decoder, totals=self._totals)
+
+    def __iter__(self) -> Iterator[tuple[SpeechSegment, Samples]]:
+        return self._segments
+
+    @property
+    def total_s(self) -> float:
+        return round(self._totals.samples / SAMPLE_RATE, 3)
+
+
+def encode_wav(samples: Samples) -> bytes:
+    """16 kHz mono float samples as PCM16 WAV bytes."""
+    import io
+
+    soundfile = require("soundfile", "audio")
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.asarray(samples, dtype=np.float32), SAMPLE_RATE, format="WAV", subtype="PCM_16")
+    return buffer.getvalue()
+
+
 def detect_speech(
     source: MediaSource | Samples,
     *,
@@ -292,8 +329,12 @@ def process_audio(
     language: str | None = "en",
     beam_size: int = 5,
     decoder: Decoder = "auto",
+    keep_audio: bool = False,
 ) -> AudioResult:
     """Find and transcribe the speech in ``source`` (a path or encoded bytes).
+
+    With ``keep_audio`` each segment also carries its samples as WAV bytes
+    (what the cold tier stores: speech only, silence dropped).
 
     Streams the input (see the module docstring); zero-length input raises
     EmptyMediaError, unreadable input UnsupportedMediaError or CorruptMediaError.
@@ -308,7 +349,8 @@ def process_audio(
             if with_transcripts
             else ""
         )
-        segments.append(TranscribedSegment(segment.start_s, segment.end_s, text))
+        wav = encode_wav(samples) if keep_audio else None
+        segments.append(TranscribedSegment(segment.start_s, segment.end_s, text, wav))
     total_s = round(totals.samples / SAMPLE_RATE, 3)
     speech_s = round(sum(seg.duration_s for seg in segments), 3)
     return AudioResult(

@@ -82,6 +82,7 @@ def process_video(
     with_transcripts: bool = True,
     vad: VadSettings = VadSettings(),
     model_path: str | os.PathLike[str] | None = None,
+    keep_audio: bool = False,
 ) -> VideoResult:
     """Sample ``source`` (path or bytes) at ``fps``, keep scene changes, transcribe its audio.
 
@@ -108,6 +109,7 @@ def process_video(
                 vad=vad,
                 model_path=model_path,
                 decoder="pyav",
+                keep_audio=keep_audio,
             )
         except EmptyMediaError:  # an audio stream with no samples: same as none
             audio = None

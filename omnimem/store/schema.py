@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (
@@ -36,6 +36,13 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "CREATE INDEX IF NOT EXISTS units_hash ON units(content_hash)",
             "CREATE INDEX IF NOT EXISTS units_prev ON units(prev_id)",
             "CREATE INDEX IF NOT EXISTS units_raw ON units(raw_ref)",
+        ],
+    ),
+    (
+        2,
+        "novelty filter statistics",
+        [
+            "CREATE TABLE IF NOT EXISTS filter_stats (name TEXT PRIMARY KEY, value REAL NOT NULL DEFAULT 0)",
         ],
     ),
 ]

@@ -163,7 +163,7 @@ class SQLiteStore:
                 with self._tx() as conn:
                     last: dict[Scope, str | None] = {}
                     for unit in units:
-                        prev = self._last_in_session(unit.scope, last)
+                        prev = unit.links.prev_id or self._last_in_session(unit.scope, last)
                         linked = MAU(
                             id=unit.id, summary=unit.summary, modality=unit.modality,
                             event_time=unit.event_time, record_time=unit.record_time, scope=unit.scope,
@@ -267,6 +267,16 @@ class SQLiteStore:
             ).fetchall()
         return [(str(a), str(b)) for a, b in rows]
 
+    def recent_metadata(self, scope: Scope, modality: Modality, limit: int) -> list[tuple[str, dict[str, Any]]]:
+        """Newest units of one modality in exactly this scope, with their metadata."""
+        where, args = _scope_clause(scope, exact=True)
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT id, metadata FROM units WHERE {where} AND modality = ? ORDER BY rid DESC LIMIT ?",
+                [*args, modality.value, limit],
+            ).fetchall()
+        return [(str(uid), json.loads(meta)) for uid, meta in rows]
+
     def rids_in_scope(self, scope: Scope) -> npt.NDArray[np.int64] | None:
         if scope.is_empty():
             return None
@@ -299,6 +309,22 @@ class SQLiteStore:
             rows = self._conn.execute("SELECT rid, speaker, summary FROM units ORDER BY rid").fetchall()
         for rid, speaker, summary in rows:
             yield int(rid), speaker, summary
+
+    def add_stats(self, counts: Mapping[str, float]) -> None:
+        """Add to the running counters of what the filters kept and dropped."""
+        if not counts:
+            return
+        with self._lock, self._tx() as conn:
+            for name, value in counts.items():
+                conn.execute(
+                    "INSERT INTO filter_stats(name, value) VALUES (?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+                    (name, float(value)),
+                )
+
+    def filter_stats(self) -> dict[str, float]:
+        with self._lock:
+            return {k: v for k, v in self._conn.execute("SELECT name, value FROM filter_stats ORDER BY name")}
 
     def read_raw(self, ref: str) -> bytes:
         return self.cold.get(ref)

@@ -7,7 +7,9 @@ pushes the replies it wants, in order::
     server.push(chat('{"name": "Ada"}'), error(429, "slow down", headers={"Retry-After": "0"}))
 
 and afterwards reads ``server.requests`` (the JSON bodies received) and
-``server.max_in_flight``.
+``server.max_in_flight``. When concurrent requests make arrival order
+unpredictable, ``server.responder = lambda body: ...`` picks each reply from
+the request itself (returning ``None`` falls through to the queue).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncio
 import collections
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +68,8 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self.default: Reply | None = None
         """Answer used when the queue is empty (e.g. a persistent 500)."""
+        self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
+        """Chooses the reply from the request body; consulted before the queue."""
         self._queue: collections.deque[Reply] = collections.deque()
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -84,6 +89,7 @@ class FakeOpenAIServer:
             self._queue.clear()
             self.requests.clear()
             self.default = None
+            self.responder = None
             self.max_in_flight = 0
 
     @property
@@ -111,7 +117,10 @@ class FakeOpenAIServer:
             self._server.should_exit = True
             self._thread.join(timeout=10)
 
-    def _next_reply(self) -> Reply:
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        chosen = self.responder(body) if self.responder is not None else None
+        if chosen is not None:
+            return chosen
         if self._queue:
             return self._queue.popleft()
         if self.default is not None:
@@ -134,7 +143,7 @@ class FakeOpenAIServer:
                 self._in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self._in_flight)
             try:
-                reply = self._next_reply()
+                reply = self._next_reply(body)
                 if reply.delay:
                     await asyncio.sleep(reply.delay)
                 return _render(reply, model=body.get("model", ""))

@@ -1,0 +1,204 @@
+"""Images, audio and video as units: what is searched, what the cold tier keeps.
+
+Each function turns one media input into pending units; the facade stores
+them. The novelty filters here are the media ones: perceptual-hash
+near-duplicates for images, voice activity for audio (silence is never
+stored), scene changes for video frames.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+
+from omnimem.errors import InvalidInputError
+from omnimem.ingest.prepare import AddResult, Pending
+from omnimem.mau import Modality, Scope, content_hash
+from omnimem.timeparse import parse_time
+
+# Token cost of raw content at pyramid level 3 (documented in the README):
+IMAGE_TOKENS = 85  # one low-detail image tile in OpenAI-style vision models
+AUDIO_TOKENS_PER_S = 32  # audio-capable models bill roughly 25-32 tokens per second
+MAX_IMAGE_BYTES = 50 * 1024 * 1024
+
+Source = str | Path | bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MediaResult:
+    """What ingesting one media file did: per-unit results and the filters' counts."""
+
+    results: tuple[AddResult, ...]
+    stats: dict[str, float] = field(default_factory=dict)
+    event_id: str | None = None  # video: the unit that stands for the whole clip
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.results if r.id is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event_id": self.event_id, "stats": dict(self.stats), "results": [r.to_dict() for r in self.results]}
+
+
+def read_bytes(source: Source, *, limit: int) -> tuple[bytes, str | None]:
+    """Bytes of ``source`` and its file name (paths only)."""
+    if isinstance(source, bytes | bytearray):
+        data = bytes(source)
+        name = None
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise InvalidInputError(f"{path} is not a file")
+        if path.stat().st_size > limit:
+            raise InvalidInputError(f"{path} is larger than {limit} bytes")
+        data, name = path.read_bytes(), path.name
+    if len(data) > limit:
+        raise InvalidInputError(f"input is larger than {limit} bytes")
+    return data, name
+
+
+def file_digest(source: Source) -> tuple[str, str | None]:
+    """SHA-256 of a file or bytes, streamed for paths (long media stays out of memory)."""
+    if isinstance(source, bytes | bytearray):
+        return hashlib.sha256(source).hexdigest(), None
+    path = Path(source)
+    if not path.is_file():
+        raise InvalidInputError(f"{path} is not a file")
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest(), path.name
+
+
+def _media_hash(kind: Modality, digest: str, scope: Scope, part: str = "") -> str:
+    return content_hash(f"sha256:{digest}{part}", speaker=None, event_time=None, scope=scope, source_id=None, modality=kind)
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}" if whole >= 3600 else f"{whole // 60}:{whole % 60:02d}"
+
+
+def image_item(
+    data: bytes, *, filename: str | None, caption: str | None, time: object, scope: Scope, tz: tzinfo
+) -> tuple[Pending, str]:
+    """One image unit (and its perceptual hash, for the near-duplicate check)."""
+    from omnimem.media import inspect_image
+
+    info = inspect_image(data, filename=filename)
+    when = parse_time(time, default_tz=tz) if time is not None else info.taken_at  # type: ignore[arg-type]
+    text = caption.strip() if caption and caption.strip() else info.offline_summary()
+    meta: dict[str, Any] = {
+        "mime": info.mime_type, "width": info.width, "height": info.height, "phash": info.phash,
+        "filename": filename, "caption": bool(caption and caption.strip()),
+    }
+    if info.location is not None:
+        meta["location"] = [info.location.latitude, info.location.longitude]
+    item = Pending(
+        text, None, when, scope, None, _media_hash(Modality.IMAGE, info.sha256, scope),
+        modality=Modality.IMAGE, metadata=meta, raw=data, novelty=False,
+    )
+    return item, info.phash
+
+
+def audio_items(
+    source: Source, *, time: object, scope: Scope, tz: tzinfo, stats: dict[str, float], block_s: float = 60.0
+) -> Iterator[Pending]:
+    """Speech segments as audio units, streamed; ``stats`` is filled as it goes."""
+    from omnimem.media.audio import SpeechStream, encode_wav, transcribe
+
+    digest, name = file_digest(source)
+    base = parse_time(time, default_tz=tz) if time is not None else None  # type: ignore[arg-type]
+    label = name or f"audio {digest[:8]}"
+    stream = SpeechStream(source if not isinstance(source, Path) else str(source), block_s=block_s)
+    speech = 0.0
+    count = 0
+    for segment, samples in stream:
+        text = transcribe(samples)
+        speech += segment.duration_s
+        count += 1
+        said = text or "(speech without recognised words)"
+        yield Pending(
+            f"{said} [audio {label} {_clock(segment.start_s)}-{_clock(segment.end_s)}]",
+            None,
+            base + timedelta(seconds=segment.start_s) if base else None,
+            scope, None, _media_hash(Modality.AUDIO, digest, scope, f"@{segment.start_s}-{segment.end_s}"),
+            modality=Modality.AUDIO, raw=encode_wav(samples), novelty=False, chain=True,
+            metadata={"mime": "audio/wav", "start_s": segment.start_s, "end_s": segment.end_s,
+                      "source": label, "source_sha256": digest, "transcript": text},
+        )
+    stats.update({
+        "audio_seconds": stream.total_s, "speech_seconds": round(speech, 3),
+        "silence_dropped_seconds": round(max(0.0, stream.total_s - speech), 3), "speech_segments": count,
+    })
+
+
+def video_items(
+    source: Source, *, time: object, scope: Scope, tz: tzinfo, fps: float, max_frames: int
+) -> tuple[list[Pending], dict[str, float], str]:
+    """A video event unit, its kept frames (image units) and its speech (audio units)."""
+    from omnimem.media.video import process_video
+
+    digest, name = file_digest(source)
+    label = name or f"video {digest[:8]}"
+    result = process_video(source if not isinstance(source, Path) else str(source), fps=fps,
+                           max_frames=max_frames, keep_audio=True)
+    base = parse_time(time, default_tz=tz) if time is not None else None  # type: ignore[arg-type]
+    event_id = uuid.uuid4().hex
+    segments = result.audio.segments if result.audio else ()
+    transcript = " ".join(s.text for s in segments if s.text)
+    words = transcript.split()
+    said = f"; speech: {' '.join(words[:40])}{' …' if len(words) > 40 else ''}" if words else ""
+    event = Pending(
+        f"Video {label} ({_clock(result.duration_s)}, {result.frames_kept} scene(s)){said}",
+        None, base, scope, None, _media_hash(Modality.VIDEO, digest, scope), modality=Modality.VIDEO,
+        novelty=False, unit_id=event_id,
+        metadata={"source": label, "source_sha256": digest, "duration_s": result.duration_s,
+                  "frames_sampled": result.frames_sampled, "frames_kept": result.frames_kept,
+                  "truncated": result.truncated},
+    )
+    items = [event]
+    for frame in result.frames:
+        near = [s.text for s in segments if s.text and abs((s.start_s + s.end_s) / 2 - frame.timestamp_s) <= 10]
+        context = f"; speech around it: {' '.join(near)[:300]}" if near else ""
+        items.append(Pending(
+            f"Frame at {_clock(frame.timestamp_s)} of video {label}{context}", None,
+            base + timedelta(seconds=frame.timestamp_s) if base else None, scope, None,
+            _media_hash(Modality.IMAGE, digest, scope, f"#frame@{frame.timestamp_s}"), modality=Modality.IMAGE,
+            raw=frame.data, novelty=False, chain=True,
+            metadata={"mime": frame.mime_type, "width": frame.width, "height": frame.height, "phash": frame.phash,
+                      "parent_id": event_id, "timestamp_s": frame.timestamp_s, "source": label},
+        ))
+    for seg in segments:
+        items.append(Pending(
+            f"{seg.text or '(speech without recognised words)'} [video {label} {_clock(seg.start_s)}-{_clock(seg.end_s)}]",
+            None, base + timedelta(seconds=seg.start_s) if base else None, scope, None,
+            _media_hash(Modality.AUDIO, digest, scope, f"#speech@{seg.start_s}-{seg.end_s}"), modality=Modality.AUDIO,
+            raw=seg.wav, novelty=False, chain=True,
+            metadata={"mime": "audio/wav", "start_s": seg.start_s, "end_s": seg.end_s, "parent_id": event_id,
+                      "source": label, "transcript": seg.text},
+        ))
+    audio = result.audio
+    stats = {
+        "frames_sampled": result.frames_sampled, "frames_kept": result.frames_kept,
+        "audio_seconds": audio.total_s if audio else 0.0, "speech_seconds": audio.speech_s if audio else 0.0,
+        "silence_dropped_seconds": audio.silence_dropped_s if audio else 0.0,
+    }
+    return items, stats, event_id
+
+
+def raw_tokens(modality: Modality, metadata: dict[str, Any]) -> int:
+    """Level-3 cost of a unit's raw content, by modality."""
+    if modality is Modality.IMAGE:
+        return IMAGE_TOKENS
+    if modality is Modality.AUDIO:
+        seconds = float(metadata.get("end_s", 0.0)) - float(metadata.get("start_s", 0.0))
+        return max(1, math.ceil(seconds * AUDIO_TOKENS_PER_S))
+    return 0
