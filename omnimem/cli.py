@@ -80,6 +80,7 @@ def ingest(
     user_id: UserOpt = None,
     agent_id: AgentOpt = None,
     embedder: EmbedderOpt = None,
+    restate: Annotated[bool, typer.Option(help="Rewrite turns into self-contained units with the configured LLM.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest a conversation file (LoCoMo JSON or JSONL turns), with a progress bar."""
@@ -99,6 +100,9 @@ def ingest(
         total = sum(len(d.turns) for d in dialogues)
         stored = skipped = 0
         with _memory(store, embedder) as mem:
+            if restate and mem.llm is None:
+                err.print("note: no LLM is configured; --restate stores each turn as 'On <date>, <speaker> said: ...'",
+                          markup=False, highlight=False)
             columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
             with Progress(*columns, console=err, disable=as_json) as bar:
                 task = bar.add_task(f"ingesting {file.name}", total=total)
@@ -108,6 +112,7 @@ def ingest(
                         user_id=user_id or d.user_id,
                         agent_id=agent_id or d.agent_id,
                         session_id=d.session_id,
+                        restate=restate,
                         progress=lambda n: bar.advance(task, n),
                     )
                     stored += sum(r.accepted for r in results)

@@ -57,6 +57,9 @@ class Settings:
     sparse: bool = True
     max_level: int = 3  # highest pyramid level to spend budget on (1, 2 or 3)
     summary_words: int = 60
+    restate_window: int = 40  # turns per restatement window (SimpleMem: 40 with 2 of overlap)
+    restate_overlap: int = 2
+    llm_workers: int = 4  # parallel LLM calls during restatement
     timezone: str = "UTC"
     store: str | None = None  # default store folder for the CLI
 

@@ -25,7 +25,7 @@ from omnimem.llm import LLM, resolve_llm
 from omnimem.ingest import media
 from omnimem.ingest.media import MediaResult
 from omnimem.ingest.prepare import AddResult, Pending, clean_text, make_scope, prepare, prepare_turn
-from omnimem.mau import MAU, Links, Modality, Scope, search_text
+from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.novelty import NoveltyFilter
 from omnimem.pyramid import Candidate, Context, RawContent, build_context
 from omnimem.store.cold import content_ref
@@ -140,18 +140,65 @@ class Memory:
         user_id: str | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
+        restate: bool = False,
         progress: Progress | None = None,
     ) -> list[AddResult]:
         """Remember a list of turns (``text``, ``speaker``, ``time``, optional ``id``).
 
         Every turn is validated before any is stored. Turns are written in
         batches, each atomic; re-running after a crash skips what was stored.
+        With ``restate=True`` the turns are rewritten window by window into
+        self-contained units first (see :meth:`_restate`).
         """
         if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
             raise InvalidInputError("turns must be a list of mappings")
         scope = make_scope(user_id, agent_id, session_id)
         items = [prepare_turn(t, i, scope=scope, tz=self._tz) for i, t in enumerate(turns)]
+        if restate:
+            return self._restate(items, scope, progress)
         return self._ingest(items, progress)
+
+    def _restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
+        """Write-time restatement: store each window's self-contained units before the next.
+
+        With an LLM, pronouns are resolved and relative times made absolute;
+        without one, each turn becomes "On <date>, <speaker> said: <text>".
+        Each unit keeps the ids of its source turns. A run that failed part
+        way resumes after the turns already covered by stored units.
+        """
+        from omnimem.restate import Restater, Turn
+
+        turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
+        with self._lock:
+            covered = {s for u in self.store.get(self.store.ids_in_scope(scope)) for s in u.source_ids}
+        start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
+        if start == len(turns):
+            return []
+        overlap = self.settings.restate_overlap
+        todo = turns[max(0, start - overlap) if start else 0 :]
+        restater = Restater(
+            self.llm, window=self.settings.restate_window, overlap=overlap,
+            workers=self.settings.llm_workers, default_tz=self._tz,
+        )
+        session_time = next((t.time for t in turns if t.time is not None), None)
+        results: list[AddResult] = []
+        for window in restater.restate(todo, session_time=session_time):
+            pending = [
+                Pending(
+                    unit.text, unit.speaker, unit.time, scope, None,
+                    content_hash(unit.text, speaker=None, event_time=None, scope=scope,
+                                 source_id="|".join(unit.source_ids)),
+                    metadata={"restated": True, "keywords": list(unit.keywords), "persons": list(unit.persons),
+                              "entities": list(unit.entities), "location": unit.location, "topic": unit.topic},
+                    source_ids=unit.source_ids,
+                )
+                for unit in window.units
+                if not covered.issuperset(unit.source_ids)
+            ]
+            results.extend(self._ingest(pending))
+            if progress is not None:
+                progress(len(window.turn_ids) - (overlap if window.index else 0))
+        return results
 
     def _ingest(
         self, items: Sequence[Pending], progress: Progress | None = None, *, keep_chain: bool = False
@@ -228,7 +275,7 @@ class Memory:
                 MAU(
                     id=unit_id, summary=summary, modality=item.modality, event_time=item.event_time,
                     record_time=now, scope=item.scope, content_hash=item.content_hash, speaker=item.speaker,
-                    raw_ref=ref, links=Links(prev, None, (item.source_id,) if item.source_id else ()),
+                    raw_ref=ref, links=Links(prev, None, item.source_ids or ((item.source_id,) if item.source_id else ())),
                     embedding=tuple(vector.tolist()), metadata=item.metadata,
                 )
             )

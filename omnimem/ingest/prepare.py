@@ -52,6 +52,7 @@ class Pending:
     novelty: bool = True  # apply the text novelty filter (media have their own filters)
     chain: bool = False  # link to the previous chained unit of the same call (media segments)
     unit_id: str | None = None  # a pre-assigned id, when other units must point at this one
+    source_ids: tuple[str, ...] = ()  # several sources (a restated unit); else ``source_id``
 
 
 def clean_text(value: object, *, what: str = "text") -> str:
