@@ -47,10 +47,10 @@ def _store_path(store: Path | None) -> Path:
 
 
 @contextmanager
-def _memory(store: Path | None, embedder: str | None = None) -> Iterator[Memory]:
+def _memory(store: Path | None, embedder: str | None = None, **settings: Any) -> Iterator[Memory]:
     from omnimem.memory import Memory
 
-    with Memory(_store_path(store), embedder=embedder) as mem:
+    with Memory(_store_path(store), embedder=embedder, **settings) as mem:
         yield mem
 
 
@@ -81,6 +81,7 @@ def ingest(
     agent_id: AgentOpt = None,
     embedder: EmbedderOpt = None,
     restate: Annotated[bool, typer.Option(help="Rewrite turns into self-contained units with the configured LLM.")] = False,
+    graph: Annotated[bool | None, typer.Option("--graph/--no-graph", help="Build the knowledge graph while ingesting.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest a conversation file (LoCoMo JSON or JSONL turns), with a progress bar."""
@@ -99,7 +100,7 @@ def ingest(
             _fail(f"unknown format {fmt!r}; use locomo or jsonl")
         total = sum(len(d.turns) for d in dialogues)
         stored = skipped = 0
-        with _memory(store, embedder) as mem:
+        with _memory(store, embedder, graph=graph) as mem:
             if restate and mem.llm is None:
                 err.print("note: no LLM is configured; --restate stores each turn as 'On <date>, <speaker> said: ...'",
                           markup=False, highlight=False)
@@ -362,6 +363,57 @@ def demo(
         for hit in ctx.hits[:5]:
             u = hit.unit
             out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {u.speaker}: {u.summary}", markup=False)
+
+
+graph_app = typer.Typer(help="The knowledge graph (entities, relations, the units behind them).", no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
+
+
+@graph_app.command("show")
+def graph_show(
+    name: Annotated[str, typer.Argument(help="Entity name or alias.")],
+    store: StoreOpt = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """An entity: its aliases, relations and the units that mention it."""
+    from omnimem.mau import Scope
+
+    with _errors(), _memory(store, graph=True) as mem:
+        graph = mem._need_graph()
+        found = graph.find(name, Scope(user_id, agent_id))
+        if not found:
+            _fail(f"no entity called {name!r}")
+        details = [graph.details(e) for e in found]
+    if as_json:
+        _print_json(details)
+        return
+    for d in details:
+        others = [a for a in d["aliases"] if a != d["name"]]
+        aliases = f" (aka {', '.join(others)})" if others else ""
+        out.print(f"{d['name']}{aliases}  {d['type']}  confidence {d['confidence']:.2f}", markup=False, highlight=False)
+        for r in d["relations"]:
+            out.print(f"  {r['source']} -[{r['label']}]-> {r['target']}  ({r['confidence']:.2f})", markup=False,
+                      highlight=False)
+        out.print(f"  units: {', '.join(d['units'])}", markup=False, highlight=False)
+
+
+@graph_app.command("export")
+def graph_export(
+    fmt: Annotated[str, typer.Option("--format", help="graphml or json.")] = "json",
+    store: StoreOpt = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+) -> None:
+    """Write the graph (entities, relations, evidence units) to stdout."""
+    from omnimem.mau import Scope
+
+    if fmt not in ("graphml", "json"):
+        _fail(f"unknown format {fmt!r}; use graphml or json")
+    with _errors(), _memory(store, graph=True) as mem:
+        text = mem._need_graph().export(Scope(user_id, agent_id), fmt)
+    sys.stdout.write(text + "\n")
 
 
 def main() -> None:

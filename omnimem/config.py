@@ -60,6 +60,11 @@ class Settings:
     restate_window: int = 40  # turns per restatement window (SimpleMem: 40 with 2 of overlap)
     restate_overlap: int = 2
     llm_workers: int = 4  # parallel LLM calls during restatement
+    graph: bool = False  # build the knowledge graph on ingest and expand queries through it
+    graph_extractor: str = "auto"  # "spacy", "llm", or "auto" (the LLM when one is configured)
+    graph_hops: int = 2
+    graph_beta: float = 0.5
+    graph_k: int = 10  # graph-only units merged into the results per query
     timezone: str = "UTC"
     store: str | None = None  # default store folder for the CLI
 
@@ -112,6 +117,10 @@ class Settings:
             raise ConfigError("novelty_window, top_k, budget and summary_words must be positive")
         if not (self.dense or self.sparse):
             raise ConfigError("at least one of dense and sparse retrieval must be on")
+        if self.graph_extractor not in ("auto", "spacy", "llm"):
+            raise ConfigError("graph_extractor must be auto, spacy or llm")
+        if self.graph_hops < 0 or self.graph_k < 0 or not 0.0 < self.graph_beta <= 1.0:
+            raise ConfigError("graph_hops and graph_k must be >= 0 and graph_beta within (0, 1]")
         if self.max_level not in (1, 2, 3):
             raise ConfigError("max_level must be 1, 2 or 3")
         if not -1.0 <= self.theta <= 1.0:

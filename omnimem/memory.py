@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
@@ -20,6 +20,7 @@ from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, StoreError
 from omnimem.fusion import union_merge
+from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
 from omnimem.ingest import media
@@ -30,6 +31,9 @@ from omnimem.novelty import NoveltyFilter
 from omnimem.pyramid import Candidate, Context, RawContent, build_context
 from omnimem.store.cold import content_ref
 from omnimem.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
+    from omnimem.graph.engine import GraphInfo, KnowledgeGraph, Neighbor
 
 Progress = Callable[[int], None]
 T = TypeVar("T")
@@ -71,9 +75,24 @@ class Memory:
             self.embedder = self._resolve_embedder(embedder)
             index_dir = self.path / "index" if self.path is not None else None
             self.indexes = IndexSet(self.store, self.embedder.dim, index_dir)
+            self.graph = self._make_graph() if self.settings.graph else None
         except BaseException:
             self.store.close()
             raise
+
+    def _make_graph(self) -> KnowledgeGraph:
+        from omnimem.graph.engine import KnowledgeGraph
+        from omnimem.graph.extract import LLMExtractor, SpacyExtractor
+
+        choice = self.settings.graph_extractor
+        if choice == "llm" and self.llm is None:
+            raise ConfigError("graph_extractor='llm' needs an LLM; configure one or use 'spacy'")
+        use_llm = choice == "llm" or (choice == "auto" and self.llm is not None)
+        extractor = LLMExtractor(self.llm) if use_llm and self.llm is not None else SpacyExtractor()
+        return KnowledgeGraph(
+            self.store.connection, self.embedder.embed, extractor,
+            hops=self.settings.graph_hops, beta=self.settings.graph_beta,
+        )
 
     def _resolve_embedder(self, requested: str | Embedder | None) -> Embedder:
         wanted = requested if requested is not None else self.settings.embedder
@@ -281,8 +300,12 @@ class Memory:
             )
             if item.chain:
                 chained = unit_id
+        graph_write = None
+        if self.graph is not None:
+            text_units = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
+            graph_write = self.graph.writer(text_units, self.graph.extract(text_units))
         with self._lock:
-            rows = self.store.insert(units, raw)
+            rows = self.store.insert(units, raw, graph_write)
             self.indexes.added(rows, vectors, self.store.last_write_seq)
             self.store.add_stats(counts)
         self._chain_tail = chained
@@ -452,13 +475,79 @@ class Memory:
             if unit is None:  # deleted between index and fetch
                 continue
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
-            score = float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
-            candidates.append(Candidate(unit, score, sources))
+            candidates.append(Candidate(unit, _similarity(qvec, unit), sources))
+        graph_info = None
+        if self.graph is not None and self.settings.graph_k > 0:
+            candidates, graph_info = self._graph_candidates(text, qvec, scope, allowed, candidates)
         ctx = build_context(
             text, candidates, theta=th, budget=limit, full_text=self._full_text, raw_content=self._raw,
             max_level=self.settings.max_level,
         )
+        if graph_info is not None:
+            ctx = replace(ctx, graph=graph_info.to_dict())
         return self._with_raw_bytes(ctx)
+
+    def _graph_candidates(
+        self, query: str, qvec: Any, scope: Scope, allowed: Any, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], GraphInfo]:
+        """Mark hybrid hits the graph also reached; append the best graph-only units."""
+        assert self.graph is not None
+        unit_scores, info = self.graph.expand_units(query, scope)
+        if not unit_scores:
+            return candidates, info
+        present = {c.unit.id for c in candidates}
+        marked = [replace(c, sources=c.sources | {"graph"}) if c.unit.id in unit_scores else c for c in candidates]
+        pool = sorted((uid for uid in unit_scores if uid not in present), key=lambda u: (-unit_scores[u], u))[:500]
+        with self._lock:
+            found = self.store.get(pool)
+        allowed_set = None if allowed is None else set(allowed.tolist())
+        top = max(unit_scores.values())
+        ranked: list[tuple[float, MAU]] = []
+        for unit in found:
+            if scope.session_id is not None and unit.session_id != scope.session_id:
+                continue
+            if allowed_set is not None and not self._in_scope(unit, scope):
+                continue
+            weight = 0.5 + 0.5 * unit_scores[unit.id] / top
+            ranked.append((max(_similarity(qvec, unit), 0.0) * weight, unit))
+        ranked.sort(key=lambda r: (-r[0], r[1].id))
+        added = [Candidate(u, _similarity(qvec, u), frozenset({"graph"})) for _, u in ranked[: self.settings.graph_k]]
+        info = replace(info, added=tuple(c.unit.id for c in added))
+        return marked + added, info
+
+    @staticmethod
+    def _in_scope(unit: MAU, scope: Scope) -> bool:
+        return all(want is None or have == want for want, have in zip(
+            (scope.user_id, scope.agent_id, scope.session_id), (unit.user_id, unit.agent_id, unit.session_id)))
+
+    # -- graph API ------------------------------------------------------------
+    def _need_graph(self) -> KnowledgeGraph:
+        if self.graph is None:
+            raise ConfigError("the knowledge graph is off; open the store with Memory(..., graph=True)")
+        return self.graph
+
+    def entities(
+        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
+    ) -> list[Entity]:
+        """Entities of a scope (``str()`` shows name, type and aliases)."""
+        scope = make_scope(user_id, agent_id, session_id)
+        graph = self._need_graph()
+        found = graph.entities(scope)
+        if session_id is None:
+            return found
+        with self._lock:
+            in_session = set(self.store.ids_in_scope(scope))
+        return [e for e in found if in_session & set(graph.details(e)["units"])]
+
+    def neighbors(
+        self, name: str, *, hops: int = 2, user_id: str | None = None, agent_id: str | None = None,
+        session_id: str | None = None,
+    ) -> list[Neighbor]:
+        """Entities within ``hops`` of the entity called ``name`` (or with that alias), scored."""
+        if hops < 0:
+            raise InvalidInputError("hops must be >= 0")
+        scope = make_scope(user_id, agent_id, session_id)
+        return self._need_graph().neighbors(clean_text(name, what="name"), scope, hops)
 
     def ask(
         self,
@@ -539,6 +628,10 @@ class Memory:
     def __repr__(self) -> str:
         where = str(self.path) if self.path else ":memory:"
         return f"Memory({where!r}, embedder={self.embedder.name!r})"
+
+
+def _similarity(qvec: Any, unit: MAU) -> float:
+    return float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
 
 
 def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:

@@ -80,6 +80,7 @@ class Context:
     budget: int
     candidates: int = 0
     dropped: tuple[str, ...] = field(default=())
+    graph: dict[str, Any] | None = None  # what graph expansion did, when it ran
 
     def render(self) -> str:
         """Prompt-ready text; ``count_tokens(render()) == tokens``."""
@@ -98,6 +99,7 @@ class Context:
             "budget": self.budget,
             "candidates": self.candidates,
             "dropped": list(self.dropped),
+            "graph": self.graph,
             "hits": [hit.to_dict() for hit in self.hits],
         }
 

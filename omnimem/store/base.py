@@ -6,7 +6,7 @@ logic (fusion, pyramid) lives above the store; a store only keeps and finds.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -32,8 +32,14 @@ class Store(Protocol):
 
     def init_meta(self, embedder: str, dim: int) -> StoreMeta: ...
 
-    def insert(self, units: Sequence[MAU], raw: Mapping[str, bytes]) -> list[tuple[int, MAU]]:
-        """Store units (and their raw content) atomically; returns (row id, unit with links)."""
+    def insert(
+        self, units: Sequence[MAU], raw: Mapping[str, bytes], extra: Callable[[Any], None] | None = None
+    ) -> list[tuple[int, MAU]]:
+        """Store units (and their raw content) atomically; returns (row id, unit with links).
+
+        ``extra`` runs inside the same transaction with the backend's connection
+        (derived rows such as the knowledge graph commit or roll back with the units).
+        """
         ...
 
     def get(self, ids: Sequence[str]) -> list[MAU]: ...

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+from omnimem.graph.store import GRAPH_SCHEMA
+
+SCHEMA_VERSION = 3
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (
@@ -45,4 +47,5 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "CREATE TABLE IF NOT EXISTS filter_stats (name TEXT PRIMARY KEY, value REAL NOT NULL DEFAULT 0)",
         ],
     ),
+    (3, "knowledge graph: entities, aliases, relations and their evidence links", list(GRAPH_SCHEMA)),
 ]

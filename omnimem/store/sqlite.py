@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from omnimem.graph.store import delete_units_cascade
 from omnimem.errors import NotAStoreError, SchemaVersionError, StoreError
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.store.base import StoreMeta
@@ -154,7 +156,15 @@ class SQLiteStore:
         row = self._conn.execute("SELECT value FROM meta WHERE key='seq'").fetchone()
         self.last_write_seq = int(row[0])
 
-    def insert(self, units: Sequence[MAU], raw: Mapping[str, bytes]) -> list[tuple[int, MAU]]:
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held under the store's lock (for the graph's queries)."""
+        with self._lock:
+            yield self._conn
+
+    def insert(
+        self, units: Sequence[MAU], raw: Mapping[str, bytes], extra: Callable[[Any], None] | None = None
+    ) -> list[tuple[int, MAU]]:
         for data in raw.values():  # cold files first: an orphan file is harmless, a dangling ref is not
             self.cold.put(data)
         out: list[tuple[int, MAU]] = []
@@ -180,6 +190,8 @@ class SQLiteStore:
                         if unit.scope.session_id is not None:
                             last[unit.scope] = unit.id
                         out.append((rid, linked))
+                    if extra is not None:  # derived rows (the graph) commit or roll back with the units
+                        extra(conn)
                     self._bump()
             except sqlite3.Error as exc:
                 raise StoreError(f"writing {len(units)} unit(s) failed, nothing was stored: {exc}") from exc
@@ -214,6 +226,7 @@ class SQLiteStore:
                         if raw_ref:
                             refs.add(raw_ref)
                 if removed:
+                    delete_units_cascade(conn, [uid for _, uid in removed])
                     self._bump()
             for ref in refs:
                 still = self._conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone()

@@ -1,0 +1,243 @@
+"""The knowledge graph wired to a store: build on ingest, expand at query time.
+
+Entities are scoped by ``user_id`` and ``agent_id`` (not by session), so the
+same person met in two sessions is one node: that is what lets multi-hop
+questions cross sessions. Isolation between users and agents is kept exactly;
+forgetting a session removes its units' evidence links, and any entity or
+relation left without evidence goes with them.
+
+Query time: entities mentioned in the query (spaCy or the LLM extractor, then
+alias and fuzzy lookup) seed an h-hop expansion scored beta^distance *
+confidence. Units linked to reached entities form a pool (fan-out capped per
+entity); the pool is ranked by the entity score times the unit's similarity
+to the query, and the best units join the hybrid results as graph evidence.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from omnimem.graph import store as gstore
+from omnimem.graph.expand import expand, find_seeds
+from omnimem.graph.extract import Extractor
+from omnimem.graph.model import Entity, Extraction, Relation
+from omnimem.graph.model import Scope as GraphScope
+from omnimem.graph.resolve import CandidateIndex, EntityResolver
+from omnimem.mau import MAU, Scope, search_text
+
+Embed = Callable[[list[str]], npt.NDArray[np.float32]]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphInfo:
+    """What the graph did for one query (reported in the Context)."""
+
+    seeds: tuple[str, ...] = ()
+    reached: int = 0
+    pool: int = 0
+    added: tuple[str, ...] = ()
+    edges_skipped: int = 0
+    units_capped: int = 0
+    entity_scores: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seeds": list(self.seeds), "reached": self.reached, "pool": self.pool, "added": list(self.added),
+            "edges_skipped": self.edges_skipped, "units_capped": self.units_capped,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbor:
+    """An entity reached from another, with its hop distance and score."""
+
+    entity: Entity
+    distance: int
+    score: float
+
+    def __str__(self) -> str:
+        return f"{self.entity} d={self.distance} score={self.score:.3f}"
+
+
+def entity_scope(scope: Scope) -> GraphScope:
+    return GraphScope(scope.user_id, scope.agent_id, None)
+
+
+class KnowledgeGraph:
+    """Graph tables in the store's SQLite database, maintained with the units."""
+
+    def __init__(
+        self,
+        conn: Callable[[], Any],
+        embed: Embed,
+        extractor: Extractor,
+        *,
+        hops: int = 2,
+        beta: float = 0.5,
+        max_fanout: int = 50,
+        max_nodes: int = 500,
+        units_per_entity: int = 200,
+        threshold: float = 0.85,
+    ) -> None:
+        self._conn = conn  # a context manager factory yielding the locked connection
+        self.embed = embed
+        self.extractor = extractor
+        self.hops, self.beta = hops, beta
+        self.max_fanout, self.max_nodes = max_fanout, max_nodes
+        self.units_per_entity = units_per_entity
+        self.resolver = EntityResolver(lambda names: embed(list(names)), threshold=threshold)
+
+    # -- ingest -----------------------------------------------------------------
+    def extract(self, units: Sequence[MAU]) -> list[Extraction]:
+        """Run the extractor on "speaker: text" (slow: called outside the store's locks).
+
+        The speaker is part of the text so that "I painted a sunset" links the
+        painting to the person who said it.
+        """
+        return self.extractor.extract([search_text(u.speaker, u.summary) for u in units])
+
+    def writer(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> Callable[[sqlite3.Connection], None]:
+        """A function that writes the units' entities and relations inside the unit transaction."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            pools: dict[GraphScope, CandidateIndex] = {}
+            for unit, extraction in zip(units, extractions, strict=True):
+                scope = entity_scope(unit.scope)
+                if scope not in pools:
+                    pools[scope] = CandidateIndex(self._exact_scope(conn, scope), scope=scope)
+                pool = pools[scope]
+                ids: dict[str, str] = {}
+                for mention in extraction.entities:
+                    found = self.resolver.resolve(mention, pool, scope=scope).entity_id
+                    if found is None:
+                        entity = Entity(uuid.uuid4().hex, mention.name, (), mention.type, mention.confidence, scope)
+                    else:
+                        known = next(e for e in pool.entities if e.id == found)
+                        entity = self.resolver.merge(known, mention)
+                    pool.add(entity)
+                    gstore.upsert_entity(conn, entity)
+                    gstore.link_entity_unit(conn, entity.id, unit.id, mention.confidence)
+                    ids[mention.name] = entity.id
+                for rel in extraction.relations:
+                    source, target = ids.get(rel.source), ids.get(rel.target)
+                    if source and target and source != target:
+                        gstore.upsert_relation(conn, Relation(source, target, rel.label, rel.confidence, (unit.id,)))
+
+        return write
+
+    @staticmethod
+    def _exact_scope(conn: sqlite3.Connection, scope: GraphScope) -> list[Entity]:
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM entities WHERE user_id IS ? AND agent_id IS ?", (scope.user_id, scope.agent_id)
+        )]
+        return gstore.entities(conn, ids=ids)
+
+    # -- query --------------------------------------------------------------------
+    def expand_units(self, query: str, scope: Scope) -> tuple[dict[str, float], GraphInfo]:
+        """Units reached from the query's entities, with their entity scores."""
+        with self._conn() as conn:
+            lookup = gstore.entities(conn, user_id=scope.user_id, agent_id=scope.agent_id)
+        seeds = find_seeds(query, self.extractor, lookup)
+        if not seeds:
+            return {}, GraphInfo()
+
+        def neighbours(entity_id: str) -> list[tuple[str, float]]:
+            with self._conn() as conn:
+                return gstore.neighbors(conn, entity_id)
+
+        result = expand(seeds, neighbours, hops=self.hops, beta=self.beta,
+                        max_fanout=self.max_fanout, max_nodes=self.max_nodes)
+        scores = result.scores()
+        unit_scores: dict[str, float] = {}
+        capped = 0
+        with self._conn() as conn:
+            for entity_id, score in scores.items():
+                rows = conn.execute(
+                    "SELECT unit_id, confidence FROM entity_units WHERE entity_id = ? "
+                    "ORDER BY confidence DESC, unit_id LIMIT ?", (entity_id, self.units_per_entity + 1),
+                ).fetchall()
+                if len(rows) > self.units_per_entity:
+                    capped += 1
+                    rows = rows[: self.units_per_entity]
+                for unit_id, conf in rows:
+                    unit_scores[unit_id] = unit_scores.get(unit_id, 0.0) + score * float(conf)
+        info = GraphInfo(tuple(sorted(seeds)), len(scores), len(unit_scores), (), result.edges_skipped, capped, scores)
+        return unit_scores, info
+
+    def entities(self, scope: Scope) -> list[Entity]:
+        with self._conn() as conn:
+            return gstore.entities(conn, user_id=scope.user_id, agent_id=scope.agent_id)
+
+    def find(self, name: str, scope: Scope) -> list[Entity]:
+        with self._conn() as conn:
+            ids = gstore.find_by_alias(conn, name, user_id=scope.user_id, agent_id=scope.agent_id)
+            return gstore.entities(conn, ids=ids)
+
+    def neighbors(self, name: str, scope: Scope, hops: int) -> list[Neighbor]:
+        found = self.find(name, scope)
+        if not found:
+            return []
+
+        def neighbours(entity_id: str) -> list[tuple[str, float]]:
+            with self._conn() as conn:
+                return gstore.neighbors(conn, entity_id)
+
+        result = expand({e.id: 1.0 for e in found}, neighbours, hops=hops, beta=self.beta,
+                        max_fanout=self.max_fanout, max_nodes=self.max_nodes)
+        with self._conn() as conn:
+            by_id = {e.id: e for e in gstore.entities(conn, ids=[r.entity for r in result.reached])}
+        return [Neighbor(by_id[r.entity], r.distance, r.score) for r in result.reached if r.entity in by_id]
+
+    def details(self, entity: Entity) -> dict[str, Any]:
+        """An entity with its relations (names resolved) and the units that attest it."""
+        with self._conn() as conn:
+            units = [r[0] for r in conn.execute("SELECT unit_id FROM entity_units WHERE entity_id = ?", (entity.id,))]
+            rels = conn.execute(
+                "SELECT source_entity, target_entity, label, confidence FROM relations "
+                "WHERE source_entity = ? OR target_entity = ?", (entity.id, entity.id)).fetchall()
+            names = {e.id: e.name for e in gstore.entities(conn, ids=[x for r in rels for x in r[:2]])}
+        return {
+            "id": entity.id, "name": entity.name, "aliases": list(entity.aliases), "type": entity.type.value,
+            "confidence": entity.confidence, "units": sorted(units),
+            "relations": [{"source": names.get(s, s), "target": names.get(t, t), "label": lbl, "confidence": c}
+                          for s, t, lbl, c in rels],
+        }
+
+    def export(self, scope: Scope, fmt: str) -> str:
+        """The scope's graph as GraphML or JSON (nodes with aliases and units, edges with labels)."""
+        import json
+
+        with self._conn() as conn:
+            ents = gstore.entities(conn, user_id=scope.user_id, agent_id=scope.agent_id)
+            ids = {e.id for e in ents}
+            rels = [r for r in conn.execute(
+                "SELECT source_entity, target_entity, label, confidence FROM relations").fetchall()
+                if r[0] in ids and r[1] in ids]
+            links: dict[str, list[str]] = {}
+            for eid, uid in conn.execute("SELECT entity_id, unit_id FROM entity_units"):
+                if eid in ids:
+                    links.setdefault(eid, []).append(uid)
+        nodes = [{"id": e.id, "name": e.name, "type": e.type.value, "aliases": list(e.aliases),
+                  "confidence": e.confidence, "user_id": e.scope.user_id, "agent_id": e.scope.agent_id,
+                  "units": sorted(links.get(e.id, []))} for e in ents]
+        edges = [{"source": s, "target": t, "label": lbl, "confidence": c} for s, t, lbl, c in rels]
+        if fmt == "json":
+            return json.dumps({"nodes": nodes, "edges": edges}, ensure_ascii=False, indent=2)
+        if fmt == "graphml":
+            import networkx as nx
+
+            graph = nx.MultiDiGraph()
+            for node in nodes:
+                graph.add_node(node["id"], name=node["name"], type=node["type"], aliases="|".join(node["aliases"]),
+                               confidence=node["confidence"], units="|".join(node["units"]))
+            for edge in edges:
+                graph.add_edge(edge["source"], edge["target"], label=edge["label"], confidence=edge["confidence"])
+            return "\n".join(nx.generate_graphml(graph))
+        raise ValueError(f"unknown export format {fmt!r}")
