@@ -314,11 +314,123 @@ def delete(unit_id: str, store: StoreOpt = None) -> None:
 
 
 @app.command()
-def forget(user_id: UserOpt = None, agent_id: AgentOpt = None, session_id: SessionOpt = None, store: StoreOpt = None) -> None:
-    """Delete every unit of a scope (at least one of the ids is required)."""
+def forget(
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    since: Annotated[str | None, typer.Option(help="Only units whose event time is at or after this.")] = None,
+    until: Annotated[str | None, typer.Option(help="Only units whose event time is before this.")] = None,
+    unit: Annotated[list[str] | None, typer.Option("--unit", help="Only these unit ids (repeatable).")] = None,
+    all_units: Annotated[bool, typer.Option("--all", help="Wipe the whole store (required when nothing else is given).")] = False,
+    reason: Annotated[str | None, typer.Option(help="Why (recorded in the audit log).")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Delete units with zero residue (by scope, time range or id); a tombstone stays in the log."""
     with _errors(), _memory(store) as mem:
-        count = mem.forget(user_id=user_id, agent_id=agent_id, session_id=session_id)
+        count = mem.forget(user_id=user_id, agent_id=agent_id, session_id=session_id, since=since, until=until,
+                           unit_ids=unit, all=all_units, reason=reason)
     out.print(f"forgot {count} unit(s)")
+
+
+@app.command()
+def update(
+    unit_id: str,
+    text: Annotated[str | None, typer.Option(help="The corrected text.")] = None,
+    time: Annotated[str | None, typer.Option(help="The corrected event time.")] = None,
+    speaker: Annotated[str | None, typer.Option(help="The corrected speaker.")] = None,
+    reason: Annotated[str | None, typer.Option(help="Why (recorded in the audit log).")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Replace a unit with a corrected version; the old one is kept for history."""
+    with _errors(), _memory(store) as mem:
+        result = mem.update(unit_id, text=text, time=time, speaker=speaker, reason=reason)
+    out.print(result.id if result.accepted else f"skipped: {result.reason}")
+
+
+@app.command()
+def history(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Every audit-log event about one unit."""
+    with _errors(), _memory(store) as mem:
+        events = mem.history(unit_id)
+    _print_events(events, as_json)
+
+
+@app.command("log")
+def show_log(
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    limit: Annotated[int | None, typer.Option(help="Only the last N events.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The append-only audit log (who changed what, when and why)."""
+    with _errors(), _memory(store) as mem:
+        events = mem.log(user_id=user_id, agent_id=agent_id, session_id=session_id, limit=limit)
+    _print_events(events, as_json)
+
+
+def _print_events(events: list[Any], as_json: bool) -> None:
+    if as_json:
+        _print_json([e.to_dict() for e in events])
+    else:
+        for event in events:
+            out.print(str(event), markup=False, highlight=False)
+
+
+@app.command("export")
+def export_cmd(
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    all_units: Annotated[bool, typer.Option("--all", help="Export the whole store.")] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Write everything held about a scope as JSON Lines to stdout (a data-access request)."""
+    with _errors(), _memory(store) as mem:
+        for record in mem.export(user_id=user_id, agent_id=agent_id, session_id=session_id, all=all_units):
+            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+@app.command("import")
+def import_cmd(
+    file: Annotated[Path, typer.Argument(help="A dump written by omnimem export ('-' for stdin).")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load a dump; every record is validated before anything is stored."""
+    from omnimem.errors import MalformedDataError
+
+    with _errors():
+        try:
+            text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MalformedDataError(f"cannot read {file}: {exc}") from None
+        records = []
+        for n, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise MalformedDataError(f"{file}:{n}: not valid JSON ({exc.msg})") from None
+        with _memory(store) as mem:
+            summary = mem.import_records(records)
+    if as_json:
+        _print_json(summary)
+    else:
+        out.print(f"{summary['units']} units: {summary['stored']} stored, {summary['skipped']} already present")
+
+
+@app.command()
+def reembed(
+    embedder: Annotated[str, typer.Option("--embedder", help="The new embedding model (a registered name).")],
+    store: StoreOpt = None,
+) -> None:
+    """Rebuild every vector with another embedding model and record it in the store."""
+    with _errors(), _memory(store) as mem:
+        before = mem.embedder.name
+        count = mem.reembed(embedder)
+    out.print(f"re-embedded {count} unit(s): {before} -> {embedder}")
 
 
 @app.command()

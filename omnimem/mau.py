@@ -62,6 +62,12 @@ class MAU:
     links: Links = field(default_factory=Links)
     embedding: tuple[float, ...] | None = field(default=None, repr=False, compare=False)
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+    superseded_by: str | None = None  # the unit that replaced this one (kept for history)
+    superseded_at: datetime | None = None  # record time of the replacement
+
+    @property
+    def active(self) -> bool:
+        return self.superseded_by is None
 
     @property
     def source_ids(self) -> tuple[str, ...]:
@@ -94,6 +100,8 @@ class MAU:
             "next_id": self.links.next_id,
             "raw_ref": self.raw_ref,
             "content_hash": self.content_hash,
+            "superseded_by": self.superseded_by,
+            "superseded_at": self.superseded_at.isoformat() if self.superseded_at else None,
             "metadata": dict(self.metadata),
         }
 

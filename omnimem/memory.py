@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -29,7 +29,9 @@ from omnimem.ingest.prepare import AddResult, Pending, clean_text, make_scope, p
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.novelty import NoveltyFilter
 from omnimem.pyramid import Candidate, Context, RawContent, build_context
+from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.cold import content_ref
+from omnimem.timeparse import parse_time
 from omnimem.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
@@ -57,6 +59,7 @@ class Memory:
         llm: LLM | str | bool | None = None,
         settings: Settings | None = None,
         config_file: str | Path | None = None,
+        actor: str | None = None,
         **overrides: Any,
     ) -> None:
         if settings is not None and (overrides or config_file is not None):
@@ -68,6 +71,7 @@ class Memory:
         self._closed = False
         self._chain_tail: str | None = None  # last chained media unit of the current add_* call
         self._tz = _zone(self.settings.timezone)
+        self.actor = actor or _local_user()
         self.novelty = NoveltyFilter(self.settings.novelty_threshold, self.settings.novelty)
         self.llm: LLM | None = None if llm is False else resolve_llm(None if llm is True else llm)
         self.store = SQLiteStore(self.path)
@@ -146,11 +150,60 @@ class Memory:
         agent_id: str | None = None,
         session_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        supersedes: Sequence[str] | None = None,
+        allow_forgotten: bool = False,
     ) -> AddResult:
-        """Remember one piece of text; returns its id or why it was skipped."""
+        """Remember one piece of text; returns its id or why it was skipped.
+
+        ``supersedes`` names units this one replaces: they stay for history
+        but are withheld from search. Content that was forgotten is not
+        stored again unless ``allow_forgotten``.
+        """
         scope = make_scope(user_id, agent_id, session_id)
         item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self._tz, metadata=metadata)
-        return self._ingest([item])[0]
+        if supersedes:
+            if isinstance(supersedes, str):
+                raise InvalidInputError("supersedes must be a list of unit ids")
+            self._check_supersedable(list(supersedes))
+            item = replace(item, supersedes=tuple(supersedes))
+        return self._ingest([item], allow_forgotten=allow_forgotten, action="supersede" if supersedes else "add")[0]
+
+    def update(
+        self,
+        unit_id: str,
+        *,
+        text: str | None = None,
+        time: str | datetime | None = None,
+        speaker: str | None = None,
+        reason: str | None = None,
+    ) -> AddResult:
+        """Replace a unit with a corrected version; the old one is kept for history.
+
+        Fields not given are taken from the old unit. The new unit supersedes
+        the old (search returns the new one; ``include_superseded=True`` both).
+        """
+        old = self.get(unit_id)
+        if old.modality is not Modality.TEXT:
+            raise InvalidInputError("only text units can be updated; add the new media and pass supersedes=")
+        self._check_supersedable([unit_id])
+        body = text if text is not None else (self._full_text(old) or old.summary)
+        item = prepare(
+            body, time=time if time is not None else old.event_time, speaker=speaker if speaker is not None else old.speaker,
+            source_id=None, scope=old.scope, tz=self._tz, metadata=old.metadata,
+        )
+        if item.content_hash == old.content_hash:
+            raise InvalidInputError("the update changes nothing")
+        item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,))
+        return self._ingest([item], action="update", reason=reason, allow_forgotten=True)[0]
+
+    def _check_supersedable(self, ids: list[str]) -> None:
+        with self._lock:
+            found = {u.id: u for u in self.store.get(ids)}
+        for uid in ids:
+            if uid not in found:
+                raise NotFoundError(f"no unit with id {uid!r}")
+            if found[uid].superseded_by is not None:
+                raise InvalidInputError(f"unit {uid} is already superseded by {found[uid].superseded_by}; use that one")
 
     def add_dialogue(
         self,
@@ -160,6 +213,7 @@ class Memory:
         agent_id: str | None = None,
         session_id: str | None = None,
         restate: bool = False,
+        allow_forgotten: bool = False,
         progress: Progress | None = None,
     ) -> list[AddResult]:
         """Remember a list of turns (``text``, ``speaker``, ``time``, optional ``id``).
@@ -175,7 +229,7 @@ class Memory:
         items = [prepare_turn(t, i, scope=scope, tz=self._tz) for i, t in enumerate(turns)]
         if restate:
             return self._restate(items, scope, progress)
-        return self._ingest(items, progress)
+        return self._ingest(items, progress, allow_forgotten=allow_forgotten)
 
     def _restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
         """Write-time restatement: store each window's self-contained units before the next.
@@ -220,7 +274,14 @@ class Memory:
         return results
 
     def _ingest(
-        self, items: Sequence[Pending], progress: Progress | None = None, *, keep_chain: bool = False
+        self,
+        items: Sequence[Pending],
+        progress: Progress | None = None,
+        *,
+        keep_chain: bool = False,
+        allow_forgotten: bool = False,
+        action: str = "add",
+        reason: str | None = None,
     ) -> list[AddResult]:
         results: list[AddResult] = []
         with self._write_lock:
@@ -232,14 +293,18 @@ class Memory:
             recent: dict[Scope, list[tuple[str, str]]] = {}
             for start in range(0, len(items), _BATCH):
                 batch = items[start : start + _BATCH]
-                results.extend(self._ingest_batch(batch, recent))
+                results.extend(self._ingest_batch(batch, recent, allow_forgotten, action, reason))
                 if progress is not None:
                     progress(len(batch))
         return results
 
-    def _ingest_batch(self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]]) -> list[AddResult]:
+    def _ingest_batch(
+        self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]], allow_forgotten: bool,
+        action: str, reason: str | None,
+    ) -> list[AddResult]:
         with self._lock:
             known = self.store.find_hashes([p.content_hash for p in batch])
+            forgotten = {} if allow_forgotten else self.store.tombstoned([p.content_hash for p in batch])
         results: list[AddResult | None] = []
         accepted: list[tuple[int, Pending, str]] = []
         seen_in_batch: dict[str, str] = {}
@@ -251,6 +316,11 @@ class Memory:
             if dup is not None:
                 results.append(AddResult(None, False, "duplicate", 1.0, dup))
                 _count(counts, f"{kind}_duplicate")
+                continue
+            if item.content_hash in forgotten:
+                results.append(AddResult(None, False, "forgotten: this content was deleted; pass allow_forgotten=True",
+                                         None, forgotten[item.content_hash]))
+                _count(counts, f"{kind}_forgotten")
                 continue
             unit_id = item.unit_id or uuid.uuid4().hex
             if item.novelty:
@@ -268,14 +338,15 @@ class Memory:
             results.append(None)
             _count(counts, f"{kind}_stored")
         if accepted:
-            self._store_units(accepted, results, counts)
+            self._store_units(accepted, results, counts, action, reason)
         elif counts:
             with self._lock:
                 self.store.add_stats(counts)
         return [r for r in results if r is not None]
 
     def _store_units(
-        self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float]
+        self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
+        action: str = "add", reason: str | None = None,
     ) -> None:
         summaries = [_summarise(item.text, self.settings.summary_words) for _, item, _ in accepted]
         vectors = self.embedder.embed([search_text(item.speaker, s) for (_, item, _), s in zip(accepted, summaries)])
@@ -304,8 +375,15 @@ class Memory:
         if self.graph is not None:
             text_units = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
             graph_write = self.graph.writer(text_units, self.graph.extract(text_units))
+        supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
+        replaced = tuple(old for olds in supersedes.values() for old in olds)
+        event = AuditEvent(
+            action, self.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
+            {"content_hashes": [u.content_hash for u in units], "modalities": sorted({u.modality.value for u in units}),
+             "supersedes": supersedes},
+        )
         with self._lock:
-            rows = self.store.insert(units, raw, graph_write)
+            rows = self.store.insert(units, raw, graph_write, event=event, supersedes=supersedes)
             self.indexes.added(rows, vectors, self.store.last_write_seq)
             self.store.add_stats(counts)
         self._chain_tail = chained
@@ -404,30 +482,60 @@ class Memory:
             self.store.add_stats(stats)
         return MediaResult(tuple(results), stats, event_id)
 
-    def delete(self, unit_id: str) -> None:
-        """Remove one unit from every tier and index."""
+    def delete(self, unit_id: str, *, reason: str | None = None) -> None:
+        """Remove one unit from every tier and index, with no residue (see :meth:`forget`)."""
         with self._write_lock, self._lock:
             self._check_open()
-            self.indexes.sync()
-            removed = self.store.delete([unit_id])
-            if not removed:
+            found = self.store.get([unit_id])
+            if not found:
                 raise NotFoundError(f"no unit with id {unit_id!r}")
-            self.indexes.removed([rid for rid, _ in removed], self.store.last_write_seq)
+            self._remove([unit_id], AuditEvent("delete", self.actor, (unit_id,), found[0].scope, reason))
 
     def forget(
-        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        unit_ids: Sequence[str] | None = None,
+        all: bool = False,
+        reason: str | None = None,
     ) -> int:
-        """Remove every unit of a scope; returns how many. An empty scope is refused."""
+        """Remove units with zero residue; returns how many.
+
+        Select by scope, by event-time range (``since`` inclusive, ``until``
+        exclusive), or by ids; criteria combine. Nothing selected means
+        nothing, never "everything": wiping the store needs ``all=True``.
+        Content leaves the hot tier, the cold tier (unless another unit shares
+        the file), both indexes (rewritten on disk), the graph, and the bytes
+        leave SQLite's free pages and WAL. A tombstone (ids and hashes, no
+        content) keeps the log truthful and stops re-ingest from restoring it.
+        """
         scope = make_scope(user_id, agent_id, session_id)
-        if scope.is_empty():
-            raise InvalidInputError("forget needs user_id, agent_id or session_id; it never means 'everything'")
+        start = parse_time(since, default_tz=self._tz) if since is not None else None  # type: ignore[arg-type]
+        end = parse_time(until, default_tz=self._tz) if until is not None else None  # type: ignore[arg-type]
+        if scope.is_empty() and start is None and end is None and unit_ids is None and not all:
+            raise InvalidInputError("forget needs a scope, a time range or unit ids; it never means 'everything' "
+                                    "(pass all=True to wipe the store)")
         with self._write_lock, self._lock:
             self._check_open()
-            self.indexes.sync()
-            removed = self.store.delete(self.store.ids_in_scope(scope))
-            if removed:
-                self.indexes.removed([rid for rid, _ in removed], self.store.last_write_seq)
-            return len(removed)
+            ids = [u for u in self.store.get(self.store.ids_in_scope(scope)) if _in_range(u, start, end)]
+            chosen = [u.id for u in ids if unit_ids is None or u.id in set(unit_ids)]
+            details = {"since": start.isoformat() if start else None, "until": end.isoformat() if end else None,
+                       "all": all}
+            self._remove(chosen, AuditEvent("forget", self.actor, (), scope, reason, details))
+            return len(chosen)
+
+    def _remove(self, ids: list[str], event: AuditEvent) -> None:
+        """Delete units everywhere, then scrub: rewrite index files, checkpoint the WAL."""
+        self.indexes.sync()
+        removed = self.store.delete(ids, event=event)
+        if removed:
+            self.indexes.removed([rid for rid, _ in removed], self.store.last_write_seq)
+        self.indexes.save()  # the files on disk must not keep forgotten vectors or words
+        self.store.scrub()
 
     # -- reads ------------------------------------------------------------------
     def get(self, unit_id: str) -> MAU:
@@ -449,8 +557,14 @@ class Memory:
         user_id: str | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
+        include_superseded: bool = False,
+        as_of: str | datetime | None = None,
     ) -> Context:
-        """Hybrid retrieval (dense + BM25, set union) packed into a pyramid context."""
+        """Hybrid retrieval (dense + BM25, set union) packed into a pyramid context.
+
+        Superseded units are withheld unless ``include_superseded``; ``as_of``
+        answers from what the memory held at that time (record time).
+        """
         text = clean_text(query, what="query")
         k = self.settings.top_k if top_k is None else top_k
         th = self.settings.theta if theta is None else theta
@@ -458,11 +572,12 @@ class Memory:
         if k < 1 or limit < 1:
             raise InvalidInputError("top_k and budget must be positive")
         scope = make_scope(user_id, agent_id, session_id)
+        when = parse_time(as_of, default_tz=self._tz) if as_of is not None else None  # type: ignore[arg-type]
         qvec = self.embedder.embed([text])[0]
         with self._lock:
             self._check_open()
             self.indexes.sync()
-            allowed = self.store.rids_in_scope(scope)
+            allowed = self.store.rids_in_scope(scope, include_superseded=include_superseded, as_of=when)
             dense = self.indexes.search_dense(qvec, k, allowed) if self.settings.dense else []
             sparse = self.indexes.search_sparse(text, k, allowed) if self.settings.sparse else []
             order = union_merge([r for r, _ in dense], [r for r, _ in sparse])
@@ -569,6 +684,51 @@ class Memory:
         )
         return answer_question(self.llm, ctx.query, ctx, instructions=instructions)
 
+    def history(self, unit_id: str) -> list[AuditRecord]:
+        """Every logged event about a unit, oldest first (also after it was forgotten)."""
+        with self._lock:
+            self._check_open()
+            return self.store.events(unit_id=unit_id)
+
+    def log(
+        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[AuditRecord]:
+        """The audit log (append-only), optionally for one scope and only the last ``limit`` events."""
+        scope = make_scope(user_id, agent_id, session_id)
+        with self._lock:
+            self._check_open()
+            return self.store.events(scope=scope, limit=limit)
+
+    # -- data access and model changes ------------------------------------------
+    def export(
+        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
+        all: bool = False,
+    ) -> Iterator[dict[str, Any]]:
+        """Everything held about a scope as JSON-ready records (see :mod:`omnimem.governance`)."""
+        from omnimem.governance import export_records
+
+        scope = make_scope(user_id, agent_id, session_id)
+        if scope.is_empty() and not all:
+            raise InvalidInputError("export needs a scope; pass all=True to export the whole store")
+        self._check_open()
+        return export_records(self, scope)
+
+    def import_records(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+        """Load a dump made by :meth:`export`; every record is validated before any is stored."""
+        from omnimem.governance import import_records
+
+        self._check_open()
+        return import_records(self, records)
+
+    def reembed(self, embedder: str | Embedder) -> int:
+        """Rebuild every vector with another embedding model; the store then records that model."""
+        from omnimem.governance import reembed
+
+        self._check_open()
+        instance = create_embedder(embedder) if isinstance(embedder, str) else embedder
+        return reembed(self, instance)
+
     def search_many(self, queries: Sequence[str], *, workers: int = 4, **kwargs: Any) -> list[Context]:
         """``search`` for many queries on a thread pool; results in input order."""
         return _parallel(lambda q: self.search(q, **kwargs), queries, workers)
@@ -630,6 +790,23 @@ class Memory:
         return f"Memory({where!r}, embedder={self.embedder.name!r})"
 
 
+def _local_user() -> str:
+    import getpass
+
+    try:
+        return f"local:{getpass.getuser()}"
+    except (KeyError, OSError):  # no passwd entry (containers)
+        return "local"
+
+
+def _in_range(unit: MAU, start: datetime | None, end: datetime | None) -> bool:
+    if start is None and end is None:
+        return True
+    if unit.event_time is None:
+        return False
+    return (start is None or unit.event_time >= start) and (end is None or unit.event_time < end)
+
+
 def _similarity(qvec: Any, unit: MAU) -> float:
     return float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
 
@@ -667,5 +844,5 @@ def _zone(name: str) -> ZoneInfo | timezone:
 def _mismatch(path: Path | None, stored: str, wanted: str) -> str:
     return (
         f"store {path} was built with embedder {stored!r}, not {wanted!r}; open it without choosing an "
-        f"embedder (or with {stored!r}), or ingest into a new store with {wanted!r}"
+        f"embedder, or switch it with: omnimem reembed --embedder {wanted} --store {path}"
     )

@@ -53,6 +53,7 @@ class Pending:
     chain: bool = False  # link to the previous chained unit of the same call (media segments)
     unit_id: str | None = None  # a pre-assigned id, when other units must point at this one
     source_ids: tuple[str, ...] = ()  # several sources (a restated unit); else ``source_id``
+    supersedes: tuple[str, ...] = ()  # ids of units this one replaces (kept for history, withheld from search)
 
 
 def clean_text(value: object, *, what: str = "text") -> str:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from omnimem.mau import MAU, Modality, Scope
+from omnimem.store.audit import AuditEvent, AuditRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +35,19 @@ class Store(Protocol):
     def init_meta(self, embedder: str, dim: int) -> StoreMeta: ...
 
     def insert(
-        self, units: Sequence[MAU], raw: Mapping[str, bytes], extra: Callable[[Any], None] | None = None
+        self,
+        units: Sequence[MAU],
+        raw: Mapping[str, bytes],
+        extra: Callable[[Any], None] | None = None,
+        *,
+        event: AuditEvent | None = None,
+        supersedes: Mapping[str, Sequence[str]] | None = None,
     ) -> list[tuple[int, MAU]]:
         """Store units (and their raw content) atomically; returns (row id, unit with links).
 
         ``extra`` runs inside the same transaction with the backend's connection
-        (derived rows such as the knowledge graph commit or roll back with the units).
+        (derived rows such as the knowledge graph commit or roll back with the units);
+        ``event`` is logged and ``supersedes`` (new id -> old ids) applied in it too.
         """
         ...
 
@@ -52,11 +61,25 @@ class Store(Protocol):
 
     def recent_metadata(self, scope: Scope, modality: Modality, limit: int) -> list[tuple[str, dict[str, Any]]]: ...
 
-    def rids_in_scope(self, scope: Scope) -> npt.NDArray[np.int64] | None: ...
+    def rids_in_scope(
+        self, scope: Scope, *, include_superseded: bool = False, as_of: datetime | None = None
+    ) -> npt.NDArray[np.int64] | None: ...
 
     def ids_in_scope(self, scope: Scope) -> list[str]: ...
 
-    def delete(self, ids: Sequence[str]) -> list[tuple[int, str]]: ...
+    def delete(
+        self, ids: Sequence[str], *, event: AuditEvent | None = None, tombstone: bool = True
+    ) -> list[tuple[int, str]]: ...
+
+    def supersede(self, pairs: Mapping[str, Sequence[str]], event: AuditEvent) -> None: ...
+
+    def log(self, event: AuditEvent) -> None: ...
+
+    def events(
+        self, *, unit_id: str | None = None, scope: Scope | None = None, limit: int | None = None
+    ) -> list[AuditRecord]: ...
+
+    def tombstoned(self, hashes: Sequence[str]) -> dict[str, str]: ...
 
     def vectors(self, batch: int = 10_000) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]: ...
 

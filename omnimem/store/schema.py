@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from omnimem.graph.store import GRAPH_SCHEMA
+from omnimem.store.audit import AUDIT_SCHEMA
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (
@@ -48,4 +49,17 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         ],
     ),
     (3, "knowledge graph: entities, aliases, relations and their evidence links", list(GRAPH_SCHEMA)),
+    (
+        4,
+        "supersession, record timestamps, audit log and tombstones",
+        [
+            "ALTER TABLE units ADD COLUMN record_ts REAL",
+            "ALTER TABLE units ADD COLUMN superseded_by TEXT",
+            "ALTER TABLE units ADD COLUMN superseded_at TEXT",
+            "ALTER TABLE units ADD COLUMN superseded_ts REAL",
+            "UPDATE units SET record_ts = (julianday(record_time) - 2440587.5) * 86400.0",
+            "CREATE INDEX IF NOT EXISTS units_superseded ON units(superseded_by)",
+            *AUDIT_SCHEMA,
+        ],
+    ),
 ]

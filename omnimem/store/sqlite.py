@@ -12,7 +12,8 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.graph.store import delete_units_cascade
-from omnimem.errors import NotAStoreError, SchemaVersionError, StoreError
+from omnimem.errors import InvalidInputError, NotAStoreError, SchemaVersionError, StoreError
 from omnimem.mau import MAU, Links, Modality, Scope
+from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
 from omnimem.store.base import StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -29,7 +31,8 @@ from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
 DB_NAME = "omnimem.db"
 _COLUMNS = (
     "rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
-    "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding"
+    "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
+    "superseded_by, superseded_at"
 )
 
 
@@ -163,7 +166,13 @@ class SQLiteStore:
             yield self._conn
 
     def insert(
-        self, units: Sequence[MAU], raw: Mapping[str, bytes], extra: Callable[[Any], None] | None = None
+        self,
+        units: Sequence[MAU],
+        raw: Mapping[str, bytes],
+        extra: Callable[[Any], None] | None = None,
+        *,
+        event: AuditEvent | None = None,
+        supersedes: Mapping[str, Sequence[str]] | None = None,
     ) -> list[tuple[int, MAU]]:
         for data in raw.values():  # cold files first: an orphan file is harmless, a dangling ref is not
             self.cold.put(data)
@@ -183,7 +192,7 @@ class SQLiteStore:
                         )
                         cur = conn.execute(
                             f"INSERT INTO units ({_COLUMNS.replace('rid, ', '')}) "
-                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                             _row(linked),
                         )
                         rid = int(cur.lastrowid or 0)
@@ -192,6 +201,10 @@ class SQLiteStore:
                         out.append((rid, linked))
                     if extra is not None:  # derived rows (the graph) commit or roll back with the units
                         extra(conn)
+                    for new_id, old_ids in (supersedes or {}).items():
+                        self._mark_superseded(conn, old_ids, new_id, units[0].record_time)
+                    if event is not None:
+                        log_event(conn, event)
                     self._bump()
             except sqlite3.Error as exc:
                 raise StoreError(f"writing {len(units)} unit(s) failed, nothing was stored: {exc}") from exc
@@ -206,7 +219,48 @@ class SQLiteStore:
         row = self._conn.execute(f"SELECT id FROM units WHERE {where} ORDER BY rid DESC LIMIT 1", args).fetchone()
         return row[0] if row else None
 
-    def delete(self, ids: Sequence[str]) -> list[tuple[int, str]]:
+    def _mark_superseded(self, conn: sqlite3.Connection, old_ids: Sequence[str], new_id: str, when: datetime) -> None:
+        for old in old_ids:
+            cur = conn.execute(
+                "UPDATE units SET superseded_by = ?, superseded_at = ?, superseded_ts = ? "
+                "WHERE id = ? AND superseded_by IS NULL",
+                (new_id, when.isoformat(), when.timestamp(), old),
+            )
+            if cur.rowcount != 1:
+                raise InvalidInputError(f"unit {old!r} does not exist or is already superseded")
+
+    def supersede(self, pairs: Mapping[str, Sequence[str]], event: AuditEvent) -> None:
+        """Mark units as replaced by others (kept for history), with the event, atomically."""
+        now = datetime.now(timezone.utc)
+        with self._lock, self._tx() as conn:
+            for new_id, old_ids in pairs.items():
+                self._mark_superseded(conn, old_ids, new_id, now)
+            log_event(conn, event)
+            self._bump()
+
+    def log(self, event: AuditEvent) -> None:
+        """Record an event that changes no unit row (e.g. a re-embed)."""
+        with self._lock, self._tx() as conn:
+            log_event(conn, event)
+
+    def events(self, *, unit_id: str | None = None, scope: Scope | None = None,
+               limit: int | None = None) -> list[AuditRecord]:
+        with self._lock:
+            return read_events(self._conn, unit_id=unit_id, scope=scope, limit=limit)
+
+    def tombstoned(self, hashes: Sequence[str]) -> dict[str, str]:
+        """Content hashes of forgotten units (hash -> the forgotten unit's id)."""
+        out: dict[str, str] = {}
+        with self._lock:
+            for chunk in _chunks(list(hashes), 500):
+                marks = ",".join("?" * len(chunk))
+                out.update(self._conn.execute(
+                    f"SELECT content_hash, unit_id FROM tombstones WHERE content_hash IN ({marks})", chunk))
+        return out
+
+    def delete(
+        self, ids: Sequence[str], *, event: AuditEvent | None = None, tombstone: bool = True
+    ) -> list[tuple[int, str]]:
         if not ids:
             return []
         with self._lock:
@@ -216,17 +270,24 @@ class SQLiteStore:
                 for chunk in _chunks(list(ids), 500):
                     marks = ",".join("?" * len(chunk))
                     rows = conn.execute(
-                        f"SELECT rid, id, prev_id, raw_ref FROM units WHERE id IN ({marks})", chunk
+                        f"SELECT rid, id, prev_id, raw_ref, content_hash FROM units WHERE id IN ({marks})", chunk
                     ).fetchall()
-                    for rid, uid, prev_id, raw_ref in rows:
+                    for rid, uid, prev_id, raw_ref, chash in rows:
                         # keep the chain whole: the next unit now follows our predecessor
                         conn.execute("UPDATE units SET prev_id = ? WHERE prev_id = ?", (prev_id, uid))
                         conn.execute("DELETE FROM units WHERE rid = ?", (rid,))
                         removed.append((int(rid), str(uid)))
                         if raw_ref:
                             refs.add(raw_ref)
+                        if tombstone:
+                            conn.execute(
+                                "INSERT OR REPLACE INTO tombstones(content_hash, unit_id, forgotten_at) VALUES (?,?,?)",
+                                (chash, uid, datetime.now(timezone.utc).isoformat()),
+                            )
                 if removed:
                     delete_units_cascade(conn, [uid for _, uid in removed])
+                    if event is not None:
+                        log_event(conn, replace(event, unit_ids=tuple(uid for _, uid in removed)))
                     self._bump()
             for ref in refs:
                 still = self._conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone()
@@ -290,11 +351,29 @@ class SQLiteStore:
             ).fetchall()
         return [(str(uid), json.loads(meta)) for uid, meta in rows]
 
-    def rids_in_scope(self, scope: Scope) -> npt.NDArray[np.int64] | None:
-        if scope.is_empty():
-            return None
+    def rids_in_scope(
+        self, scope: Scope, *, include_superseded: bool = False, as_of: datetime | None = None
+    ) -> npt.NDArray[np.int64] | None:
+        """Row ids a search may return; ``None`` when every unit may be returned.
+
+        By default superseded units are withheld. ``as_of`` gives the units the
+        memory held at that time: recorded by then and not yet superseded.
+        """
         where, args = _scope_clause(scope, exact=False)
+        if as_of is not None:
+            where += " AND record_ts <= ?"
+            args.append(as_of.timestamp())
+            if not include_superseded:
+                where += " AND (superseded_ts IS NULL OR superseded_ts > ?)"
+                args.append(as_of.timestamp())
+        elif not include_superseded:
+            where += " AND superseded_by IS NULL"
         with self._lock:
+            if scope.is_empty() and as_of is None:
+                if include_superseded:
+                    return None
+                if self._conn.execute("SELECT 1 FROM units WHERE superseded_by IS NOT NULL LIMIT 1").fetchone() is None:
+                    return None
             rows = self._conn.execute(f"SELECT rid FROM units WHERE {where}", args).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
@@ -350,6 +429,29 @@ class SQLiteStore:
             sessions = self._conn.execute("SELECT COUNT(DISTINCT session_id) FROM units").fetchone()[0]
         return {"units": units, "by_modality": by_modality, "users": users, "sessions": sessions}
 
+    def replace_vectors(
+        self, rids: Sequence[int], vectors: Sequence[Any], embedder: str, dim: int, event: AuditEvent
+    ) -> None:
+        """Swap every unit's embedding and the recorded embedder in one transaction."""
+        with self._lock, self._tx() as conn:
+            conn.executemany(
+                "UPDATE units SET embedding = ? WHERE rid = ?",
+                [(np.asarray(v, dtype=np.float32).tobytes(), rid) for rid, v in zip(rids, vectors, strict=True)],
+            )
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (embedder,))
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'dim'", (str(dim),))
+            log_event(conn, event)
+            self._bump()
+
+    def scrub(self) -> None:
+        """Make deleted bytes unreadable: secure_delete zeroed the pages; move them out of the WAL."""
+        if self.path is None:
+            return
+        with self._lock:
+            busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise StoreError("another process is reading the store; the WAL could not be checkpointed, retry forget")
+
     def close(self) -> None:
         with self._lock:
             try:
@@ -372,13 +474,14 @@ def _row(unit: MAU) -> tuple[Any, ...]:
         unit.event_time.isoformat() if unit.event_time else None,
         unit.record_time.isoformat(), unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id,
         unit.links.prev_id, json.dumps(list(unit.source_ids)), unit.raw_ref, unit.content_hash,
-        json.dumps(unit.metadata), emb,
+        json.dumps(unit.metadata), emb, unit.record_time.timestamp(), unit.superseded_by,
+        unit.superseded_at.isoformat() if unit.superseded_at else None,
     )
 
 
 def _unit(row: Sequence[Any], next_id: str | None) -> MAU:
     (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
-     prev_id, source_ids, raw_ref, chash, metadata, emb) = row
+     prev_id, source_ids, raw_ref, chash, metadata, emb, _record_ts, superseded_by, superseded_at) = row
     return MAU(
         id=uid,
         summary=summary,
@@ -392,4 +495,6 @@ def _unit(row: Sequence[Any], next_id: str | None) -> MAU:
         links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
         embedding=tuple(np.frombuffer(emb, dtype=np.float32).tolist()) if emb else None,
         metadata=json.loads(metadata),
+        superseded_by=superseded_by,
+        superseded_at=datetime.fromisoformat(superseded_at) if superseded_at else None,
     )
