@@ -60,6 +60,7 @@ class Settings:
     restate_window: int = 40  # turns per restatement window (SimpleMem: 40 with 2 of overlap)
     restate_overlap: int = 2
     llm_workers: int = 4  # parallel LLM calls during restatement
+    auto_supersede: bool = False  # with an LLM: let it mark earlier units a new one replaces (logged)
     graph: bool = False  # build the knowledge graph on ingest and expand queries through it
     graph_extractor: str = "auto"  # "spacy", "llm", or "auto" (the LLM when one is configured)
     graph_hops: int = 2

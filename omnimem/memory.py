@@ -389,6 +389,30 @@ class Memory:
         self._chain_tail = chained
         for (pos, _, unit_id), _unit in zip(accepted, units):
             results[pos] = AddResult(unit_id, True, "stored")
+        if self.settings.auto_supersede and self.llm is not None and action != "import":
+            text_units = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
+            self._propose_supersession([u for u, _ in text_units], [v for _, v in text_units])
+
+    def _propose_supersession(self, units: list[MAU], vectors: Any) -> None:
+        """Ask the model which current units each new one replaces; apply and log its answer."""
+        from omnimem.supersede import propose
+
+        assert self.llm is not None
+        new_ids = {u.id for u in units}
+        for unit, vector in zip(units, vectors):
+            same_owner = Scope(unit.user_id, unit.agent_id, None)
+            with self._lock:
+                allowed = self.store.rids_in_scope(same_owner)
+                near = self.indexes.search_dense(vector, 6, allowed)
+                rows = self.store.get_rows([rid for rid, score in near if score >= 0.5])
+            earlier = [u for u in rows.values() if u.id not in new_ids and u.active]
+            chosen, why = propose(self.llm, unit, earlier[:5])
+            if chosen:
+                event = AuditEvent("supersede", f"llm:{self.llm.name}", (unit.id, *chosen), unit.scope,
+                                   f"proposed by the model: {why}" if why else "proposed by the model")
+                with self._lock:
+                    self.store.supersede({unit.id: chosen}, event)
+                    self.indexes.sync()
 
     # -- media -------------------------------------------------------------
     def add_image(

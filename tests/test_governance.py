@@ -218,3 +218,30 @@ def test_cli_governance_commands(tmp_path: Path, monkeypatch):
     assert res.exit_code != 0 and "bad.jsonl:2" in res.stderr
     mismatch = run(app, ["search", "x", "--store", store], env={"OMNIMEM_EMBEDDER": "all-MiniLM-L6-v2"})
     assert mismatch.exit_code != 0 and "omnimem reembed --embedder" in mismatch.stderr
+
+
+def test_llm_proposed_supersession_is_applied_and_logged():
+    import json as _json
+
+    from omnimem.llm import FakeLLM
+
+    def judge(messages) -> str:
+        user = messages[-1]["content"]
+        if "Seattle" in user.split("EARLIER:")[0] and "Boston" in user:
+            number = next(line.split(".")[0] for line in user.split("EARLIER:")[1].splitlines() if "Boston" in line)
+            return _json.dumps({"replaces": [int(number)], "reason": "she moved"})
+        return _json.dumps({"replaces": []})
+
+    llm = FakeLLM(judge)
+    with Memory(embedder="fake", llm=llm, auto_supersede=True) as m:
+        old = m.add("Melanie lives in Boston with her kids", user_id="mel").id
+        m.add("Melanie loves hiking in the mountains", user_id="mel")
+        new = m.add("Melanie now lives in Seattle with her kids", user_id="mel").id
+        assert m.get(old).superseded_by == new
+        assert old not in ids(m.search("where does Melanie live with her kids", user_id="mel"))
+        event = m.history(old)[-1]
+        assert event.action == "supersede" and event.actor == "llm:fake" and "she moved" in event.reason
+    with Memory(embedder="fake", llm=FakeLLM(judge)) as m:  # off by default
+        old = m.add("Melanie lives in Boston with her kids", user_id="mel").id
+        m.add("Melanie now lives in Seattle with her kids", user_id="mel")
+        assert m.get(old).active
