@@ -61,6 +61,8 @@ class Settings:
     restate_overlap: int = 2
     llm_workers: int = 4  # parallel LLM calls during restatement
     auto_supersede: bool = False  # with an LLM: let it mark earlier units a new one replaces (logged)
+    clip_model: str | None = None  # local CLIP checkpoint folder: image embeddings and text-to-image search
+    vision_captions: bool = False  # caption images without a caption with the configured (vision) LLM
     graph: bool = False  # build the knowledge graph on ingest and expand queries through it
     graph_extractor: str = "auto"  # "spacy", "llm", or "auto" (the LLM when one is configured)
     graph_hops: int = 2

@@ -36,6 +36,7 @@ from omnimem.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
     from omnimem.graph.engine import GraphInfo, KnowledgeGraph, Neighbor
+    from omnimem.index.clip import ClipSearch
 
 Progress = Callable[[int], None]
 T = TypeVar("T")
@@ -80,6 +81,7 @@ class Memory:
             index_dir = self.path / "index" if self.path is not None else None
             self.indexes = IndexSet(self.store, self.embedder.dim, index_dir)
             self.graph = self._make_graph() if self.settings.graph else None
+            self.clip = self._make_clip() if self.settings.clip_model else None
         except BaseException:
             self.store.close()
             raise
@@ -97,6 +99,12 @@ class Memory:
             self.store.connection, self.embedder.embed, extractor,
             hops=self.settings.graph_hops, beta=self.settings.graph_beta,
         )
+
+    def _make_clip(self) -> ClipSearch:
+        from omnimem.index.clip import ClipSearch
+        from omnimem.media.clip import CLIPImageEmbedder
+
+        return ClipSearch(self.store, CLIPImageEmbedder(str(self.settings.clip_model)))
 
     def _resolve_embedder(self, requested: str | Embedder | None) -> Embedder:
         wanted = requested if requested is not None else self.settings.embedder
@@ -371,10 +379,18 @@ class Memory:
             )
             if item.chain:
                 chained = unit_id
-        graph_write = None
+        hooks = []
         if self.graph is not None:
             text_units = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
-            graph_write = self.graph.writer(text_units, self.graph.extract(text_units))
+            hooks.append(self.graph.writer(text_units, self.graph.extract(text_units)))
+        if self.clip is not None:
+            hooks.append(self.clip.writer(units, raw))
+        writers = [h for h in hooks if h is not None]
+
+        def graph_write(conn: Any) -> None:
+            for write in writers:
+                write(conn)
+
         supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
         replaced = tuple(old for olds in supersedes.values() for old in olds)
         event = AuditEvent(
@@ -427,13 +443,18 @@ class Memory:
     ) -> AddResult:
         """Remember an image; its bytes go to the cold tier, its caption (or what is known) is searched.
 
-        Without a caption the summary is built offline from the file name, EXIF
-        date and place, and size. A near-duplicate (perceptual hash) of a recent
-        image of the same scope is skipped.
+        Without a caption the summary comes from the configured vision LLM when
+        ``vision_captions`` is on, else offline from the file name, EXIF date and
+        place, and size. A near-duplicate (perceptual hash) of a recent image of
+        the same scope is skipped. With ``clip_model`` set, the image also gets a
+        CLIP vector for text-to-image search.
         """
         scope = make_scope(user_id, agent_id, session_id)
         data, name = media.read_bytes(image, limit=media.MAX_IMAGE_BYTES)
         item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope, tz=self._tz)
+        if not (caption and caption.strip()) and self.settings.vision_captions and self.llm is not None:
+            described = media.describe_image(self.llm, data, str(item.metadata["mime"]))
+            item = replace(item, text=described, metadata={**item.metadata, "caption": "vision-llm"})
         with self._write_lock:
             with self._lock:
                 if self.store.find_hashes([item.content_hash]):  # the very same file: reported as a duplicate
@@ -496,8 +517,14 @@ class Memory:
         if fps <= 0 or max_frames < 1:
             raise InvalidInputError("fps must be positive and max_frames at least 1")
         scope = make_scope(user_id, agent_id, session_id)
+        detector = None
+        if self.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
+            from omnimem.media.scene import EmbeddingChangeDetector
+
+            clip = self.clip.embedder
+            detector = EmbeddingChangeDetector(lambda image: clip.embed_images([image])[0])
         items, stats, event_id = media.video_items(
-            video, time=time, scope=scope, tz=self._tz, fps=fps, max_frames=max_frames
+            video, time=time, scope=scope, tz=self._tz, fps=fps, max_frames=max_frames, detector=detector
         )
         results = self._ingest(items)
         if not results[0].accepted:  # the same video again: nothing new was stored
@@ -615,6 +642,8 @@ class Memory:
                 continue
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
             candidates.append(Candidate(unit, _similarity(qvec, unit), sources))
+        if self.clip is not None:
+            candidates += self._clip_candidates(text, k, allowed, {c.unit.id for c in candidates}, qvec)
         graph_info = None
         if self.graph is not None and self.settings.graph_k > 0:
             candidates, graph_info = self._graph_candidates(text, qvec, scope, allowed, candidates)
@@ -625,6 +654,15 @@ class Memory:
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
         return self._with_raw_bytes(ctx)
+
+    def _clip_candidates(self, query: str, k: int, allowed: Any, present: set[str], qvec: Any) -> list[Candidate]:
+        """Images whose CLIP vector is near the query's, not already found by text."""
+        assert self.clip is not None
+        found = self.clip.search(query, k, allowed)
+        with self._lock:
+            rows = self.store.get_rows([rid for rid, _ in found])
+        return [Candidate(rows[rid], _similarity(qvec, rows[rid]), frozenset({"clip"}))
+                for rid, _ in found if rid in rows and rows[rid].id not in present]
 
     def _graph_candidates(
         self, query: str, qvec: Any, scope: Scope, allowed: Any, candidates: list[Candidate]

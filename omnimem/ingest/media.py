@@ -141,7 +141,7 @@ def audio_items(
 
 
 def video_items(
-    source: Source, *, time: object, scope: Scope, tz: tzinfo, fps: float, max_frames: int
+    source: Source, *, time: object, scope: Scope, tz: tzinfo, fps: float, max_frames: int, detector: Any = None
 ) -> tuple[list[Pending], dict[str, float], str]:
     """A video event unit, its kept frames (image units) and its speech (audio units)."""
     from omnimem.media.video import process_video
@@ -149,7 +149,7 @@ def video_items(
     digest, name = file_digest(source)
     label = name or f"video {digest[:8]}"
     result = process_video(source if not isinstance(source, Path) else str(source), fps=fps,
-                           max_frames=max_frames, keep_audio=True)
+                           max_frames=max_frames, keep_audio=True, detector=detector)
     base = parse_time(time, default_tz=tz) if time is not None else None  # type: ignore[arg-type]
     event_id = uuid.uuid4().hex
     segments = result.audio.segments if result.audio else ()
@@ -192,6 +192,27 @@ def video_items(
         "silence_dropped_seconds": audio.silence_dropped_s if audio else 0.0,
     }
     return items, stats, event_id
+
+
+CAPTION_PROMPT = (
+    "Describe this image in one or two plain sentences for a searchable memory: what it shows, the setting, "
+    "and any readable text. Do not guess names or dates."
+)
+
+
+def describe_image(llm: Any, data: bytes, mime: str) -> str:
+    """A caption from an OpenAI-compatible vision model (image sent inline as a data URL)."""
+    import base64
+
+    url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    messages = [{"role": "user", "content": [
+        {"type": "text", "text": CAPTION_PROMPT},
+        {"type": "image_url", "image_url": {"url": url}},
+    ]}]
+    text = str(llm.complete(messages, max_tokens=120).text).strip()
+    if not text:
+        raise InvalidInputError("the vision model returned an empty caption")
+    return text
 
 
 def raw_tokens(modality: Modality, metadata: dict[str, Any]) -> int:

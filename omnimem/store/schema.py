@@ -5,7 +5,7 @@ from __future__ import annotations
 from omnimem.graph.store import GRAPH_SCHEMA
 from omnimem.store.audit import AUDIT_SCHEMA
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (
@@ -61,5 +61,10 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "CREATE INDEX IF NOT EXISTS units_superseded ON units(superseded_by)",
             *AUDIT_SCHEMA,
         ],
+    ),
+    (
+        5,
+        "CLIP image vectors for text-to-image search",
+        ["CREATE TABLE IF NOT EXISTS clip_vectors (unit_id TEXT PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL)"],
     ),
 ]

@@ -285,7 +285,10 @@ class SQLiteStore:
                                 (chash, uid, datetime.now(timezone.utc).isoformat()),
                             )
                 if removed:
-                    delete_units_cascade(conn, [uid for _, uid in removed])
+                    gone = [uid for _, uid in removed]
+                    delete_units_cascade(conn, gone)
+                    for chunk in _chunks(gone, 500):
+                        conn.execute(f"DELETE FROM clip_vectors WHERE unit_id IN ({','.join('?' * len(chunk))})", chunk)
                     if event is not None:
                         log_event(conn, replace(event, unit_ids=tuple(uid for _, uid in removed)))
                     self._bump()
@@ -442,6 +445,17 @@ class SQLiteStore:
             conn.execute("UPDATE meta SET value = ? WHERE key = 'dim'", (str(dim),))
             log_event(conn, event)
             self._bump()
+
+    def clip_vectors(self, model: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32] | None]:
+        """Row ids and CLIP vectors of the image units embedded by ``model``."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT u.rid, c.vector FROM clip_vectors c JOIN units u ON u.id = c.unit_id WHERE c.model = ? "
+                "ORDER BY u.rid", (model,)).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), None
+        return (np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+                np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]))
 
     def scrub(self) -> None:
         """Make deleted bytes unreadable: secure_delete zeroed the pages; move them out of the WAL."""
