@@ -40,7 +40,7 @@ def export_records(mem: Memory, scope: Scope) -> Iterator[dict[str, Any]]:
            "exported_at": datetime.now(timezone.utc).isoformat(), **scope.as_dict(), "units": len(units)}
     for unit in units:
         record = {"kind": "unit", **unit.to_dict()}
-        record["text"] = mem._full_text(unit) if unit.modality is Modality.TEXT else unit.summary
+        record["text"] = mem._retriever.full_text(unit) if unit.modality is Modality.TEXT else unit.summary
         if unit.raw_ref and unit.modality is not Modality.TEXT:
             record["raw"] = base64.b64encode(mem.store.read_raw(unit.raw_ref)).decode("ascii")
         yield record

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -13,34 +12,31 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import numpy as np
 
 from omnimem.answer import Answer, answer_question
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, StoreError
-from omnimem.fusion import union_merge
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
 from omnimem.ingest import media
 from omnimem.ingest.media import MediaResult
+from omnimem.ingest.pipeline import Ingestor, Progress
 from omnimem.ingest.prepare import AddResult, Pending, clean_text, make_scope, prepare, prepare_turn
-from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
+from omnimem.mau import MAU, Modality
 from omnimem.novelty import NoveltyFilter
-from omnimem.pyramid import Candidate, Context, RawContent, build_context
+from omnimem.pyramid import Context
+from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditEvent, AuditRecord
-from omnimem.store.cold import content_ref
 from omnimem.timeparse import parse_time
 from omnimem.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
-    from omnimem.graph.engine import GraphInfo, KnowledgeGraph, Neighbor
+    from omnimem.graph.engine import KnowledgeGraph, Neighbor
     from omnimem.index.clip import ClipSearch
 
-Progress = Callable[[int], None]
 T = TypeVar("T")
-_BATCH = 256
 
 
 class Memory:
@@ -70,7 +66,6 @@ class Memory:
         self._lock = threading.RLock()  # store and index access (short)
         self._write_lock = threading.RLock()  # one writer at a time; readers are not blocked while it embeds
         self._closed = False
-        self._chain_tail: str | None = None  # last chained media unit of the current add_* call
         self._tz = _zone(self.settings.timezone)
         self.actor = actor or _local_user()
         self.novelty = NoveltyFilter(self.settings.novelty_threshold, self.settings.novelty)
@@ -82,6 +77,8 @@ class Memory:
             self.indexes = IndexSet(self.store, self.embedder.dim, index_dir)
             self.graph = self._make_graph() if self.settings.graph else None
             self.clip = self._make_clip() if self.settings.clip_model else None
+            self._ingestor = Ingestor(self)
+            self._retriever = Retriever(self)
         except BaseException:
             self.store.close()
             raise
@@ -194,7 +191,7 @@ class Memory:
         if old.modality is not Modality.TEXT:
             raise InvalidInputError("only text units can be updated; add the new media and pass supersedes=")
         self._check_supersedable([unit_id])
-        body = text if text is not None else (self._full_text(old) or old.summary)
+        body = text if text is not None else (self._retriever.full_text(old) or old.summary)
         item = prepare(
             body, time=time if time is not None else old.event_time, speaker=speaker if speaker is not None else old.speaker,
             source_id=None, scope=old.scope, tz=self._tz, metadata=old.metadata,
@@ -236,199 +233,12 @@ class Memory:
         scope = make_scope(user_id, agent_id, session_id)
         items = [prepare_turn(t, i, scope=scope, tz=self._tz) for i, t in enumerate(turns)]
         if restate:
-            return self._restate(items, scope, progress)
+            return self._ingestor.restate(items, scope, progress)
         return self._ingest(items, progress, allow_forgotten=allow_forgotten)
 
-    def _restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
-        """Write-time restatement: store each window's self-contained units before the next.
-
-        With an LLM, pronouns are resolved and relative times made absolute;
-        without one, each turn becomes "On <date>, <speaker> said: <text>".
-        Each unit keeps the ids of its source turns. A run that failed part
-        way resumes after the turns already covered by stored units.
-        """
-        from omnimem.restate import Restater, Turn
-
-        turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
-        with self._lock:
-            covered = {s for u in self.store.get(self.store.ids_in_scope(scope)) for s in u.source_ids}
-        start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
-        if start == len(turns):
-            return []
-        overlap = self.settings.restate_overlap
-        todo = turns[max(0, start - overlap) if start else 0 :]
-        restater = Restater(
-            self.llm, window=self.settings.restate_window, overlap=overlap,
-            workers=self.settings.llm_workers, default_tz=self._tz,
-        )
-        session_time = next((t.time for t in turns if t.time is not None), None)
-        results: list[AddResult] = []
-        for window in restater.restate(todo, session_time=session_time):
-            pending = [
-                Pending(
-                    unit.text, unit.speaker, unit.time, scope, None,
-                    content_hash(unit.text, speaker=None, event_time=None, scope=scope,
-                                 source_id="|".join(unit.source_ids)),
-                    metadata={"restated": True, "keywords": list(unit.keywords), "persons": list(unit.persons),
-                              "entities": list(unit.entities), "location": unit.location, "topic": unit.topic},
-                    source_ids=unit.source_ids,
-                )
-                for unit in window.units
-                if not covered.issuperset(unit.source_ids)
-            ]
-            results.extend(self._ingest(pending))
-            if progress is not None:
-                progress(len(window.turn_ids) - (overlap if window.index else 0))
-        return results
-
-    def _ingest(
-        self,
-        items: Sequence[Pending],
-        progress: Progress | None = None,
-        *,
-        keep_chain: bool = False,
-        allow_forgotten: bool = False,
-        action: str = "add",
-        reason: str | None = None,
-    ) -> list[AddResult]:
-        results: list[AddResult] = []
-        with self._write_lock:
-            self._check_open()
-            if not keep_chain:
-                self._chain_tail = None
-            with self._lock:
-                self.indexes.sync()
-            recent: dict[Scope, list[tuple[str, str]]] = {}
-            for start in range(0, len(items), _BATCH):
-                batch = items[start : start + _BATCH]
-                results.extend(self._ingest_batch(batch, recent, allow_forgotten, action, reason))
-                if progress is not None:
-                    progress(len(batch))
-        return results
-
-    def _ingest_batch(
-        self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]], allow_forgotten: bool,
-        action: str, reason: str | None,
-    ) -> list[AddResult]:
-        with self._lock:
-            known = self.store.find_hashes([p.content_hash for p in batch])
-            forgotten = {} if allow_forgotten else self.store.tombstoned([p.content_hash for p in batch])
-        results: list[AddResult | None] = []
-        accepted: list[tuple[int, Pending, str]] = []
-        seen_in_batch: dict[str, str] = {}
-        counts: dict[str, float] = {}
-        window = self.settings.novelty_window
-        for pos, item in enumerate(batch):
-            kind = item.modality.value
-            dup = known.get(item.content_hash) or seen_in_batch.get(item.content_hash)
-            if dup is not None:
-                results.append(AddResult(None, False, "duplicate", 1.0, dup))
-                _count(counts, f"{kind}_duplicate")
-                continue
-            if item.content_hash in forgotten:
-                results.append(AddResult(None, False, "forgotten: this content was deleted; pass allow_forgotten=True",
-                                         None, forgotten[item.content_hash]))
-                _count(counts, f"{kind}_forgotten")
-                continue
-            unit_id = item.unit_id or uuid.uuid4().hex
-            if item.novelty:
-                if item.scope not in recent:
-                    with self._lock:
-                        recent[item.scope] = self.store.recent(item.scope, window)[::-1]
-                decision = self.novelty.check(item.text, recent[item.scope])
-                if not decision.accepted:
-                    results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
-                    _count(counts, f"{kind}_redundant")
-                    continue
-                recent[item.scope] = [*recent[item.scope], (unit_id, item.text)][-window:]
-            seen_in_batch[item.content_hash] = unit_id
-            accepted.append((pos, item, unit_id))
-            results.append(None)
-            _count(counts, f"{kind}_stored")
-        if accepted:
-            self._store_units(accepted, results, counts, action, reason)
-        elif counts:
-            with self._lock:
-                self.store.add_stats(counts)
-        return [r for r in results if r is not None]
-
-    def _store_units(
-        self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
-        action: str = "add", reason: str | None = None,
-    ) -> None:
-        summaries = [_summarise(item.text, self.settings.summary_words) for _, item, _ in accepted]
-        vectors = self.embedder.embed([search_text(item.speaker, s) for (_, item, _), s in zip(accepted, summaries)])
-        now = datetime.now(timezone.utc)
-        units: list[MAU] = []
-        raw: dict[str, bytes] = {}
-        chained: str | None = self._chain_tail
-        for (_, item, unit_id), summary, vector in zip(accepted, summaries, vectors):
-            ref = None
-            data = item.raw if item.raw is not None else (item.text.encode("utf-8") if summary != item.text else None)
-            if data is not None:  # media, or the full version of a long text: cold tier
-                ref = content_ref(data)
-                raw[ref] = data
-            prev = chained if item.chain else None
-            units.append(
-                MAU(
-                    id=unit_id, summary=summary, modality=item.modality, event_time=item.event_time,
-                    record_time=now, scope=item.scope, content_hash=item.content_hash, speaker=item.speaker,
-                    raw_ref=ref, links=Links(prev, None, item.source_ids or ((item.source_id,) if item.source_id else ())),
-                    embedding=tuple(vector.tolist()), metadata=item.metadata,
-                )
-            )
-            if item.chain:
-                chained = unit_id
-        hooks = []
-        if self.graph is not None:
-            text_units = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
-            hooks.append(self.graph.writer(text_units, self.graph.extract(text_units)))
-        if self.clip is not None:
-            hooks.append(self.clip.writer(units, raw))
-        writers = [h for h in hooks if h is not None]
-
-        def graph_write(conn: Any) -> None:
-            for write in writers:
-                write(conn)
-
-        supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
-        replaced = tuple(old for olds in supersedes.values() for old in olds)
-        event = AuditEvent(
-            action, self.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
-            {"content_hashes": [u.content_hash for u in units], "modalities": sorted({u.modality.value for u in units}),
-             "supersedes": supersedes},
-        )
-        with self._lock:
-            rows = self.store.insert(units, raw, graph_write, event=event, supersedes=supersedes)
-            self.indexes.added(rows, vectors, self.store.last_write_seq)
-            self.store.add_stats(counts)
-        self._chain_tail = chained
-        for (pos, _, unit_id), _unit in zip(accepted, units):
-            results[pos] = AddResult(unit_id, True, "stored")
-        if self.settings.auto_supersede and self.llm is not None and action != "import":
-            text_units = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
-            self._propose_supersession([u for u, _ in text_units], [v for _, v in text_units])
-
-    def _propose_supersession(self, units: list[MAU], vectors: Any) -> None:
-        """Ask the model which current units each new one replaces; apply and log its answer."""
-        from omnimem.supersede import propose
-
-        assert self.llm is not None
-        new_ids = {u.id for u in units}
-        for unit, vector in zip(units, vectors):
-            same_owner = Scope(unit.user_id, unit.agent_id, None)
-            with self._lock:
-                allowed = self.store.rids_in_scope(same_owner)
-                near = self.indexes.search_dense(vector, 6, allowed)
-                rows = self.store.get_rows([rid for rid, score in near if score >= 0.5])
-            earlier = [u for u in rows.values() if u.id not in new_ids and u.active]
-            chosen, why = propose(self.llm, unit, earlier[:5])
-            if chosen:
-                event = AuditEvent("supersede", f"llm:{self.llm.name}", (unit.id, *chosen), unit.scope,
-                                   f"proposed by the model: {why}" if why else "proposed by the model")
-                with self._lock:
-                    self.store.supersede({unit.id: chosen}, event)
-                    self.indexes.sync()
+    def _ingest(self, items: Sequence[Pending], progress: Progress | None = None, **options: Any) -> list[AddResult]:
+        """Store validated units (see :class:`omnimem.ingest.pipeline.Ingestor`)."""
+        return self._ingestor.ingest(items, progress, **options)
 
     # -- media -------------------------------------------------------------
     def add_image(
@@ -624,78 +434,7 @@ class Memory:
             raise InvalidInputError("top_k and budget must be positive")
         scope = make_scope(user_id, agent_id, session_id)
         when = parse_time(as_of, default_tz=self._tz) if as_of is not None else None  # type: ignore[arg-type]
-        qvec = self.embedder.embed([text])[0]
-        with self._lock:
-            self._check_open()
-            self.indexes.sync()
-            allowed = self.store.rids_in_scope(scope, include_superseded=include_superseded, as_of=when)
-            dense = self.indexes.search_dense(qvec, k, allowed) if self.settings.dense else []
-            sparse = self.indexes.search_sparse(text, k, allowed) if self.settings.sparse else []
-            order = union_merge([r for r, _ in dense], [r for r, _ in sparse])
-            units = self.store.get_rows(order)
-        dense_ids = {r for r, _ in dense}
-        sparse_ids = {r for r, _ in sparse}
-        candidates = []
-        for rid in order:
-            unit = units.get(rid)
-            if unit is None:  # deleted between index and fetch
-                continue
-            sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
-            candidates.append(Candidate(unit, _similarity(qvec, unit), sources))
-        if self.clip is not None:
-            candidates += self._clip_candidates(text, k, allowed, {c.unit.id for c in candidates}, qvec)
-        graph_info = None
-        if self.graph is not None and self.settings.graph_k > 0:
-            candidates, graph_info = self._graph_candidates(text, qvec, scope, allowed, candidates)
-        ctx = build_context(
-            text, candidates, theta=th, budget=limit, full_text=self._full_text, raw_content=self._raw,
-            max_level=self.settings.max_level,
-        )
-        if graph_info is not None:
-            ctx = replace(ctx, graph=graph_info.to_dict())
-        return self._with_raw_bytes(ctx)
-
-    def _clip_candidates(self, query: str, k: int, allowed: Any, present: set[str], qvec: Any) -> list[Candidate]:
-        """Images whose CLIP vector is near the query's, not already found by text."""
-        assert self.clip is not None
-        found = self.clip.search(query, k, allowed)
-        with self._lock:
-            rows = self.store.get_rows([rid for rid, _ in found])
-        return [Candidate(rows[rid], _similarity(qvec, rows[rid]), frozenset({"clip"}))
-                for rid, _ in found if rid in rows and rows[rid].id not in present]
-
-    def _graph_candidates(
-        self, query: str, qvec: Any, scope: Scope, allowed: Any, candidates: list[Candidate]
-    ) -> tuple[list[Candidate], GraphInfo]:
-        """Mark hybrid hits the graph also reached; append the best graph-only units."""
-        assert self.graph is not None
-        unit_scores, info = self.graph.expand_units(query, scope)
-        if not unit_scores:
-            return candidates, info
-        present = {c.unit.id for c in candidates}
-        marked = [replace(c, sources=c.sources | {"graph"}) if c.unit.id in unit_scores else c for c in candidates]
-        pool = sorted((uid for uid in unit_scores if uid not in present), key=lambda u: (-unit_scores[u], u))[:500]
-        with self._lock:
-            found = self.store.get(pool)
-        allowed_set = None if allowed is None else set(allowed.tolist())
-        top = max(unit_scores.values())
-        ranked: list[tuple[float, MAU]] = []
-        for unit in found:
-            if scope.session_id is not None and unit.session_id != scope.session_id:
-                continue
-            if allowed_set is not None and not self._in_scope(unit, scope):
-                continue
-            weight = 0.5 + 0.5 * unit_scores[unit.id] / top
-            ranked.append((max(_similarity(qvec, unit), 0.0) * weight, unit))
-        ranked.sort(key=lambda r: (-r[0], r[1].id))
-        added = [Candidate(u, _similarity(qvec, u), frozenset({"graph"})) for _, u in ranked[: self.settings.graph_k]]
-        info = replace(info, added=tuple(c.unit.id for c in added))
-        return marked + added, info
-
-    @staticmethod
-    def _in_scope(unit: MAU, scope: Scope) -> bool:
-        return all(want is None or have == want for want, have in zip(
-            (scope.user_id, scope.agent_id, scope.session_id), (unit.user_id, unit.agent_id, unit.session_id)))
+        return self._retriever.search(text, k, th, limit, scope, include_superseded, when)
 
     # -- graph API ------------------------------------------------------------
     def _need_graph(self) -> KnowledgeGraph:
@@ -799,36 +538,6 @@ class Memory:
         """``ask`` for many questions on a thread pool; results in input order."""
         return _parallel(lambda q: self.ask(q, **kwargs), questions, workers)
 
-    def _full_text(self, unit: MAU) -> str | None:
-        if unit.modality is not Modality.TEXT:
-            return str(unit.metadata.get("transcript") or unit.summary)
-        if unit.raw_ref is None:
-            return unit.summary
-        return self.store.read_raw(unit.raw_ref).decode("utf-8")
-
-    def _raw(self, unit: MAU) -> RawContent | None:
-        """Level-3 content: media only (a text unit's raw content is its full text, level 2)."""
-        if unit.raw_ref is None or unit.modality is Modality.TEXT:
-            return None
-        meta = unit.metadata
-        mime = str(meta.get("mime", "application/octet-stream"))
-        if unit.modality is Modality.IMAGE:
-            label = f"<image {mime} {meta.get('width')}x{meta.get('height')} ref={unit.raw_ref[:12]}>"
-        else:
-            label = f"<audio {mime} {meta.get('start_s')}-{meta.get('end_s')}s ref={unit.raw_ref[:12]}>"
-        return RawContent(label, mime, None, media.raw_tokens(unit.modality, meta))
-
-    def _with_raw_bytes(self, ctx: Context) -> Context:
-        """Load cold-tier bytes only for the hits that reached level 3."""
-        if not any(h.level == 3 for h in ctx.hits):
-            return ctx
-        hits = tuple(
-            replace(h, raw=replace(h.raw, data=self.store.read_raw(h.unit.raw_ref)))
-            if h.level == 3 and h.raw is not None and h.unit.raw_ref else h
-            for h in ctx.hits
-        )
-        return replace(ctx, hits=hits)
-
     def stats(self) -> dict[str, Any]:
         """Counts and configuration, for ``omnimem stats``."""
         with self._lock:
@@ -869,14 +578,6 @@ def _in_range(unit: MAU, start: datetime | None, end: datetime | None) -> bool:
     return (start is None or unit.event_time >= start) and (end is None or unit.event_time < end)
 
 
-def _similarity(qvec: Any, unit: MAU) -> float:
-    return float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
-
-
-def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:
-    counts[name] = counts.get(name, 0.0) + amount
-
-
 def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> list[T]:
     if workers < 1:
         raise InvalidInputError("workers must be at least 1")
@@ -884,14 +585,6 @@ def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> lis
         return [fn(item) for item in items]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="omnimem") as pool:
         return list(pool.map(fn, items))
-
-
-def _summarise(text: str, max_words: int) -> str:
-    """Offline summary: the first ``max_words`` words; the rest stays in the cold tier."""
-    words = text.split()
-    if len(words) <= max_words:
-        return text
-    return " ".join(words[:max_words]) + " …"
 
 
 def _zone(name: str) -> ZoneInfo | timezone:

@@ -13,7 +13,7 @@ import math
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
+from datetime import timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 

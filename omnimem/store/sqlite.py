@@ -319,6 +319,13 @@ class SQLiteStore:
                 found[unit.id] = unit
         return [found[i] for i in ids if i in found]
 
+    def get_with_rids(self, ids: Sequence[str]) -> list[tuple[int, MAU]]:
+        """Units by id with their row ids (what index filters speak)."""
+        out: list[tuple[int, MAU]] = []
+        for chunk in _chunks(list(ids), 500):
+            out.extend(self._units(f"id IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
     def get_rows(self, rids: Sequence[int]) -> dict[int, MAU]:
         out: dict[int, MAU] = {}
         for chunk in _chunks(list(rids), 500):

@@ -1,0 +1,235 @@
+"""The write path: validation is done; here units are de-duplicated, filtered,
+embedded, stored with their graph rows and audit event, and indexed.
+
+One writer at a time (the memory's write lock); store and index access under
+the short lock, so searches keep running while a batch is being embedded.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from omnimem.ingest.prepare import AddResult, Pending
+from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
+from omnimem.store.audit import AuditEvent
+from omnimem.store.cold import content_ref
+
+if TYPE_CHECKING:
+    from omnimem.memory import Memory
+
+Progress = Callable[[int], None]
+BATCH = 256
+
+
+class Ingestor:
+    """Stores pending units for one Memory."""
+
+    def __init__(self, mem: Memory) -> None:
+        self.mem = mem
+        self._chain_tail: str | None = None  # last chained media unit of the current add_* call
+
+    def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
+        """Write-time restatement: store each window's self-contained units before the next.
+
+        With an LLM, pronouns are resolved and relative times made absolute;
+        without one, each turn becomes "On <date>, <speaker> said: <text>".
+        Each unit keeps the ids of its source turns. A run that failed part
+        way resumes after the turns already covered by stored units.
+        """
+        from omnimem.restate import Restater, Turn
+
+        turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
+        with self.mem._lock:
+            covered = {s for u in self.mem.store.get(self.mem.store.ids_in_scope(scope)) for s in u.source_ids}
+        start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
+        if start == len(turns):
+            return []
+        overlap = self.mem.settings.restate_overlap
+        todo = turns[max(0, start - overlap) if start else 0 :]
+        restater = Restater(
+            self.mem.llm, window=self.mem.settings.restate_window, overlap=overlap,
+            workers=self.mem.settings.llm_workers, default_tz=self.mem._tz,
+        )
+        session_time = next((t.time for t in turns if t.time is not None), None)
+        results: list[AddResult] = []
+        for window in restater.restate(todo, session_time=session_time):
+            pending = [
+                Pending(
+                    unit.text, unit.speaker, unit.time, scope, None,
+                    content_hash(unit.text, speaker=None, event_time=None, scope=scope,
+                                 source_id="|".join(unit.source_ids)),
+                    metadata={"restated": True, "keywords": list(unit.keywords), "persons": list(unit.persons),
+                              "entities": list(unit.entities), "location": unit.location, "topic": unit.topic},
+                    source_ids=unit.source_ids,
+                )
+                for unit in window.units
+                if not covered.issuperset(unit.source_ids)
+            ]
+            results.extend(self.ingest(pending))
+            if progress is not None:
+                progress(len(window.turn_ids) - (overlap if window.index else 0))
+        return results
+
+    def ingest(
+        self,
+        items: Sequence[Pending],
+        progress: Progress | None = None,
+        *,
+        keep_chain: bool = False,
+        allow_forgotten: bool = False,
+        action: str = "add",
+        reason: str | None = None,
+    ) -> list[AddResult]:
+        results: list[AddResult] = []
+        with self.mem._write_lock:
+            self.mem._check_open()
+            if not keep_chain:
+                self._chain_tail = None
+            with self.mem._lock:
+                self.mem.indexes.sync()
+            recent: dict[Scope, list[tuple[str, str]]] = {}
+            for start in range(0, len(items), BATCH):
+                batch = items[start : start + BATCH]
+                results.extend(self._batch(batch, recent, allow_forgotten, action, reason))
+                if progress is not None:
+                    progress(len(batch))
+        return results
+
+    def _batch(
+        self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]], allow_forgotten: bool,
+        action: str, reason: str | None,
+    ) -> list[AddResult]:
+        with self.mem._lock:
+            known = self.mem.store.find_hashes([p.content_hash for p in batch])
+            forgotten = {} if allow_forgotten else self.mem.store.tombstoned([p.content_hash for p in batch])
+        results: list[AddResult | None] = []
+        accepted: list[tuple[int, Pending, str]] = []
+        seen_in_batch: dict[str, str] = {}
+        counts: dict[str, float] = {}
+        window = self.mem.settings.novelty_window
+        for pos, item in enumerate(batch):
+            kind = item.modality.value
+            dup = known.get(item.content_hash) or seen_in_batch.get(item.content_hash)
+            if dup is not None:
+                results.append(AddResult(None, False, "duplicate", 1.0, dup))
+                _count(counts, f"{kind}_duplicate")
+                continue
+            if item.content_hash in forgotten:
+                results.append(AddResult(None, False, "forgotten: this content was deleted; pass allow_forgotten=True",
+                                         None, forgotten[item.content_hash]))
+                _count(counts, f"{kind}_forgotten")
+                continue
+            unit_id = item.unit_id or uuid.uuid4().hex
+            if item.novelty:
+                if item.scope not in recent:
+                    with self.mem._lock:
+                        recent[item.scope] = self.mem.store.recent(item.scope, window)[::-1]
+                decision = self.mem.novelty.check(item.text, recent[item.scope])
+                if not decision.accepted:
+                    results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
+                    _count(counts, f"{kind}_redundant")
+                    continue
+                recent[item.scope] = [*recent[item.scope], (unit_id, item.text)][-window:]
+            seen_in_batch[item.content_hash] = unit_id
+            accepted.append((pos, item, unit_id))
+            results.append(None)
+            _count(counts, f"{kind}_stored")
+        if accepted:
+            self._store(accepted, results, counts, action, reason)
+        elif counts:
+            with self.mem._lock:
+                self.mem.store.add_stats(counts)
+        return [r for r in results if r is not None]
+
+    def _store(
+        self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
+        action: str = "add", reason: str | None = None,
+    ) -> None:
+        summaries = [summarise(item.text, self.mem.settings.summary_words) for _, item, _ in accepted]
+        vectors = self.mem.embedder.embed([search_text(item.speaker, s) for (_, item, _), s in zip(accepted, summaries)])
+        now = datetime.now(timezone.utc)
+        units: list[MAU] = []
+        raw: dict[str, bytes] = {}
+        chained: str | None = self._chain_tail
+        for (_, item, unit_id), summary, vector in zip(accepted, summaries, vectors):
+            ref = None
+            data = item.raw if item.raw is not None else (item.text.encode("utf-8") if summary != item.text else None)
+            if data is not None:  # media, or the full version of a long text: cold tier
+                ref = content_ref(data)
+                raw[ref] = data
+            prev = chained if item.chain else None
+            units.append(
+                MAU(
+                    id=unit_id, summary=summary, modality=item.modality, event_time=item.event_time,
+                    record_time=now, scope=item.scope, content_hash=item.content_hash, speaker=item.speaker,
+                    raw_ref=ref, links=Links(prev, None, item.source_ids or ((item.source_id,) if item.source_id else ())),
+                    embedding=tuple(vector.tolist()), metadata=item.metadata,
+                )
+            )
+            if item.chain:
+                chained = unit_id
+        hooks = []
+        if self.mem.graph is not None:
+            text_units = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
+            hooks.append(self.mem.graph.writer(text_units, self.mem.graph.extract(text_units)))
+        if self.mem.clip is not None:
+            hooks.append(self.mem.clip.writer(units, raw))
+        writers = [h for h in hooks if h is not None]
+
+        def graph_write(conn: Any) -> None:
+            for write in writers:
+                write(conn)
+
+        supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
+        replaced = tuple(old for olds in supersedes.values() for old in olds)
+        event = AuditEvent(
+            action, self.mem.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
+            {"content_hashes": [u.content_hash for u in units], "modalities": sorted({u.modality.value for u in units}),
+             "supersedes": supersedes},
+        )
+        with self.mem._lock:
+            rows = self.mem.store.insert(units, raw, graph_write, event=event, supersedes=supersedes)
+            self.mem.indexes.added(rows, vectors, self.mem.store.last_write_seq)
+            self.mem.store.add_stats(counts)
+        self._chain_tail = chained
+        for (pos, _, unit_id), _unit in zip(accepted, units):
+            results[pos] = AddResult(unit_id, True, "stored")
+        if self.mem.settings.auto_supersede and self.mem.llm is not None and action != "import":
+            text_units = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
+            self._propose_supersession([u for u, _ in text_units], [v for _, v in text_units])
+
+    def _propose_supersession(self, units: list[MAU], vectors: Any) -> None:
+        """Ask the model which current units each new one replaces; apply and log its answer."""
+        from omnimem.supersede import propose
+
+        assert self.mem.llm is not None
+        new_ids = {u.id for u in units}
+        for unit, vector in zip(units, vectors):
+            same_owner = Scope(unit.user_id, unit.agent_id, None)
+            with self.mem._lock:
+                allowed = self.mem.store.rids_in_scope(same_owner)
+                near = self.mem.indexes.search_dense(vector, 6, allowed)
+                rows = self.mem.store.get_rows([rid for rid, score in near if score >= 0.5])
+            earlier = [u for u in rows.values() if u.id not in new_ids and u.active]
+            chosen, why = propose(self.mem.llm, unit, earlier[:5])
+            if chosen:
+                event = AuditEvent("supersede", f"llm:{self.mem.llm.name}", (unit.id, *chosen), unit.scope,
+                                   f"proposed by the model: {why}" if why else "proposed by the model")
+                with self.mem._lock:
+                    self.mem.store.supersede({unit.id: chosen}, event)
+                    self.mem.indexes.sync()
+
+
+def summarise(text: str, max_words: int) -> str:
+    """Offline summary: the first ``max_words`` words; the rest stays in the cold tier."""
+    words = text.split()
+    if len(words) <= max_words:
+        return text
+    return " ".join(words[:max_words]) + " …"
+
+
+def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:
+    counts[name] = counts.get(name, 0.0) + amount

@@ -1,0 +1,141 @@
+"""Retrieval: hybrid search, CLIP and graph candidates, the pyramid and raw content.
+
+The facade validates arguments and hands over here; this module holds the
+order of operations of a search. Store and index access happens under the
+memory's lock, embedding and packing outside it, so searches run in parallel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from omnimem.fusion import union_merge
+from omnimem.ingest import media
+from omnimem.mau import MAU, Modality, Scope
+from omnimem.pyramid import Candidate, Context, RawContent, build_context
+
+if TYPE_CHECKING:
+    from omnimem.graph.engine import GraphInfo
+    from omnimem.memory import Memory
+
+
+class Retriever:
+    """Runs searches against one Memory's store and indexes."""
+
+    def __init__(self, mem: Memory) -> None:
+        self.mem = mem
+
+    def search(
+        self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None
+    ) -> Context:
+        """Dense + BM25 (set union), then CLIP and graph candidates, then the pyramid."""
+        m = self.mem
+        qvec = m.embedder.embed([text])[0]
+        with m._lock:
+            m._check_open()
+            m.indexes.sync()
+            allowed = m.store.rids_in_scope(scope, include_superseded=include_superseded, as_of=when)
+            dense = m.indexes.search_dense(qvec, k, allowed) if m.settings.dense else []
+            sparse = m.indexes.search_sparse(text, k, allowed) if m.settings.sparse else []
+            order = union_merge([r for r, _ in dense], [r for r, _ in sparse])
+            units = m.store.get_rows(order)
+        dense_ids = {r for r, _ in dense}
+        sparse_ids = {r for r, _ in sparse}
+        candidates = []
+        for rid in order:
+            unit = units.get(rid)
+            if unit is None:  # deleted between index and fetch
+                continue
+            sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
+            candidates.append(Candidate(unit, similarity(qvec, unit), sources))
+        if m.clip is not None:
+            candidates += self._clip_candidates(text, k, allowed, {c.unit.id for c in candidates}, qvec)
+        graph_info = None
+        if m.graph is not None and m.settings.graph_k > 0:
+            candidates, graph_info = self._graph_candidates(text, qvec, scope, allowed, candidates)
+        ctx = build_context(
+            text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
+            max_level=m.settings.max_level,
+        )
+        if graph_info is not None:
+            ctx = replace(ctx, graph=graph_info.to_dict())
+        return self._with_raw_bytes(ctx)
+
+    def _clip_candidates(self, query: str, k: int, allowed: Any, present: set[str], qvec: Any) -> list[Candidate]:
+        """Images whose CLIP vector is near the query's, not already found by text."""
+        m = self.mem
+        assert m.clip is not None
+        found = m.clip.search(query, k, allowed)
+        with m._lock:
+            rows = m.store.get_rows([rid for rid, _ in found])
+        return [Candidate(rows[rid], similarity(qvec, rows[rid]), frozenset({"clip"}))
+                for rid, _ in found if rid in rows and rows[rid].id not in present]
+
+    def _graph_candidates(
+        self, query: str, qvec: Any, scope: Scope, allowed: Any, candidates: list[Candidate]
+    ) -> tuple[list[Candidate], GraphInfo]:
+        """Mark hybrid hits the graph also reached; append the best graph-only units."""
+        m = self.mem
+        assert m.graph is not None
+        unit_scores, info = m.graph.expand_units(query, scope)
+        if not unit_scores:
+            return candidates, info
+        present = {c.unit.id for c in candidates}
+        marked = [replace(c, sources=c.sources | {"graph"}) if c.unit.id in unit_scores else c for c in candidates]
+        pool = sorted((uid for uid in unit_scores if uid not in present), key=lambda u: (-unit_scores[u], u))[:500]
+        with m._lock:
+            found = m.store.get_with_rids(pool)
+        allowed_set = None if allowed is None else set(allowed.tolist())  # scope, supersession and as_of at once
+        top = max(unit_scores.values())
+        ranked: list[tuple[float, MAU]] = []
+        for rid, unit in found:
+            if allowed_set is not None and rid not in allowed_set:
+                continue
+            weight = 0.5 + 0.5 * unit_scores[unit.id] / top
+            ranked.append((max(similarity(qvec, unit), 0.0) * weight, unit))
+        ranked.sort(key=lambda r: (-r[0], r[1].id))
+        added = [Candidate(u, similarity(qvec, u), frozenset({"graph"})) for _, u in ranked[: m.settings.graph_k]]
+        info = replace(info, added=tuple(c.unit.id for c in added))
+        return marked + added, info
+
+    def full_text(self, unit: MAU) -> str | None:
+        """Level-2 text: the full text of a long unit (cold tier), a transcript, or the summary."""
+        m = self.mem
+        if unit.modality is not Modality.TEXT:
+            return str(unit.metadata.get("transcript") or unit.summary)
+        if unit.raw_ref is None:
+            return unit.summary
+        return m.store.read_raw(unit.raw_ref).decode("utf-8")
+
+    def raw(self, unit: MAU) -> RawContent | None:
+        """Level-3 content: media only (a text unit's raw content is its full text, level 2)."""
+        if unit.raw_ref is None or unit.modality is Modality.TEXT:
+            return None
+        meta = unit.metadata
+        mime = str(meta.get("mime", "application/octet-stream"))
+        if unit.modality is Modality.IMAGE:
+            label = f"<image {mime} {meta.get('width')}x{meta.get('height')} ref={unit.raw_ref[:12]}>"
+        else:
+            label = f"<audio {mime} {meta.get('start_s')}-{meta.get('end_s')}s ref={unit.raw_ref[:12]}>"
+        return RawContent(label, mime, None, media.raw_tokens(unit.modality, meta))
+
+    def _with_raw_bytes(self, ctx: Context) -> Context:
+        """Load cold-tier bytes only for the hits that reached level 3."""
+        m = self.mem
+        if not any(h.level == 3 for h in ctx.hits):
+            return ctx
+        hits = tuple(
+            replace(h, raw=replace(h.raw, data=m.store.read_raw(h.unit.raw_ref)))
+            if h.level == 3 and h.raw is not None and h.unit.raw_ref else h
+            for h in ctx.hits
+        )
+        return replace(ctx, hits=hits)
+
+
+def similarity(qvec: Any, unit: MAU) -> float:
+    """Cosine similarity of a query vector and a unit's (both normalised)."""
+    return float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
