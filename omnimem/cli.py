@@ -528,6 +528,19 @@ def graph_export(
     sys.stdout.write(text + "\n")
 
 
+bench_app = typer.Typer(help="Benchmarks: retrieval quality (LoCoMo, Mem-Gallery) and speed.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+def _mount_benchmarks() -> None:
+    from omnimem.bench import commands_perf
+
+    commands_perf.register(bench_app)
+
+
+_mount_benchmarks()
+
+
 def main() -> None:
     app()
 

@@ -10,11 +10,14 @@ from omnimem.embed.base import (
 )
 from omnimem.embed.fake import FakeEmbedder
 from omnimem.embed.minilm import MODEL_NAME, MiniLMEmbedder
+from omnimem.embed.onnx import ONNX_NAME, OnnxMiniLMEmbedder
 
 DEFAULT_EMBEDDER = MODEL_NAME
 
 register_embedder(MODEL_NAME, MiniLMEmbedder, aliases=("minilm", "default"))
 register_embedder("fake", FakeEmbedder)
+
+register_embedder(ONNX_NAME, OnnxMiniLMEmbedder, aliases=("minilm-onnx", "onnx"))
 
 __all__ = [
     "DEFAULT_EMBEDDER",

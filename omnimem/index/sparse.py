@@ -14,18 +14,27 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import bm25s
 import numpy as np
-import Stemmer
-
-_STEMMER = Stemmer.Stemmer("english")
 
 TextSource = Callable[[], Iterable[tuple[int, str]]]
+_STEMMER: Any = None
+
+
+def _bm25s() -> Any:
+    """bm25s pulls in scipy: imported on first use, so opening a store stays fast."""
+    import bm25s
+
+    return bm25s
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
     """Lower-case, drop English stop words, stem."""
-    tokens: list[list[str]] = bm25s.tokenize(
+    global _STEMMER
+    if _STEMMER is None:
+        import Stemmer
+
+        _STEMMER = Stemmer.Stemmer("english")
+    tokens: list[list[str]] = _bm25s().tokenize(
         texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False
     )
     return tokens
@@ -68,7 +77,7 @@ class SparseIndex:
         self._pos = {rid: i for i, rid in enumerate(ids)}
         self._bm25 = None
         if ids:
-            bm25 = bm25s.BM25()
+            bm25 = _bm25s().BM25()
             bm25.index(tokenize(texts), show_progress=False)
             self._bm25 = bm25
         self._stale = False
@@ -112,7 +121,7 @@ class SparseIndex:
         """Load a saved index; the caller checks it is current."""
         index = cls(source)
         final = folder / "bm25"
-        index._bm25 = bm25s.BM25.load(str(final))
+        index._bm25 = _bm25s().BM25.load(str(final))
         index._ids = json.loads((final / "omnimem_ids.json").read_text(encoding="utf-8"))
         index._pos = {rid: i for i, rid in enumerate(index._ids)}
         index._stale = False
