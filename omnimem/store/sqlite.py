@@ -181,24 +181,19 @@ class SQLiteStore:
             try:
                 with self._tx() as conn:
                     last: dict[Scope, str | None] = {}
-                    for unit in units:
+                    # row ids assigned here (inside the write lock of BEGIN IMMEDIATE) so one
+                    # executemany inserts the whole batch
+                    next_rid = int(conn.execute("SELECT COALESCE(MAX(rid), 0) FROM units").fetchone()[0]) + 1
+                    for offset, unit in enumerate(units):
                         prev = unit.links.prev_id or self._last_in_session(unit.scope, last)
-                        linked = MAU(
-                            id=unit.id, summary=unit.summary, modality=unit.modality,
-                            event_time=unit.event_time, record_time=unit.record_time, scope=unit.scope,
-                            content_hash=unit.content_hash, speaker=unit.speaker, raw_ref=unit.raw_ref,
-                            links=Links(prev, None, unit.source_ids), embedding=unit.embedding,
-                            metadata=unit.metadata,
-                        )
-                        cur = conn.execute(
-                            f"INSERT INTO units ({_COLUMNS.replace('rid, ', '')}) "
-                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                            _row(linked),
-                        )
-                        rid = int(cur.lastrowid or 0)
+                        linked = replace(unit, links=Links(prev, None, unit.source_ids))
                         if unit.scope.session_id is not None:
                             last[unit.scope] = unit.id
-                        out.append((rid, linked))
+                        out.append((next_rid + offset, linked))
+                    conn.executemany(
+                        f"INSERT INTO units ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        [(rid, *_row(unit)) for rid, unit in out],
+                    )
                     if extra is not None:  # derived rows (the graph) commit or roll back with the units
                         extra(conn)
                     for new_id, old_ids in (supersedes or {}).items():
