@@ -48,7 +48,7 @@ class Retriever:
         candidates = []
         for rid in order:
             unit = units.get(rid)
-            if unit is None:  # deleted between index and fetch
+            if unit is None or not in_scope(unit, scope):  # deleted (or rewritten) between index and fetch
                 continue
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
             candidates.append(Candidate(unit, similarity(qvec, unit), sources))
@@ -139,3 +139,12 @@ class Retriever:
 def similarity(qvec: Any, unit: MAU) -> float:
     """Cosine similarity of a query vector and a unit's (both normalised)."""
     return float(np.dot(qvec, np.asarray(unit.embedding, dtype=np.float32))) if unit.embedding else 0.0
+
+
+def in_scope(unit: MAU, scope: Scope) -> bool:
+    """Whether ``unit`` belongs to ``scope`` (a None field matches anything)."""
+    return all(
+        want is None or have == want
+        for want, have in ((scope.user_id, unit.user_id), (scope.agent_id, unit.agent_id),
+                           (scope.session_id, unit.session_id))
+    )

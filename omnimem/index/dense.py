@@ -32,6 +32,7 @@ Scope filtering decides by the allowed set's size and share:
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -205,7 +206,7 @@ class DenseIndex:
 
     # -- persistence ------------------------------------------------------------
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         with self._lock:
             self.optimize()
             faiss.write_index(self._index, str(tmp))

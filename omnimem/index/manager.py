@@ -7,11 +7,14 @@ which covers crashes, missing files and writes by another process.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import os
 import shutil
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from omnimem.embed.base import Vectors
@@ -49,6 +52,13 @@ class IndexSet:
         self.rebuild()
 
     def _try_load(self, seq: int) -> bool:
+        assert self.folder is not None
+        if not self.folder.exists():
+            return False
+        with _file_lock(self.folder / ".lock"):
+            return self._load_files(seq)
+
+    def _load_files(self, seq: int) -> bool:
         assert self.folder is not None
         state_file = self.folder / "state.json"
         try:
@@ -106,19 +116,41 @@ class IndexSet:
         return self.sparse.search(query, k, None if allowed is None else allowed.tolist())
 
     def save(self) -> None:
-        """Write the indexes and the counter they reflect (atomic per file)."""
+        """Write the indexes and the counter they reflect, under a lock shared by processes.
+
+        If another process wrote since these indexes were built they are
+        stale: the files are removed instead (the next open rebuilds), so a
+        forgotten unit's vector or words never stay behind on disk.
+        """
         if self.folder is None:
             return
-        with self._lock:
-            self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with self._lock, _file_lock(self.folder / ".lock"):
+            state = self.folder / "state.json"
+            state.unlink(missing_ok=True)  # until all files are written, none of them is trusted
+            if self.store.seq() != self.seen_seq:
+                (self.folder / "dense.faiss").unlink(missing_ok=True)
+                shutil.rmtree(self.folder / "bm25", ignore_errors=True)
+                return
             self.dense.save(self.folder / "dense.faiss")
             if not self.sparse.save(self.folder):
                 # a stale BM25 is rebuilt on the next search; do not keep an old one
                 shutil.rmtree(self.folder / "bm25", ignore_errors=True)
-            tmp = self.folder / "state.json.tmp"
+            tmp = self.folder / f".state.json.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp.write_text(json.dumps({"seq": self.seen_seq, "dim": self.dim}), encoding="utf-8")
-            tmp.replace(self.folder / "state.json")
+            tmp.replace(state)
 
     def sizes(self) -> dict[str, int]:
         return {"dense": len(self.dense), "sparse": len(self.sparse)}
 
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes saving or loading the same index files."""
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

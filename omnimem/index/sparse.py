@@ -8,6 +8,7 @@ filtering zeroes the scores of other scopes before ranking, so it is exact.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable
@@ -107,13 +108,13 @@ class SparseIndex:
         with self._lock:
             if self._stale or self._bm25 is None:
                 return False
-            tmp = folder / "bm25.tmp"
+            tmp = folder / f".bm25.{os.getpid()}.{threading.get_ident()}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
             self._bm25.save(str(tmp))
             (tmp / "omnimem_ids.json").write_text(json.dumps(self._ids), encoding="utf-8")
             final = folder / "bm25"
-            shutil.rmtree(final, ignore_errors=True)
-            tmp.replace(final)
+            shutil.rmtree(final, ignore_errors=True)  # a folder cannot be replaced atomically: the
+            tmp.replace(final)  # caller holds the index lock and writes state.json last
             return True
 
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 from omnimem.graph.store import GRAPH_SCHEMA
 from omnimem.store.audit import AUDIT_SCHEMA
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (
@@ -66,5 +66,10 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         5,
         "CLIP image vectors for text-to-image search",
         ["CREATE TABLE IF NOT EXISTS clip_vectors (unit_id TEXT PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL)"],
+    ),
+    (
+        6,
+        "cold-tier files awaiting deletion (finished after a crash)",
+        ["CREATE TABLE IF NOT EXISTS pending_cold (ref TEXT PRIMARY KEY)"],
     ),
 ]

@@ -8,6 +8,7 @@ rebuilt when they disagree with its change counter.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 DB_NAME = "omnimem.db"
+log = logging.getLogger(__name__)
 _COLUMNS = (
     "rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
     "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
@@ -54,6 +56,7 @@ class SQLiteStore:
 
     def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000) -> None:
         self.path = path
+        self._busy_ms = int(busy_timeout_ms)
         self._lock = threading.RLock()
         self.last_write_seq = 0
         self.cold: ColdStore
@@ -84,27 +87,44 @@ class SQLiteStore:
             raise NotAStoreError(f"{path} is not empty and holds no omnimem store ({DB_NAME} missing)")
 
     def _migrate(self) -> None:
+        """Bring the schema up to date, each migration in its own transaction.
+
+        The version is read inside the write transaction, so two processes
+        opening a new store at once never run the same migration twice.
+        """
         with self._lock:
-            try:
-                tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            except sqlite3.DatabaseError as exc:
-                raise NotAStoreError(f"{self.path} does not hold a readable omnimem store: {exc}") from exc
-            if tables and "meta" not in tables:
-                raise NotAStoreError(f"{self.path} holds a SQLite file that is not an omnimem store")
-            version = self._schema_version() if tables else 0
-            if version > SCHEMA_VERSION:
-                raise SchemaVersionError(
-                    f"store schema {version} is newer than this omnimem ({SCHEMA_VERSION}); upgrade omnimem"
-                )
             for number, _name, sql in MIGRATIONS:
-                if number > version:
+                try:
                     self._conn.execute("BEGIN IMMEDIATE")
-                    for statement in sql:
-                        self._conn.execute(statement)
-                    self._conn.execute(
-                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(number),)
-                    )
+                except sqlite3.DatabaseError as exc:
+                    raise NotAStoreError(f"{self.path} does not hold a readable omnimem store: {exc}") from exc
+                try:
+                    version = self._current_version()
+                    if number > version:
+                        for statement in sql:
+                            self._conn.execute(statement)
+                        self._conn.execute(
+                            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(number),)
+                        )
                     self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+            self._finish_pending()
+
+    def _current_version(self) -> int:
+        try:
+            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as exc:
+            raise NotAStoreError(f"{self.path} does not hold a readable omnimem store: {exc}") from exc
+        if tables and "meta" not in tables:
+            raise NotAStoreError(f"{self.path} holds a SQLite file that is not an omnimem store")
+        version = self._schema_version() if tables else 0
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"store schema {version} is newer than this omnimem ({SCHEMA_VERSION}); upgrade omnimem"
+            )
+        return version
 
     def _schema_version(self) -> int:
         row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -183,7 +203,7 @@ class SQLiteStore:
                     last: dict[Scope, str | None] = {}
                     # row ids assigned here (inside the write lock of BEGIN IMMEDIATE) so one
                     # executemany inserts the whole batch
-                    next_rid = int(conn.execute("SELECT COALESCE(MAX(rid), 0) FROM units").fetchone()[0]) + 1
+                    next_rid = self._next_rid(conn, len(units))
                     for offset, unit in enumerate(units):
                         prev = unit.links.prev_id or self._last_in_session(unit.scope, last)
                         linked = replace(unit, links=Links(prev, None, unit.source_ids))
@@ -203,7 +223,20 @@ class SQLiteStore:
                     self._bump()
             except sqlite3.Error as exc:
                 raise StoreError(f"writing {len(units)} unit(s) failed, nothing was stored: {exc}") from exc
+        for ref, data in raw.items():  # another process may have unlinked a shared file meanwhile
+            if not self.cold.exists(ref):
+                self.cold.put(data)
         return out
+
+    @staticmethod
+    def _next_rid(conn: sqlite3.Connection, count: int) -> int:
+        """Row ids only ever grow (never reused after a delete), so an index
+        entry can never come to mean another unit, even in another process."""
+        top = int(conn.execute("SELECT COALESCE(MAX(rid), 0) FROM units").fetchone()[0])
+        row = conn.execute("SELECT value FROM meta WHERE key = 'rid_high'").fetchone()
+        first = max(top, int(row[0]) if row else 0) + 1
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('rid_high', ?)", (str(first + count - 1),))
+        return first
 
     def _last_in_session(self, scope: Scope, cache: dict[Scope, str | None]) -> str | None:
         if scope.session_id is None:
@@ -279,6 +312,8 @@ class SQLiteStore:
                                 "INSERT OR REPLACE INTO tombstones(content_hash, unit_id, forgotten_at) VALUES (?,?,?)",
                                 (chash, uid, datetime.now(timezone.utc).isoformat()),
                             )
+                for ref in refs:  # recorded in the same transaction: a crash cannot strand the file
+                    conn.execute("INSERT OR IGNORE INTO pending_cold(ref) VALUES (?)", (ref,))
                 if removed:
                     gone = [uid for _, uid in removed]
                     delete_units_cascade(conn, gone)
@@ -287,11 +322,20 @@ class SQLiteStore:
                     if event is not None:
                         log_event(conn, replace(event, unit_ids=tuple(uid for _, uid in removed)))
                     self._bump()
-            for ref in refs:
-                still = self._conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone()
-                if still is None:
-                    self.cold.delete(ref)
+            self._finish_pending()
         return removed
+
+    def _finish_pending(self) -> None:
+        """Unlink cold files whose last unit is gone (also those a crash left behind)."""
+        if "pending_cold" not in {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}:
+            return
+        for (ref,) in self._conn.execute("SELECT ref FROM pending_cold").fetchall():
+            still = self._conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone()
+            if still is None:
+                self.cold.delete(ref)
+            self._conn.execute("DELETE FROM pending_cold WHERE ref = ?", (ref,))
+        if self._conn.execute("SELECT value FROM meta WHERE key = 'scrub_pending'").fetchone():
+            self.scrub()
 
     # -- reads --------------------------------------------------------------
     def _units(self, where: str, args: Sequence[Any]) -> list[tuple[int, MAU]]:
@@ -459,22 +503,42 @@ class SQLiteStore:
         return (np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
                 np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]))
 
-    def scrub(self) -> None:
-        """Make deleted bytes unreadable: secure_delete zeroed the pages; move them out of the WAL."""
+    def scrub(self) -> bool:
+        """Make deleted bytes unreadable: secure_delete zeroed the pages; move them out of the WAL.
+
+        While another process reads, the WAL cannot be truncated; the scrub is
+        then marked pending and finished at the next open, delete or close.
+        Returns whether it completed. Never fails a delete that committed.
+        """
         if self.path is None:
-            return
+            return True
         with self._lock:
-            busy, _, _ = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            self._conn.execute("PRAGMA busy_timeout=1000")
+            try:
+                busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.OperationalError:
+                busy = 1
+            finally:
+                self._conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+            try:
+                if busy:
+                    self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scrub_pending', '1')")
+                else:
+                    self._conn.execute("DELETE FROM meta WHERE key = 'scrub_pending'")
+            except sqlite3.OperationalError:
+                return False
         if busy:
-            raise StoreError("another process is reading the store; the WAL could not be checkpointed, retry forget")
+            log.warning("another process holds the store's WAL: deleted bytes leave it at the next checkpoint")
+        return not busy
 
     def close(self) -> None:
         with self._lock:
             try:
                 if self.path is not None:
-                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error:
-                pass  # another process may hold the WAL; the checkpoint is only tidying up
+                    self._finish_pending()
+                    self.scrub()
+            except sqlite3.Error as exc:  # another process may hold the store; it finishes the work later
+                log.info("close: pending cold-tier deletes or WAL checkpoint left for later (%s)", exc)
             self._conn.close()
 
 
