@@ -60,6 +60,7 @@ class Settings:
     restate_window: int = 40  # turns per restatement window (SimpleMem: 40 with 2 of overlap)
     restate_overlap: int = 2
     llm_workers: int = 4  # parallel LLM calls during restatement
+    llm_summaries: bool = True  # with an LLM: summarise long text for level 1 (full text stays at level 2)
     auto_supersede: bool = False  # with an LLM: let it mark earlier units a new one replaces (logged)
     clip_model: str | None = None  # local CLIP checkpoint folder: image embeddings and text-to-image search
     vision_captions: bool = False  # caption images without a caption with the configured (vision) LLM

@@ -16,6 +16,7 @@ from omnimem.ingest.prepare import AddResult, Pending
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.store.audit import AuditEvent
 from omnimem.store.cold import content_ref
+from omnimem.summarise import summarise
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
@@ -148,7 +149,12 @@ class Ingestor:
         self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
         action: str = "add", reason: str | None = None,
     ) -> None:
-        summaries = [summarise(item.text, self.mem.settings.summary_words) for _, item, _ in accepted]
+        llm = self.mem.llm if self.mem.settings.llm_summaries else None
+        words = self.mem.settings.summary_words
+        summaries = [  # long text: a model's summary when one is configured, else the first words
+            summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
+            for _, item, _ in accepted
+        ]
         vectors = self.mem.embedder.embed([search_text(item.speaker, s) for (_, item, _), s in zip(accepted, summaries)])
         now = datetime.now(timezone.utc)
         units: list[MAU] = []
@@ -221,14 +227,6 @@ class Ingestor:
                 with self.mem._lock:
                     self.mem.store.supersede({unit.id: chosen}, event)
                     self.mem.indexes.sync()
-
-
-def summarise(text: str, max_words: int) -> str:
-    """Offline summary: the first ``max_words`` words; the rest stays in the cold tier."""
-    words = text.split()
-    if len(words) <= max_words:
-        return text
-    return " ".join(words[:max_words]) + " …"
 
 
 def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:

@@ -148,3 +148,20 @@ def test_cli_ask_offline_and_with_a_model(server, tmp_path, monkeypatch):
     import json
 
     assert json.loads(online.stdout)["answer"] == "A sunset."
+
+
+def test_long_text_gets_a_model_summary_and_keeps_its_full_text(tmp_path):
+    import json as _json
+
+    long = "The quarterly planning meeting covered hiring, the new office lease and the product roadmap. " * 12
+    llm = FakeLLM(_json.dumps({"summary": "Quarterly planning: hiring, office lease, product roadmap."}))
+    with Memory(tmp_path / "mem", embedder="fake", llm=llm) as mem:
+        uid = mem.add(long, user_id="u").id
+        unit = mem.get(uid)
+        assert unit.summary == "Quarterly planning: hiring, office lease, product roadmap."
+        ctx = mem.search("quarterly planning hiring office lease roadmap", user_id="u", theta=0.0)
+        assert ctx.hits[0].level == 2 and long.strip() in ctx.render()
+        short = mem.add("a short note", user_id="u").id
+        assert mem.get(short).summary == "a short note" and len(llm.prompts) == 1  # short text: no model call
+    with Memory(embedder="fake", llm=FakeLLM("unused"), llm_summaries=False) as mem:
+        assert mem.get(mem.add(long, user_id="u").id).summary.endswith("…")
