@@ -533,8 +533,9 @@ app.add_typer(bench_app, name="bench")
 
 
 def _mount_benchmarks() -> None:
-    from omnimem.bench import commands_perf
+    from omnimem.bench import commands_perf, commands_retrieval
 
+    commands_retrieval.register(bench_app)
     commands_perf.register(bench_app)
 
 

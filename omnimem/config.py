@@ -56,6 +56,11 @@ class Settings:
     dense: bool = True  # retrievers to use; switching one off is for ablations
     sparse: bool = True
     max_level: int = 3  # highest pyramid level to spend budget on (1, 2 or 3)
+    fusion: str = "rrf"  # "rrf" (reciprocal rank fusion) or "union" (the paper: dense order, BM25-only appended)
+    depth: int = 0  # candidates per retriever; 0 = enough to fill the budget (max(top_k, budget // 20)); union: top_k
+    neighbours: int = 1  # same-session turns added on each side of the best hits (0 = off)
+    expand_top: int = 10  # how many of the best hits get their neighbours
+    packing: str = "session"  # "session" (grouped under one time header) or "line" (one [time] line per hit)
     summary_words: int = 60
     restate_window: int = 40  # turns per restatement window (SimpleMem: 40 with 2 of overlap)
     restate_overlap: int = 2
@@ -121,6 +126,10 @@ class Settings:
             raise ConfigError("novelty_window, top_k, budget and summary_words must be positive")
         if not (self.dense or self.sparse):
             raise ConfigError("at least one of dense and sparse retrieval must be on")
+        if self.fusion not in ("rrf", "union") or self.packing not in ("session", "line"):
+            raise ConfigError("fusion must be rrf or union, packing session or line")
+        if self.depth < 0 or self.neighbours < 0 or self.expand_top < 0:
+            raise ConfigError("depth, neighbours and expand_top must be >= 0")
         if self.graph_extractor not in ("auto", "spacy", "llm"):
             raise ConfigError("graph_extractor must be auto, spacy or llm")
         if self.graph_hops < 0 or self.graph_k < 0 or not 0.0 < self.graph_beta <= 1.0:

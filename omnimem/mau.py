@@ -12,6 +12,9 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 
 class Modality(str, Enum):
     """What kind of thing a unit remembers."""
@@ -60,7 +63,7 @@ class MAU:
     speaker: str | None = None
     raw_ref: str | None = None
     links: Links = field(default_factory=Links)
-    embedding: tuple[float, ...] | None = field(default=None, repr=False, compare=False)
+    embedding: npt.NDArray[np.float32] | None = field(default=None, repr=False, compare=False)  # read-only, L2-normalised
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
     superseded_by: str | None = None  # the unit that replaced this one (kept for history)
     superseded_at: datetime | None = None  # record time of the replacement

@@ -81,10 +81,26 @@ class Context:
     candidates: int = 0
     dropped: tuple[str, ...] = field(default=())
     graph: dict[str, Any] | None = None  # what graph expansion did, when it ran
+    packing: str = "line"
 
     def render(self) -> str:
-        """Prompt-ready text; ``count_tokens(render()) == tokens``."""
-        return "\n".join(hit.render() for hit in self.hits)
+        """Prompt-ready text; ``count_tokens(render()) == tokens``.
+
+        ``line`` packing: one ``[time] speaker: text`` line per hit, in rank
+        order. ``session`` packing: hits grouped by session and time under one
+        ``[time]`` header, groups in chronological order, so a conversation
+        reads as one and its date is paid once.
+        """
+        if self.packing == "line":
+            return "\n".join(hit.render() for hit in self.hits)
+        groups: dict[tuple[Any, ...], list[Hit]] = {}
+        for hit in sorted(self.hits, key=lambda h: _chronological(h.unit)):
+            groups.setdefault(group_key(hit.unit), []).append(hit)
+        lines: list[str] = []
+        for members in groups.values():
+            lines.append(group_header(members[0].unit))
+            lines.extend(hit.render() for hit in members)
+        return "\n".join(lines)
 
     def levels(self) -> dict[int, int]:
         counts = {1: 0, 2: 0, 3: 0}
@@ -99,6 +115,7 @@ class Context:
             "budget": self.budget,
             "candidates": self.candidates,
             "dropped": list(self.dropped),
+            "packing": self.packing,
             "graph": self.graph,
             "hits": [hit.to_dict() for hit in self.hits],
         }
@@ -106,9 +123,27 @@ class Context:
 
 def unit_line(unit: MAU, body: str) -> str:
     """One rendered memory: when, who, what."""
+    return f"[{format_time(unit.event_time)}] {session_line(unit, body)}"
+
+
+def session_line(unit: MAU, body: str) -> str:
+    """A memory under its group header: who and what."""
     who = f"{unit.speaker}: " if unit.speaker else ""
     kind = "" if unit.modality.value == "text" else f"({unit.modality.value}) "
-    return f"[{format_time(unit.event_time)}] {kind}{who}{body}"
+    return f"{kind}{who}{body}"
+
+
+def group_key(unit: MAU) -> tuple[Any, ...]:
+    """Hits of one session at one time share a header."""
+    return (unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, unit.event_time)
+
+
+def group_header(unit: MAU) -> str:
+    return f"[{format_time(unit.event_time)}]"
+
+
+def _chronological(unit: MAU) -> tuple[Any, ...]:
+    return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time)
 
 
 def build_context(
@@ -120,33 +155,45 @@ def build_context(
     full_text: Callable[[MAU], str | None],
     raw_content: Callable[[MAU], RawContent | None],
     max_level: int = 3,
+    packing: str = "line",
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
     Level 1 goes in rank order and skips a line that does not fit (a later,
     shorter one may). Levels 2 and 3 are then spent greedily by similarity per
-    extra token, so the budget goes where it buys the most relevance.
+    extra token, so the budget goes where it buys the most relevance. With
+    ``session`` packing a group header is charged when its first hit enters.
     """
+    if packing not in ("line", "session"):
+        raise ValueError(f"unknown packing {packing!r}")
+    line = unit_line if packing == "line" else session_line
     hits: list[Hit] = []
     dropped: list[str] = []
+    groups: set[tuple[Any, ...]] = set()
     used = 0
     for rank, cand in enumerate(candidates, start=1):
-        text = unit_line(cand.unit, cand.unit.summary)
+        text = line(cand.unit, cand.unit.summary)
         cost = count_tokens(text)
-        if used + cost > budget:
+        key = group_key(cand.unit)
+        header = 0 if packing == "line" or key in groups else count_tokens(group_header(cand.unit))
+        if used + cost + header > budget:
             dropped.append(cand.unit.id)
             continue
-        used += cost
+        used += cost + header
+        if packing == "session":
+            groups.add(key)
         hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost))
 
     if max_level >= 2:
-        used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text))
+        used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line))
     if max_level >= 3:
         used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content))
-    return Context(query, tuple(hits), used, budget, len(candidates), tuple(dropped))
+    return Context(query, tuple(hits), used, budget, len(candidates), tuple(dropped), packing=packing)
 
 
-def _level2(hit: Hit, theta: float, full_text: Callable[[MAU], str | None]) -> Hit | None:
+def _level2(
+    hit: Hit, theta: float, full_text: Callable[[MAU], str | None], line: Callable[[MAU, str], str]
+) -> Hit | None:
     if hit.score < theta:
         return None
     full = full_text(hit.unit)
@@ -154,7 +201,7 @@ def _level2(hit: Hit, theta: float, full_text: Callable[[MAU], str | None]) -> H
         return None
     if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2
         return replace(hit, level=2)
-    text = unit_line(hit.unit, full)
+    text = line(hit.unit, full)
     return replace(hit, level=2, text=text, tokens=count_tokens(text))
 
 

@@ -13,3 +13,13 @@ def test_empty_sides():
 
 def test_duplicates_within_one_side_collapse():
     assert union_merge([1, 1, 2], [2, 2, 3]) == [1, 2, 3]
+
+
+def test_rrf_rewards_agreement_and_interleaves_bm25_hits():
+    from omnimem.fusion import rrf_merge
+
+    # 'b' is second in both lists: 2/(60+2) beats 'a' (1/61) and 'x' (1/61)
+    assert rrf_merge(["a", "b", "c"], ["x", "b", "y"])[0] == "b"
+    # equal scores keep the dense order first, then BM25's
+    assert rrf_merge(["a", "c"], ["x", "y"]) == ["a", "x", "c", "y"]
+    assert rrf_merge([], []) == [] and rrf_merge(["a", "a"], []) == ["a"]

@@ -174,3 +174,29 @@ def test_contradictory_settings_are_refused():
         Memory(embedder="fake", dense=False, sparse=False)
     with pytest.raises(ConfigError):
         Memory(embedder="fake", novelty_threshold=2)
+
+
+def test_neighbours_of_the_best_hits_join_the_context(mem: Memory):
+    turns = [
+        {"speaker": "Caroline", "text": "What did you make in the pottery class?", "time": "2023-07-01T10:00", "id": "D1:1"},
+        {"speaker": "Melanie", "text": "A blue bowl with a dragonfly on it.", "time": "2023-07-01T10:00", "id": "D1:2"},
+        {"speaker": "Caroline", "text": "Lovely!", "time": "2023-07-01T10:00", "id": "D1:3"},
+    ]
+    mem.add_dialogue(turns, user_id="u", session_id="s1")
+    mem.add("unrelated note about taxes", user_id="other", session_id="s1")
+    with Memory(embedder="fake", dense=False) as m:  # BM25 alone finds only the question
+        m.add_dialogue(turns, user_id="u", session_id="s1")
+        hits = m.search("pottery class", user_id="u").hits
+        assert [h.unit.source_ids[0] for h in hits][:2] == ["D1:1", "D1:2"]
+        assert hits[1].sources == {"neighbour"}
+    with Memory(embedder="fake", dense=False, neighbours=0) as m:
+        m.add_dialogue(turns, user_id="u", session_id="s1")
+        assert [h.unit.source_ids[0] for h in m.search("pottery class", user_id="u").hits] == ["D1:1"]
+
+
+def test_paper_mode_union_and_lines_is_available():
+    with Memory(embedder="fake", fusion="union", packing="line", neighbours=0) as m:
+        m.add("the red kayak is in the garage", speaker="Ann", time="2024-06-01T10:00", user_id="u")
+        ctx = m.search("red kayak", user_id="u")
+        assert ctx.render() == "[2024-06-01 10:00] Ann: the red kayak is in the garage"
+        assert ctx.packing == "line"

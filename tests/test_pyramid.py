@@ -77,3 +77,23 @@ def test_level_three_attaches_raw_content_within_budget():
     assert ctx.tokens == hit.tokens
     tight = build_context("q", cands, theta=0.4, budget=hit.tokens - 1, full_text=full_text, raw_content=raw)
     assert tight.hits[0].level < 3
+
+
+def test_session_packing_groups_by_session_under_one_header_and_counts_it_once():
+    other = datetime(2023, 6, 1, 9, 0, tzinfo=timezone.utc)
+    s1 = [MAU(f"a{i}", f"line {i} of the first session", Modality.TEXT, T, T, Scope("u", None, "s1"), f"h{i}",
+              speaker="Mel") for i in range(3)]
+    s2 = MAU("b", "a later session", Modality.TEXT, other, other, Scope("u", None, "s2"), "hb", speaker="Car")
+    cands = [Candidate(s2, 0.9, frozenset()), *(Candidate(u, 0.5, frozenset()) for u in s1)]
+    ctx = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw, packing="session")
+    assert [h.unit.id for h in ctx.hits] == ["b", "a0", "a1", "a2"]  # hits stay in rank order
+    assert ctx.render() == (
+        "[2023-05-08 13:56]\nMel: line 0 of the first session\nMel: line 1 of the first session\n"
+        "Mel: line 2 of the first session\n[2023-06-01 09:00]\nCar: a later session"
+    )
+    assert ctx.tokens == count_tokens(ctx.render())
+    header = count_tokens("[2023-05-08 13:56]")
+    line = count_tokens("Mel: line 0 of the first session")
+    tight = build_context("q", [Candidate(u, 0.5, frozenset()) for u in s1], theta=0.4,
+                          budget=header + 2 * line, full_text=full_text, raw_content=no_raw, packing="session")
+    assert len(tight.hits) == 2 and tight.tokens == count_tokens(tight.render()) <= tight.budget

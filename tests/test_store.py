@@ -4,6 +4,7 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from omnimem.errors import NotAStoreError, SchemaVersionError
@@ -15,7 +16,8 @@ NOW = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
 def unit(uid: str, scope: Scope, ref: str | None = None) -> MAU:
     return MAU(uid, f"summary {uid}", Modality.TEXT, NOW, NOW, scope, "hash" + uid,
-               speaker="Ann", raw_ref=ref, links=Links(source_ids=("D1:" + uid,)), embedding=(1.0, 0.0))
+               speaker="Ann", raw_ref=ref, links=Links(source_ids=("D1:" + uid,)),
+               embedding=np.array([1.0, 0.0], dtype=np.float32))
 
 
 def test_units_round_trip_with_session_links(store_path: Path):
@@ -27,7 +29,7 @@ def test_units_round_trip_with_session_links(store_path: Path):
     assert (a.links.prev_id, a.links.next_id) == (None, "b")
     assert (b.links.prev_id, b.links.next_id) == ("a", None)
     assert c.links.prev_id is None  # no session, no chain
-    assert b.source_ids == ("D1:b",) and b.embedding == (1.0, 0.0)
+    assert b.source_ids == ("D1:b",) and b.embedding is not None and b.embedding.tolist() == [1.0, 0.0]
     store.close()
 
     reopened = SQLiteStore(store_path)

@@ -172,7 +172,7 @@ class Ingestor:
                     id=unit_id, summary=summary, modality=item.modality, event_time=item.event_time,
                     record_time=now, scope=item.scope, content_hash=item.content_hash, speaker=item.speaker,
                     raw_ref=ref, links=Links(prev, None, item.source_ids or ((item.source_id,) if item.source_id else ())),
-                    embedding=tuple(vector.tolist()), metadata=item.metadata,
+                    embedding=vector, metadata=item.metadata,
                 )
             )
             if item.chain:

@@ -573,7 +573,7 @@ def _unit(row: Sequence[Any], next_id: str | None) -> MAU:
         speaker=speaker,
         raw_ref=raw_ref,
         links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
-        embedding=tuple(np.frombuffer(emb, dtype=np.float32).tolist()) if emb else None,
+        embedding=np.frombuffer(emb, dtype=np.float32) if emb else None,
         metadata=json.loads(metadata),
         superseded_by=superseded_by,
         superseded_at=datetime.fromisoformat(superseded_at) if superseded_at else None,

@@ -21,7 +21,8 @@ TURNS = [
 
 @pytest.fixture
 def gmem(tmp_path: Path):
-    with Memory(tmp_path / "mem", embedder="fake", graph=True) as mem:
+    # the paper's shallow retrieval (top_k per retriever, set union), so graph-only finds show
+    with Memory(tmp_path / "mem", embedder="fake", graph=True, fusion="union", neighbours=0) as mem:
         mem.add_dialogue(TURNS[:3], user_id="u1", session_id="s1")
         mem.add_dialogue(TURNS[3:], user_id="u1", session_id="s2")
         yield mem

@@ -27,7 +27,7 @@ def test_ask_over_http_sends_the_pyramid_context_and_reports_usage(server, make_
     assert answer.model == "test-model"
     assert {s for h in answer.evidence for s in h.unit.source_ids} == {"D1:1", "D1:2"}
     sent = server.requests[0]["messages"]
-    assert "[2023-07-15 10:00] Melanie: I painted a sunset" in sent[-1]["content"]
+    assert "[2023-07-15 10:00]\nMelanie: I painted a sunset" in sent[-1]["content"]
     assert "What did Melanie paint?" in sent[-1]["content"]
     assert "2023" not in sent[0]["content"]  # no data-set assumptions in the library prompt
 

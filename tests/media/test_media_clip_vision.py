@@ -16,7 +16,8 @@ from fake_openai import FakeOpenAIServer, chat  # noqa: E402
 
 
 def test_clip_vectors_are_stored_searched_and_forgotten(tmp_path: Path, tiny_clip: Path, speech_video: Path):
-    with Memory(tmp_path / "mem", embedder="fake", clip_model=str(tiny_clip)) as mem:
+    # shallow retrieval (top_k per retriever, union) so that images only CLIP finds can show
+    with Memory(tmp_path / "mem", embedder="fake", clip_model=str(tiny_clip), fusion="union", neighbours=0) as mem:
         a = mem.add_image(gen.encode(gen.photo(11), "PNG"), "holiday snapshot one", user_id="u").id
         b = mem.add_image(gen.encode(gen.photo(12), "PNG"), "holiday snapshot two", user_id="u").id
         mem.add("a text note about dogs", user_id="u")

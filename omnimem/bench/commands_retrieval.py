@@ -1,0 +1,170 @@
+"""``omnimem bench locomo|memgallery``: the offline benchmark commands (a thin shell).
+
+Mounted by ``omnimem/cli.py`` as the ``bench`` group through :func:`register`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from omnimem.errors import OmnimemError
+
+if TYPE_CHECKING:
+    from omnimem.bench.retrieval import System
+
+DataDirOpt = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Benchmark data folder (default: $OMNIMEM_DATA_DIR or ../shared/data)."),
+]
+RetrievalOpt = Annotated[bool, typer.Option("--retrieval", help="Measure evidence recall of retrieval (no LLM).")]
+QaOpt = Annotated[bool, typer.Option("--qa", help="Answer the questions with the configured LLM and score them.")]
+ConversationsOpt = Annotated[
+    int | None, typer.Option("--conversations", min=1, help="Only the first N conversations (quick runs).")
+]
+OutOpt = Annotated[Path, typer.Option("--out", help="Folder for <name>.json and the README of tables.")]
+VariantsOpt = Annotated[
+    str,
+    typer.Option(
+        "--variants",
+        help="Comma-separated systems, or a group: default (baselines + ablations), experiments, all.",
+    ),
+]
+EmbedderOpt = Annotated[str, typer.Option("--embedder", help="Embedder for every system (e.g. fake for a smoke run).")]
+
+
+def data_dir(explicit: Path | None) -> Path:
+    if explicit is not None:
+        return explicit
+    configured = os.environ.get("OMNIMEM_DATA_DIR")
+    return Path(configured) if configured else Path("..") / "shared" / "data"
+
+
+def choose_systems(spec: str) -> list[System]:
+    """Resolve ``--variants`` into systems, in the order asked."""
+    from omnimem.bench.experiments import experiment_systems
+    from omnimem.bench.retrieval import default_systems, graph_systems
+
+    groups = {"default": default_systems(), "experiments": experiment_systems(), "graph": graph_systems()}
+    groups["all"] = [*groups["default"], *groups["graph"], *groups["experiments"]]
+    by_name = {s.name: s for s in groups["all"]}
+    chosen: dict[str, System] = {}
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        if part in groups:
+            chosen.update((s.name, s) for s in groups[part])
+        elif part in by_name:
+            chosen[part] = by_name[part]
+        else:
+            known = ", ".join([*groups, *by_name])
+            raise typer.BadParameter(f"unknown variant {part!r}; known: {known}", param_hint="--variants")
+    if not chosen:
+        raise typer.BadParameter("no variant chosen", param_hint="--variants")
+    return list(chosen.values())
+
+
+def result_name(benchmark: str, variants: str, conversations: int | None, embedder: str) -> str:
+    tag = variants if variants in ("default", "experiments", "graph", "all") else "custom"
+    name = f"{benchmark}-retrieval" + ("" if tag == "default" else f"-{tag}")
+    if conversations is not None:
+        name += f"-first{conversations}"
+    if embedder != "all-MiniLM-L6-v2":
+        name += f"-{embedder}"
+    return name
+
+
+def command_line(benchmark: str, args: Sequence[str]) -> str:
+    return " ".join(["omnimem", "bench", benchmark, *args])
+
+
+def _run(
+    benchmark: str, retrieval: bool, qa: bool, data: Path | None, conversations: int | None, out: Path,
+    variants: str, embedder: str,
+) -> None:
+    if qa:
+        from omnimem.llm import LLMConfig
+
+        if LLMConfig.resolve() is None:
+            typer.echo("error: --qa needs an LLM; set OMNIMEM_LLM_MODEL (and OMNIMEM_LLM_BASE_URL) first", err=True)
+            raise typer.Exit(2)
+        typer.echo("error: --qa is not implemented yet; use --retrieval", err=True)
+        raise typer.Exit(2)
+    if not retrieval:
+        typer.echo("error: choose what to measure: --retrieval", err=True)
+        raise typer.Exit(2)
+    from omnimem.bench import report
+    from omnimem.bench.retrieval import CachedEmbedder, locomo_dataset, memgallery_dataset, run
+    from omnimem.embed import create_embedder
+
+    systems = choose_systems(variants)
+    folder = data_dir(data)
+    try:
+        if benchmark == "locomo":
+            dataset = locomo_dataset(folder / "locomo" / "locomo10.json", limit=conversations)
+        else:
+            dataset = memgallery_dataset(folder / "memgallery", limit=conversations)
+        cache = CachedEmbedder(create_embedder(embedder))
+        typer.echo(f"{benchmark}: {len(dataset.conversations)} conversations, {dataset.questions()} QA, "
+                   f"{len(systems)} systems", err=True)
+        progress = lambda line: typer.echo(line, err=True)  # noqa: E731
+        result = run(dataset, systems, cache, progress=progress)
+    except OmnimemError as exc:
+        typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+        raise typer.Exit(2) from None
+    args = ["--retrieval"]
+    if conversations is not None:
+        args += ["--conversations", str(conversations)]
+    if variants != "default":
+        args += ["--variants", variants]
+    if embedder != "all-MiniLM-L6-v2":
+        args += ["--embedder", embedder]
+    name = result_name(benchmark, variants, conversations, embedder)
+    path = report.write(result, out, name, command=command_line(benchmark, args), embedder=cache.name)
+    for r in result.systems:
+        o = r.summary(dataset.categories)["overall"]
+        typer.echo(f"{r.system.name:28s} " + " ".join(f"{m} {o[m]:.3f}" for m in ("@20", "1k", "6k")))
+    typer.echo(f"wrote {path} ({result.seconds:.0f} s)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``locomo`` and ``memgallery`` commands to ``app``."""
+
+    @app.command()
+    def locomo(
+        retrieval: RetrievalOpt = False,
+        qa: QaOpt = False,
+        data_dir: DataDirOpt = None,
+        conversations: ConversationsOpt = None,
+        out: OutOpt = Path("benchmarks/results"),
+        variants: VariantsOpt = "default",
+        embedder: EmbedderOpt = "all-MiniLM-L6-v2",
+    ) -> None:
+        """LoCoMo (10 conversations, 1,986 QA): evidence recall of retrieval."""
+        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder)
+
+    @app.command()
+    def memgallery(
+        retrieval: RetrievalOpt = False,
+        qa: QaOpt = False,
+        data_dir: DataDirOpt = None,
+        conversations: ConversationsOpt = None,
+        out: OutOpt = Path("benchmarks/results"),
+        variants: VariantsOpt = "default",
+        embedder: EmbedderOpt = "all-MiniLM-L6-v2",
+    ) -> None:
+        """Mem-Gallery (20 files, 1,711 QA; images through their captions): evidence recall of retrieval."""
+        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder)
+
+
+def main() -> None:
+    """``python -m omnimem.bench.commands_retrieval``: the same commands before ``omnimem bench`` is mounted."""
+    app = typer.Typer(help="Offline benchmarks.", no_args_is_help=True, add_completion=False)
+    register(app)
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The offline retrieval benchmark: metrics, evidence matching, budgets, the whole harness, the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from omnimem import Memory
+from omnimem.bench.commands_retrieval import register
+from omnimem.bench.evidence import parse_evidence
+from omnimem.bench.experiments import Variant, pack_sessions
+from omnimem.bench.retrieval import (
+    DANGLING_EVIDENCE,
+    DROPPED_DANGLING,
+    EMPTY_EVIDENCE,
+    MALFORMED_EVIDENCE,
+    BenchConversation,
+    BenchDataset,
+    CachedEmbedder,
+    MemorySystem,
+    RawSystem,
+    Retrieved,
+    from_contexts,
+    locomo_dataset,
+    memgallery_dialogues,
+    pack_lines,
+    recall,
+    run,
+    score,
+    select_questions,
+)
+from omnimem.embed import FakeEmbedder
+from omnimem.ingest.loaders import Dialogue
+from omnimem.mau import Scope
+from omnimem.tokens import count_tokens
+
+
+def test_recall_counts_each_gold_id_once():
+    assert recall(["D1:1", "D2:3"], ["D2:3", "D2:3", "D9:9"]) == 0.5
+    assert recall(["D1:1"], []) == 0.0
+    assert recall([], ["D1:1"]) == 0.0
+
+
+def test_score_on_a_hand_made_context():
+    ranked = tuple((f"D1:{i}",) for i in range(1, 31))
+    got = Retrieved(ranked, {1000: frozenset({"D1:1", "D1:25"}), 6000: frozenset(s for r in ranked for s in r)},
+                    {1000: 900, 6000: 2000})
+    s = score(["D1:3", "D1:8", "D1:25"], got)
+    assert s["@5"] == pytest.approx(1 / 3) and s["@10"] == pytest.approx(2 / 3) and s["@20"] == pytest.approx(2 / 3)
+    assert s["cand"] == 1.0 and s["1k"] == pytest.approx(1 / 3) and s["6k"] == 1.0
+    assert s["tokens_1k"] == 900
+
+
+def test_select_questions_counts_what_it_skips():
+    known = {"D1:1", "D1:2"}
+    raw = [
+        ("ok", "1", parse_evidence(["D1:1", "D7:7"])),  # one dangling id dropped, QA kept
+        ("empty", "2", parse_evidence([])),
+        ("malformed", "3", parse_evidence(["D"])),
+        ("dangling", "4", parse_evidence(["D9:9"])),
+        ("repaired", "4", parse_evidence(["D:1:2"])),
+    ]
+    skipped: Counter[str] = Counter()
+    kept = select_questions(raw, known, skipped)
+    assert [(q.question, q.gold) for q in kept] == [("ok", ("D1:1",)), ("repaired", ("D1:2",))]
+    assert skipped[EMPTY_EVIDENCE] == 1 and skipped[MALFORMED_EVIDENCE] == 1 and skipped[DANGLING_EVIDENCE] == 1
+    assert skipped[DROPPED_DANGLING] == 1
+
+
+def test_pack_lines_skips_what_does_not_fit_and_keeps_rank_order():
+    kept, used = pack_lines([1, 2, 0], [5, 50, 3], budget=10)  # item 1 (50 tokens) is skipped, later ones fit
+    assert kept == [2, 0] and used == 8
+
+
+def test_evidence_is_matched_through_source_ids_and_budget_limits_hits():
+    with Memory(embedder="fake", fusion="union", neighbours=0) as mem:
+        turns = [{"text": f"turn {i} about topic {i} and many other words", "speaker": "Ann",
+                  "time": "2024-01-01", "id": f"D1:{i}"} for i in range(1, 41)]
+        mem.add_dialogue(turns, user_id="u", session_id="s1")
+        contexts = {b: mem.search("topic 7", budget=b, user_id="u") for b in (60, 6000)}
+        got = from_contexts(contexts, lambda ids: {u.id: u.source_ids for u in mem.store.get(list(ids))})
+    assert got.ranked[0] == ("D1:7",)
+    assert "D1:7" in got.within[60] and len(got.within[60]) < len(got.within[6000])
+    assert got.tokens[60] <= 60 and len(got.ranked) == contexts[6000].candidates
+
+
+def test_memgallery_rounds_become_two_turns_with_captions():
+    from omnimem.bench.datasets import (
+        MemGalleryImage, MemGalleryProfile, MemGalleryRound, MemGallerySample, MemGallerySession,
+    )
+
+    rnd = MemGalleryRound("D1:1", "Look at this", "Nice!", (MemGalleryImage("D1:IMG_001", "x.png", "a red kayak"),))
+    sample = MemGallerySample("file", MemGalleryProfile("Julian"), (MemGallerySession("D1", "2024-06-17", (rnd,)),), ())
+    [dialogue] = memgallery_dialogues(sample)
+    assert dialogue.turns[0] == {"text": "Look at this [shared an image: a red kayak]", "speaker": "Julian",
+                                 "time": "2024-06-17", "id": "D1:1"}
+    assert dialogue.turns[1]["speaker"] == "assistant" and dialogue.turns[1]["id"] == "D1:1"
+
+
+def test_pack_sessions_stays_within_budget_and_counts_exactly():
+    with Memory(embedder="fake") as mem:
+        for s in (1, 2):
+            turns = [{"text": f"session {s} turn {i} " + "word " * 30, "speaker": "Ann", "time": f"2024-01-0{s}",
+                      "id": f"D{s}:{i}"} for i in range(1, 6)]
+            mem.add_dialogue(turns, user_id="u", session_id=f"s{s}")
+        units = mem.store.get(mem.store.ids_in_scope(Scope(user_id="u")))
+    for short in (None, 5):
+        text, kept = pack_sessions(units, 200, lambda u: u.summary, short_words=short)
+        assert count_tokens(text) <= 200 and kept
+        assert text.count("[2024-01-0") == len({u.session_id for u in kept})
+
+
+def _tiny_dataset() -> BenchDataset:
+    facts = ["I adopted a grey cat named Pixel", "My sister lives in Lisbon", "I started learning the cello",
+             "We hiked the Matterhorn trail", "I bake sourdough every Sunday", "My favourite film is Alien"]
+    turns = [{"text": f, "speaker": "Ann" if i % 2 else "Bob", "time": "2024-03-0%d" % (1 + i // 3),
+              "id": f"D{1 + i // 3}:{1 + i % 3}"} for i, f in enumerate(facts)]
+    dialogues = [Dialogue(turns[:3], user_id="c1", session_id="session_1"),
+                 Dialogue(turns[3:], user_id="c1", session_id="session_2")]
+    raw = [("What is the cat called?", "4", parse_evidence(["D1:1"])),
+           ("Where does the sister live?", "4", parse_evidence(["D1:2"])),
+           ("Which instrument and which bread?", "1", parse_evidence(["D1:3", "D2:2"])),
+           ("no evidence", "5", parse_evidence([]))]
+    ds = BenchDataset("tiny", {"1": "multi-hop", "4": "single-hop", "5": "adversarial"}, [])
+    conv = BenchConversation("c1", dialogues)
+    conv.questions = select_questions(raw, conv.turn_ids(), ds.skipped)
+    ds.conversations.append(conv)
+    return ds
+
+
+def test_whole_harness_on_a_tiny_dataset():
+    ds = _tiny_dataset()
+    systems = [RawSystem("naive-dense", "", "dense"), RawSystem("naive-bm25", "", "bm25"),
+               MemorySystem("omnimem", ""), MemorySystem("no-bm25", "", {"sparse": False}),
+               Variant("x", "", depth=0, fusion="rrf", neighbours=1, packing="session", short_words=3)]
+    cache = CachedEmbedder(FakeEmbedder())
+    result = run(ds, systems, cache)
+    assert ds.skipped[EMPTY_EVIDENCE] == 1
+    by_name = {r.system.name: r.summary(ds.categories) for r in result.systems}
+    for name, summary in by_name.items():
+        assert summary["count"] == 3 and summary["categories"]["5"]["count"] == 0
+        if name != "naive-bm25":  # BM25 ranks only turns sharing a word with the question
+            assert summary["overall"]["6k"] == 1.0  # six short turns always fit
+        assert summary["overall"]["tokens_6k"] <= 6000
+    assert by_name["naive-bm25"]["categories"]["4"]["@5"] == 1.0  # "cat", "sister" are words of the turns
+    assert result.ingest["default"]["stored"] == 6
+    assert cache.embedded < 6 * 2 + 3 + 6  # each distinct text once: unit texts, raw texts, questions
+
+
+LOCOMO = [{
+    "sample_id": "conv-x",
+    "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bob",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a grey cat named Pixel."},
+            {"speaker": "Bob", "dia_id": "D1:2", "text": "Lovely! I started the cello.",
+             "blip_caption": "a photo of a cello"},
+        ],
+    },
+    "qa": [
+        {"question": "What is Ann's cat called?", "answer": "Pixel", "evidence": ["D1:1"], "category": 4},
+        {"question": "What does Bob play?", "answer": "cello", "evidence": ["D1:02"], "category": 1},
+        {"question": "Who is Carl?", "adversarial_answer": "x", "evidence": [], "category": 5},
+    ],
+}]
+
+
+@pytest.fixture
+def cli(tmp_path: Path):
+    app = typer.Typer()
+    register(app)
+    (tmp_path / "data" / "locomo").mkdir(parents=True)
+    (tmp_path / "data" / "locomo" / "locomo10.json").write_text(json.dumps(LOCOMO), encoding="utf-8")
+    runner = CliRunner()
+    return lambda *args: runner.invoke(app, [str(a) for a in args])
+
+
+def test_cli_locomo_retrieval_writes_json_and_readme(cli, tmp_path: Path):
+    out = tmp_path / "results"
+    res = cli("locomo", "--retrieval", "--data-dir", tmp_path / "data", "--out", out, "--embedder", "fake",
+              "--variants", "naive-dense,omnimem,x-best")
+    assert res.exit_code == 0, res.output
+    data = json.loads((out / "locomo-retrieval-custom-fake.json").read_text())
+    assert data["questions"] == 2 and data["skipped"][EMPTY_EVIDENCE] == 1
+    assert data["command"].startswith("omnimem bench locomo --retrieval")
+    assert set(data["systems"]) == {"naive-dense", "omnimem", "x-best"}
+    assert data["systems"]["omnimem"]["overall"]["6k"] == 1.0
+    assert data["machine"]["cores"] and data["versions"]["numpy"]
+    assert "| `omnimem` |" in (out / "README.md").read_text()
+
+
+def test_cli_refuses_qa_without_an_llm_and_unknown_variants(cli, tmp_path: Path, monkeypatch):
+    import os
+
+    for var in [v for v in os.environ if v.startswith("OMNIMEM_LLM_")]:
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("OMNIMEM_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    res = cli("locomo", "--qa", "--data-dir", tmp_path / "data")
+    assert res.exit_code == 2 and "LLM" in res.output and len(res.output.strip().splitlines()) == 1
+    res = cli("locomo", "--retrieval", "--variants", "nope", "--data-dir", tmp_path / "data")
+    assert res.exit_code == 2 and "unknown variant" in res.output
+    res = cli("locomo", "--data-dir", tmp_path / "data")
+    assert res.exit_code == 2 and "--retrieval" in res.output
+
+
+def test_real_locomo_evidence_matches_turns(data_dir: Path):
+    ds = locomo_dataset(data_dir / "locomo" / "locomo10.json", limit=1)
+    conv = ds.conversations[0]
+    assert conv.sample_id == "conv-26" and len(conv.questions) == 197
+    ids = conv.turn_ids()
+    assert all(g in ids for q in conv.questions for g in q.gold)
