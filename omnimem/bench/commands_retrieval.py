@@ -85,13 +85,23 @@ def _run(
     variants: str, embedder: str,
 ) -> None:
     if qa:
-        from omnimem.llm import LLMConfig
+        from omnimem.bench.qa import run_qa
+        from omnimem.embed import create_embedder
+        from omnimem.llm import resolve_llm
 
-        if LLMConfig.resolve() is None:
-            typer.echo("error: --qa needs an LLM; set OMNIMEM_LLM_MODEL (and OMNIMEM_LLM_BASE_URL) first", err=True)
-            raise typer.Exit(2)
-        typer.echo("error: --qa is not implemented yet; use --retrieval", err=True)
-        raise typer.Exit(2)
+        try:
+            llm = resolve_llm()
+            if llm is None:
+                typer.echo("error: --qa needs an LLM; set OMNIMEM_LLM_MODEL (and OMNIMEM_LLM_BASE_URL) first", err=True)
+                raise typer.Exit(2)
+            path = run_qa(benchmark, data_dir(data), llm, create_embedder(embedder), out, limit=conversations,
+                          progress=lambda line: typer.echo(line, err=True))
+        except OmnimemError as exc:
+            typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+            raise typer.Exit(1 if exc.status >= 500 else 2) from None
+        typer.echo(f"wrote {path}")
+        if not retrieval:
+            return
     if not retrieval:
         typer.echo("error: choose what to measure: --retrieval", err=True)
         raise typer.Exit(2)
