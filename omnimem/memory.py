@@ -247,6 +247,7 @@ class Memory:
         caption: str | None = None,
         *,
         time: str | datetime | None = None,
+        source_id: str | None = None,
         user_id: str | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
@@ -262,6 +263,8 @@ class Memory:
         scope = make_scope(user_id, agent_id, session_id)
         data, name = media.read_bytes(image, limit=media.MAX_IMAGE_BYTES)
         item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope, tz=self._tz)
+        if source_id is not None:
+            item = replace(item, source_id=clean_text(source_id, what="source_id"))
         if not (caption and caption.strip()) and self.settings.vision_captions and self.llm is not None:
             described = media.describe_image(self.llm, data, str(item.metadata["mime"]))
             item = replace(item, text=described, metadata={**item.metadata, "caption": "vision-llm"})

@@ -47,9 +47,10 @@ def data_dir(explicit: Path | None) -> Path:
 def choose_systems(spec: str) -> list[System]:
     """Resolve ``--variants`` into systems, in the order asked."""
     from omnimem.bench.experiments import experiment_systems
-    from omnimem.bench.retrieval import default_systems, graph_systems
+    from omnimem.bench.retrieval import default_systems, graph_systems, image_systems
 
-    groups = {"default": default_systems(), "experiments": experiment_systems(), "graph": graph_systems()}
+    groups = {"default": default_systems(), "experiments": experiment_systems(), "graph": graph_systems(),
+              "images": image_systems()}
     groups["all"] = [*groups["default"], *groups["graph"], *groups["experiments"]]
     by_name = {s.name: s for s in groups["all"]}
     chosen: dict[str, System] = {}
@@ -67,7 +68,7 @@ def choose_systems(spec: str) -> list[System]:
 
 
 def result_name(benchmark: str, variants: str, conversations: int | None, embedder: str) -> str:
-    tag = variants if variants in ("default", "experiments", "graph", "all") else "custom"
+    tag = variants if variants in ("default", "experiments", "graph", "images", "all") else "custom"
     name = f"{benchmark}-retrieval" + ("" if tag == "default" else f"-{tag}")
     if conversations is not None:
         name += f"-first{conversations}"

@@ -72,6 +72,8 @@ class BenchConversation:
     sample_id: str
     dialogues: list[Dialogue]
     questions: list[BenchQuestion] = field(default_factory=list)
+    text_dialogues: list[Dialogue] | None = None  # turns without inline captions (images as their own units)
+    images: list[dict[str, Any]] = field(default_factory=list)
 
     def turn_ids(self) -> set[str]:
         return {str(t["id"]) for d in self.dialogues for t in d.turns if t.get("id") is not None}
@@ -135,18 +137,19 @@ def locomo_dataset(path: str | Path, *, limit: int | None = None) -> BenchDatase
     return dataset
 
 
-def memgallery_dialogues(sample: MemGallerySample) -> list[Dialogue]:
+def memgallery_dialogues(sample: MemGallerySample, *, inline_captions: bool = True) -> list[Dialogue]:
     """Each round becomes two turns (the character, then the assistant) sharing the round id.
 
     Image files are not shipped, so a round's images are remembered through
-    their captions, appended to the user's words the way LoCoMo captions are.
+    their captions, appended to the user's words the way LoCoMo captions are
+    (or, with ``inline_captions=False``, left to image units: see ``memgallery_images``).
     """
     dialogues = []
     for session in sample.sessions:
         turns: list[dict[str, Any]] = []
         for rnd in session.rounds:
             text = rnd.user.strip()
-            for image in rnd.images:
+            for image in rnd.images if inline_captions else ():
                 text = f"{text} [shared an image: {image.caption.strip()}]".strip()
             turns.append({"text": text, "speaker": sample.profile.name, "time": session.date, "id": rnd.round_id})
             turns.append({"text": rnd.assistant, "speaker": "assistant", "time": session.date, "id": rnd.round_id})
@@ -154,11 +157,37 @@ def memgallery_dialogues(sample: MemGallerySample) -> list[Dialogue]:
     return dialogues
 
 
+def memgallery_images(sample: MemGallerySample) -> list[dict[str, Any]]:
+    """Every image of the file with its caption, round id, session and date (for image units)."""
+    return [
+        {"image_id": image.image_id, "caption": image.caption, "round": rnd.round_id,
+         "session_id": session.session_id, "time": session.date}
+        for session in sample.sessions for rnd in session.rounds for image in rnd.images
+    ]
+
+
+def placeholder_image(image_id: str) -> bytes:
+    """Deterministic stand-in pixels for an image whose file is not shipped (distinct per id)."""
+    import hashlib
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    seed = int.from_bytes(hashlib.sha256(image_id.encode()).digest()[:8], "little")
+    pixels = np.random.default_rng(seed).integers(0, 256, size=(48, 48, 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def memgallery_dataset(folder: str | Path, *, limit: int | None = None) -> BenchDataset:
     """Mem-Gallery: one conversation per file; QA types as categories, clue ids as evidence."""
     dataset = BenchDataset("memgallery", dict(MEMGALLERY_QA_TYPES), [], source=str(folder))
     for sample in load_memgallery_dir(folder)[:limit]:
         conv = BenchConversation(sample.name, memgallery_dialogues(sample))
+        conv.text_dialogues = memgallery_dialogues(sample, inline_captions=False)
+        conv.images = memgallery_images(sample)
         raw = [(qa.question, qa.qa_type, qa.clue) for qa in sample.qa]
         conv.questions = select_questions(raw, conv.turn_ids(), dataset.skipped)
         dataset.conversations.append(conv)
@@ -280,14 +309,23 @@ class MemoryPool:
     def get(self, settings: Mapping[str, Any]) -> Memory:
         key = tuple(sorted(settings.items()))
         if key not in self._open:
-            mem = Memory(embedder=self.embedder, **settings)
+            options = dict(settings)
+            image_units = bool(options.pop("image_units", False)) and self.conv.text_dialogues is not None
+            mem = Memory(embedder=self.embedder, **options)
             outcome: Counter[str] = Counter()
             started = time.perf_counter()
-            for dialogue in self.conv.dialogues:
+            dialogues = self.conv.text_dialogues if image_units and self.conv.text_dialogues else self.conv.dialogues
+            for dialogue in dialogues:
                 results = mem.add_dialogue(
                     dialogue.turns, user_id=self.conv.sample_id, session_id=dialogue.session_id
                 )
                 outcome.update(r.reason for r in results)
+            for image in self.conv.images if image_units else ():
+                result = mem.add_image(
+                    placeholder_image(image["image_id"]), image["caption"], time=image["time"],
+                    source_id=image["round"], user_id=self.conv.sample_id, session_id=image["session_id"],
+                )
+                outcome.update([f"image {result.reason}"])
             # ingest time with embeddings cached after the first system: what omnimem itself costs
             outcome["ingest_ms"] += round((time.perf_counter() - started) * 1000)
             self._open[key] = mem
@@ -458,6 +496,13 @@ def ablation_systems() -> list[System]:
         MemorySystem("no-neighbours", "defaults with neighbours=0", {"neighbours": 0}),
         MemorySystem("line-packing", "defaults with packing=line", {"packing": "line"}),
         MemorySystem("paper-top-k-5", "the paper's retrieval with top_k=5", {**PAPER, "top_k": 5}),
+    ]
+
+
+def image_systems() -> list[System]:
+    return [
+        MemorySystem("image-units", "Mem-Gallery images as image units carrying their captions (placeholder "
+                     "pixels; captions not inlined in the turns)", {"image_units": True}),
     ]
 
 

@@ -216,3 +216,23 @@ def test_real_locomo_evidence_matches_turns(data_dir: Path):
     assert conv.sample_id == "conv-26" and len(conv.questions) == 197
     ids = conv.turn_ids()
     assert all(g in ids for q in conv.questions for g in q.gold)
+
+
+def test_memgallery_images_can_be_image_units(tmp_path):
+    from omnimem.bench.datasets import (
+        MemGalleryImage, MemGalleryProfile, MemGalleryRound, MemGallerySample, MemGallerySession,
+    )
+    from omnimem.bench.retrieval import BenchConversation, MemoryPool, memgallery_dialogues, memgallery_images
+
+    rnd = MemGalleryRound("D1:1", "Look at this", "Nice!", (MemGalleryImage("D1:IMG_001", "x.png", "a red kayak"),))
+    sample = MemGallerySample("file", MemGalleryProfile("Julian"), (MemGallerySession("D1", "2024-06-17", (rnd,)),), ())
+    conv = BenchConversation("file", memgallery_dialogues(sample), [], memgallery_dialogues(sample, inline_captions=False),
+                             memgallery_images(sample))
+    from omnimem.embed import FakeEmbedder
+
+    pool = MemoryPool(conv, FakeEmbedder())
+    mem = pool.get({"image_units": True})
+    hit = mem.search("red kayak", user_id="file").hits[0]
+    assert hit.unit.modality.value == "image" and hit.unit.source_ids == ("D1:1",) and hit.unit.summary == "a red kayak"
+    assert "[shared an image" not in " ".join(h.unit.summary for h in mem.search("look", user_id="file").hits)
+    pool.close()

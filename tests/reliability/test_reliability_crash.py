@@ -21,7 +21,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from omnimem import Memory
 
