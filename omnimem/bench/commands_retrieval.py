@@ -51,7 +51,7 @@ def choose_systems(spec: str) -> list[System]:
 
     groups = {"default": default_systems(), "experiments": experiment_systems(), "graph": graph_systems(),
               "images": image_systems()}
-    groups["all"] = [*groups["default"], *groups["graph"], *groups["experiments"]]
+    groups["all"] = [*groups["default"], *groups["graph"], *groups["images"], *groups["experiments"]]
     by_name = {s.name: s for s in groups["all"]}
     chosen: dict[str, System] = {}
     for part in (p.strip() for p in spec.split(",") if p.strip()):
