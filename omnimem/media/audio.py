@@ -314,6 +314,7 @@ def transcribe(
         language=language,
         beam_size=beam_size,
         condition_on_previous_text=False,  # avoids repetition loops on short clips
+        temperature=0.0,  # no sampling fallback: the same audio always gives the same transcript
         vad_filter=False,  # we already cut to speech
     )
     return " ".join(piece.text.strip() for piece in pieces).strip()

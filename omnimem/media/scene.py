@@ -31,8 +31,14 @@ if TYPE_CHECKING:
 # Half the L1 distance between per-channel 16-bin RGB histograms, averaged over
 # the three channels: 0 = same colour distribution, 1 = disjoint. Measured on
 # MPEG-4 test clips: frames within one shot (compression noise, a moving ball)
-# 0.00-0.09; cuts 0.67-1.0. 0.3 tolerates lighting changes and motion in a shot.
-DEFAULT_HISTOGRAM_THRESHOLD = 0.3
+# 0.00-0.09; cuts 0.67-1.0. A flat colour drifting across one bin edge at a
+# keyframe moves one channel wholly: exactly 1/3 (benchmarks/results/MEDIA.md),
+# so the threshold sits above that.
+DEFAULT_HISTOGRAM_THRESHOLD = 0.4
+# Frames whose grey thumbnail varies less than this (std, 0-255) have no
+# structure: their pHash is decided by compression noise and jumps 26-31 bits
+# between two frames of the same flat shot, so it is not compared.
+FLAT_STD = 6.0
 # pHash Hamming distance (of 64 bits): re-encodes 0-2, unrelated images 24-31.
 # pHash reacts to motion: a subject crossing 1/8 of the frame measured 22, one
 # crossing 1/16 measured 14, so a shot with steady motion may yield a few frames.
@@ -80,20 +86,19 @@ class PixelChangeDetector:
     ) -> None:
         self.histogram_threshold = histogram_threshold
         self.hash_threshold = hash_threshold
-        self._last: tuple[npt.NDArray[np.float64], str] | None = None
+        self._last: tuple[npt.NDArray[np.float64], str, bool] | None = None
 
     def reset(self) -> None:
         self._last = None
 
     def is_new_scene(self, image: Image) -> bool:
-        current = (colour_histogram(image), perceptual_hash(image))
+        flat = float(np.asarray(image.convert("L").resize(_THUMB), dtype=np.float64).std()) < FLAT_STD
+        current = (colour_histogram(image), perceptual_hash(image), flat)
         last, self._last = self._last, current
         if last is None:
             return True
-        changed = (
-            histogram_distance(last[0], current[0]) > self.histogram_threshold
-            or hash_distance(last[1], current[1]) > self.hash_threshold
-        )
+        structure_moved = not (last[2] and current[2]) and hash_distance(last[1], current[1]) > self.hash_threshold
+        changed = histogram_distance(last[0], current[0]) > self.histogram_threshold or structure_moved
         if not changed:
             self._last = last  # compare with the last *kept* frame
         return changed
