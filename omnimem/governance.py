@@ -141,7 +141,7 @@ def reembed(mem: Memory, embedder: Embedder, *, batch: int = 256) -> int:
     """Replace every vector with ``embedder``'s and record it as the store's embedder."""
     with mem._write_lock, mem._lock:
         rows = list(mem.store.index_rows())
-        vectors = []
+        vectors: list[Any] = []
         for start in range(0, len(rows), batch):
             chunk = rows[start : start + batch]
             vectors.extend(embedder.embed([search_text(sp, su) for _, sp, su in chunk]))

@@ -378,8 +378,8 @@ class Memory:
         content) keeps the log truthful and stops re-ingest from restoring it.
         """
         scope = make_scope(user_id, agent_id, session_id)
-        start = parse_time(since, default_tz=self._tz) if since is not None else None  # type: ignore[arg-type]
-        end = parse_time(until, default_tz=self._tz) if until is not None else None  # type: ignore[arg-type]
+        start = parse_time(since, default_tz=self._tz) if since is not None else None
+        end = parse_time(until, default_tz=self._tz) if until is not None else None
         if scope.is_empty() and start is None and end is None and unit_ids is None and not all:
             raise InvalidInputError("forget needs a scope, a time range or unit ids; it never means 'everything' "
                                     "(pass all=True to wipe the store)")
@@ -436,7 +436,7 @@ class Memory:
         if k < 1 or limit < 1:
             raise InvalidInputError("top_k and budget must be positive")
         scope = make_scope(user_id, agent_id, session_id)
-        when = parse_time(as_of, default_tz=self._tz) if as_of is not None else None  # type: ignore[arg-type]
+        when = parse_time(as_of, default_tz=self._tz) if as_of is not None else None
         return self._retriever.search(text, k, th, limit, scope, include_superseded, when)
 
     # -- graph API ------------------------------------------------------------

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -288,4 +288,4 @@ def experiment_systems() -> list[System]:
         replace(deep, name="x-best-full", description="RRF all, +-1 neighbours of top 10, session packing, full text",
                 packing="session", neighbours=1, expand_top=10),
     ]
-    return list(variants)
+    return cast(list[System], variants)  # frozen dataclass fields satisfy System's read-only use

@@ -84,16 +84,16 @@ def run_qa(
             "overall": round(report.overall, 4), "overall_1_4": round(report.overall_without_adversarial, 4),
         }
     else:
-        for sample in load_memgallery_dir(data_dir / "memgallery")[:limit]:
-            items = [QAItem(sample.name, q.question, q.answer, q.qa_type) for q in sample.qa]
+        for gallery in load_memgallery_dir(data_dir / "memgallery")[:limit]:
+            items = [QAItem(gallery.name, q.question, q.answer, q.qa_type) for q in gallery.qa]
             with Memory(embedder=embedder, llm=llm) as mem:
-                for d in memgallery_dialogues(sample):
+                for d in memgallery_dialogues(gallery):
                     mem.add_dialogue(d.turns, user_id=d.user_id, session_id=d.session_id)
-                for item, answer in _ask_all(mem, sample.name, items, MEMGALLERY_INSTRUCTIONS, budget, workers):
+                for item, answer in _ask_all(mem, gallery.name, items, MEMGALLERY_INSTRUCTIONS, budget, workers):
                     s = score_memgallery(answer.answer or "", item.gold or "")
                     rows.append(_row(item, answer, {"f1": s.f1, "em": s.exact_match, "bleu1": s.bleu1,
                                                     "bleu2": s.bleu2}))
-            progress(f"{sample.name}: {len(items)} questions")
+            progress(f"{gallery.name}: {len(items)} questions")
         per_type = aggregate_memgallery((r["category"], score_memgallery(r["prediction"], r["gold"] or ""))
                                         for r in rows)
         scores = {t: {k: round(float(v), 4) for k, v in vars(s).items()} for t, s in per_type.items()}

@@ -91,4 +91,4 @@ class OnnxMiniLMEmbedder:
         hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
         weights = mask[:, :, None].astype(np.float32)
         summed = (hidden * weights).sum(axis=1)
-        return (summed / np.clip(weights.sum(axis=1), 1e-9, None)).astype(np.float32)
+        return (summed / np.clip(weights.sum(axis=1), 1e-9, None)).astype(np.float32)  # type: ignore[no-any-return]

@@ -235,8 +235,9 @@ class KnowledgeGraph:
 
             graph = nx.MultiDiGraph()
             for node in nodes:
-                graph.add_node(node["id"], name=node["name"], type=node["type"], aliases="|".join(node["aliases"]),
-                               confidence=node["confidence"], units="|".join(node["units"]))
+                graph.add_node(node["id"], name=node["name"], type=node["type"],
+                               aliases="|".join(str(a) for a in node["aliases"] or ()),  # type: ignore[union-attr]
+                               confidence=node["confidence"], units="|".join(str(u) for u in node["units"] or ()))  # type: ignore[union-attr]
             for edge in edges:
                 graph.add_edge(edge["source"], edge["target"], label=edge["label"], confidence=edge["confidence"])
             return "\n".join(nx.generate_graphml(graph))

@@ -168,17 +168,17 @@ class DenseIndex:
         k = min(k, total if allowed is None else min(total, len(allowed)))
         q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
         if not self.is_ann:
-            params = None if allowed is None else faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))
+            params = None if allowed is None else faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))  # type: ignore[call-arg]  # faiss stubs are partial
             scores, ids = self._index.search(q, k, params=params)
         elif allowed is None:
-            scores, ids = self._index.search(q, k, params=faiss.SearchParametersIVF(nprobe=self.nprobe))
+            scores, ids = self._index.search(q, k, params=faiss.SearchParametersIVF(nprobe=self.nprobe))  # type: ignore[call-arg]  # faiss stubs are partial
         elif len(allowed) <= self.exact_subset_limit:
             return self._search_subset(q, k, allowed)
         else:
             share = len(allowed) / total
             nprobe = min(self.nlist, math.ceil(self.nprobe / min(1.0, share)))
             selector, _keep = _selector(allowed)
-            params = faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)
+            params = faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)  # type: ignore[call-arg]  # faiss stubs are partial
             scores, ids = self._index.search(q, k, params=params)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i != -1]
 
@@ -219,8 +219,8 @@ class DenseIndex:
         if loaded.d != dim:
             raise ValueError(f"index dimension {loaded.d} != {dim}")
         if isinstance(loaded, faiss.IndexIVF):
-            if loaded.direct_map.type != faiss.DirectMap.Hashtable:
-                loaded.set_direct_map_type(faiss.DirectMap.Hashtable)
+            if loaded.direct_map.type != faiss.DirectMap.Hashtable:  # type: ignore[attr-defined]  # faiss stubs are partial
+                loaded.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]  # faiss stubs are partial
             # the list count records the size it was trained for; retrain after 4x growth
             index._trained_size = max(index.ann_threshold + 1, round((loaded.nlist / 2) ** 2))
         index._index = loaded
@@ -239,7 +239,7 @@ def _train_ivf(vecs: Vectors, dim: int) -> Any:
     ivf.cp.max_points_per_centroid = _TRAIN_POINTS_PER_LIST
     ivf.cp.min_points_per_centroid = 1  # tiny thresholds in tests; real sizes give >= 40 per list
     ivf.train(sample)  # the Python wrapper keeps the quantiser alive as long as the index
-    ivf.set_direct_map_type(faiss.DirectMap.Hashtable)
+    ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]  # faiss stubs are partial
     return ivf
 
 

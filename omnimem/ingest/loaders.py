@@ -141,5 +141,6 @@ def load_jsonl(path: str | Path) -> list[Dialogue]:
         if last is not None and (last.user_id, last.agent_id, last.session_id) == scope:
             last.turns.append(turn)
         else:
-            dialogues.append(Dialogue([turn], *scope, meta={"line": lineno}))
+            user_id, agent_id, session_id = scope
+            dialogues.append(Dialogue([turn], user_id, agent_id, session_id, meta={"line": lineno}))
     return dialogues

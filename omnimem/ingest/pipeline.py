@@ -177,10 +177,10 @@ class Ingestor:
             )
             if item.chain:
                 chained = unit_id
-        hooks = []
+        hooks: list[Callable[[Any], None] | None] = []
         if self.mem.graph is not None:
-            text_units = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
-            hooks.append(self.mem.graph.writer(text_units, self.mem.graph.extract(text_units)))
+            described = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
+            hooks.append(self.mem.graph.writer(described, self.mem.graph.extract(described)))
         if self.mem.clip is not None:
             hooks.append(self.mem.clip.writer(units, raw))
         writers = [h for h in hooks if h is not None]
@@ -204,8 +204,8 @@ class Ingestor:
         for (pos, _, unit_id), _unit in zip(accepted, units):
             results[pos] = AddResult(unit_id, True, "stored")
         if self.mem.settings.auto_supersede and self.mem.llm is not None and action != "import":
-            text_units = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
-            self._propose_supersession([u for u, _ in text_units], [v for _, v in text_units])
+            texts = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
+            self._propose_supersession([u for u, _ in texts], [v for _, v in texts])
 
     def _propose_supersession(self, units: list[MAU], vectors: Any) -> None:
         """Ask the model which current units each new one replaces; apply and log its answer."""

@@ -80,7 +80,7 @@ def backoff_delay(attempt: int, retry_after: float | None, *, base: float, cap: 
     """
     if retry_after is not None:
         return min(retry_after, cap)
-    return min(base * 2**attempt, cap) * random.uniform(0.5, 1.0)
+    return min(base * 2**attempt, cap) * random.uniform(0.5, 1.0)  # type: ignore[no-any-return]
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:

@@ -112,7 +112,7 @@ def decode_image(data: bytes) -> Image:
         raise UnsupportedMediaError(f"image too large to decode safely: {exc}") from exc
     except (OSError, SyntaxError, ValueError) as exc:  # Pillow's errors for damaged data
         raise CorruptMediaError(f"image data is damaged or truncated: {exc}") from exc
-    return image
+    return image  # type: ignore[no-any-return]
 
 
 def perceptual_hash(image: Image) -> str:

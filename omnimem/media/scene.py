@@ -67,7 +67,7 @@ def colour_histogram(image: Image) -> npt.NDArray[np.float64]:
     hist = np.stack(
         [np.bincount(pixels[:, c] // (256 // _BINS), minlength=_BINS) for c in range(3)]
     ).astype(np.float64)
-    return hist / hist.sum(axis=1, keepdims=True)
+    return hist / hist.sum(axis=1, keepdims=True)  # type: ignore[no-any-return]
 
 
 def histogram_distance(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:

@@ -169,7 +169,7 @@ def _keyframes(
 
 def _duration(container: Any, last_t: float) -> float:
     if container.duration:
-        return round(container.duration / 1_000_000, 3)  # AV_TIME_BASE units
+        return round(float(container.duration) / 1_000_000, 3)  # AV_TIME_BASE units
     return round(last_t, 3)
 
 
