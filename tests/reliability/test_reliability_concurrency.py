@@ -94,9 +94,9 @@ def test_two_memories_in_one_process_share_a_store(tmp_path: Path, rel: Any) -> 
     path = tmp_path / "mem"
     with Memory(path, embedder="fake") as a, Memory(path) as b:
         x = a.add("alpha note about the harbor", user_id="u").id
-        assert rel.hit_ids(b, "harbor", user_id="u", top_k=1) == [x]
+        assert rel.hit_ids(b, "harbor", user_id="u")[0] == x
         y = b.add("beta note about the canyon", user_id="u").id
-        assert rel.hit_ids(a, "canyon", user_id="u", top_k=1) == [y]
+        assert rel.hit_ids(a, "canyon", user_id="u")[0] == y
         assert a.forget(unit_ids=[x]) == 1
         assert rel.hit_ids(b, "harbor alpha", user_id="u") == [y]
     assert rel.on_disk_problems(path) == []
