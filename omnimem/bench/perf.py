@@ -230,6 +230,9 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
 
     mem = Memory(store, embedder=timed)
     log(f"[{n}] ingesting with {inner.name}")
+    result["memory_settings"] = {  # retrieval settings in force (OMNIMEM_* variables can change them)
+        k: getattr(mem.settings, k) for k in ("fusion", "depth", "neighbours", "expand_top", "packing", "top_k", "budget")
+    }
     result["ingest"] = measure_ingest(mem, timed, n, seed)
     log(f"[{n}] ingest {result['ingest']}")
     start = time.perf_counter()
