@@ -747,13 +747,11 @@ def notes(data: dict[str, Any]) -> list[str]:
     if flat_false:
         out.append(
             f"- Flat shots: {flat_false} false cut(s) (1 fps and full rate together) fell inside still, flat-colour "
-            "shots, whose frames look identical. Two causes, checked frame by frame (cuts-0/3/6): (1) the histogram "
-            "uses hard 16-level bins, and the decoded flat colour drifts by 2 levels at MPEG-4 keyframes (red 81 -> "
-            "79 across the bin edge at 80), which moves one channel wholly into the next bin: distance 1/3, just "
-            "above the 0.3 threshold; (2) right after a cut, P-frames keep a faint residue of the previous shot "
-            "(pixel std 1-4) until the next keyframe clears it, and the perceptual hash of a structureless frame is "
-            "decided by that residue: it jumps 26-31 of 64 bits, past the threshold of 14. Both are weaknesses of "
-            "PixelChangeDetector on low-texture frames."
+            "shots. An earlier run of this benchmark found 12 there and traced them to two causes, now fixed in "
+            "PixelChangeDetector: a decoded flat colour drifting across a hard histogram-bin edge at MPEG-4 keyframes "
+            "(distance exactly 1/3, over the old 0.3 threshold: the threshold is now 0.4, cuts measure 0.67-1.0), and "
+            "the perceptual hash of a structureless frame being decided by compression residue (it is no longer "
+            "compared when both frames are flat, grey std < 6)."
         )
     gap = (a["wer_pipeline"] or 0) - (a["wer_oracle_spans"] or 0)
     out += [
