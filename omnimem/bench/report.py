@@ -34,6 +34,16 @@ question's gold turn ids whose unit was returned), no LLM involved: `@N` among t
 candidates by rank, `cand` among all candidates retrieved, `1k` / `6k` among the hits of the
 context packed within 1,000 / 6,000 tokens (omnimem's token counter). `tok` is the mean number
 of context tokens used at 1k / 6k.
+
+Other results in this folder: `PERF.md` (speed, memory, scale), `MEDIA.md` (scene cuts, VAD,
+transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`.
+
+`locomo-retrieval-experiments-f53af98` was measured at commit f53af98, when omnimem's default
+retrieval was the paper's (top_k 20 per retriever, set union, one line per hit): its `omnimem`
+row is today's `omnimem-paper`. Its `x-*` experiments are why the defaults changed at 068eb5b
+(reciprocal rank fusion over lists deep enough to fill the budget, same-session neighbours of
+the 10 best hits, session-grouped packing: `x-best-full`); the short-first-lines idea
+(`x-best`) was not adopted because cut lines may drop the words holding the answer.
 """
 
 
