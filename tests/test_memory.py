@@ -184,7 +184,7 @@ def test_neighbours_of_the_best_hits_join_the_context(mem: Memory):
     ]
     mem.add_dialogue(turns, user_id="u", session_id="s1")
     mem.add("unrelated note about taxes", user_id="other", session_id="s1")
-    with Memory(embedder="fake", dense=False) as m:  # BM25 alone finds only the question
+    with Memory(embedder="fake", dense=False, neighbours=1) as m:  # BM25 alone finds only the question
         m.add_dialogue(turns, user_id="u", session_id="s1")
         hits = m.search("pottery class", user_id="u").hits
         assert [h.unit.source_ids[0] for h in hits][:2] == ["D1:1", "D1:2"]

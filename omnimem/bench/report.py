@@ -44,6 +44,12 @@ row is today's `omnimem-paper`. Its `x-*` experiments are why the defaults chang
 (reciprocal rank fusion over lists deep enough to fill the budget, same-session neighbours of
 the 10 best hits, session-grouped packing: `x-best-full`); the short-first-lines idea
 (`x-best`) was not adopted because cut lines may drop the words holding the answer.
+
+`locomo-retrieval-ablations-068eb5b` and `memgallery-retrieval-068eb5b` were measured at
+068eb5b, whose default still added same-session neighbours: there the `omnimem` row has
+neighbours on, and LoCoMo's `no-neighbours` row is today's default (neighbours cost 9 points
+within 1,000 tokens for 0.3 within 6,000, so they were switched off). `locomo-retrieval-custom`
+and `memgallery-retrieval-custom` are today's defaults.
 """
 
 

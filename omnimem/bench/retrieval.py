@@ -486,14 +486,13 @@ PAPER = {"fusion": "union", "neighbours": 0, "packing": "line"}
 
 def ablation_systems() -> list[System]:
     return [
-        MemorySystem("omnimem", "omnimem defaults (RRF over budget-deep lists, +-1 same-session neighbours of the "
-                     "top 10, session packing, pyramid, novelty)"),
+        MemorySystem("omnimem", "omnimem defaults (RRF over budget-deep lists, session packing, pyramid, novelty)"),
         MemorySystem("omnimem-paper", "the paper's retrieval: top_k 20 per retriever, set union, one line per hit",
                      dict(PAPER)),
         MemorySystem("no-bm25", "defaults with sparse=False", {"sparse": False}),
         MemorySystem("no-level2", "defaults with max_level=1 (summary lines only)", {"max_level": 1}),
         MemorySystem("no-novelty", "defaults with novelty=False", {"novelty": False}),
-        MemorySystem("no-neighbours", "defaults with neighbours=0", {"neighbours": 0}),
+        MemorySystem("neighbours", "defaults plus +-1 same-session neighbours of the top 10", {"neighbours": 1}),
         MemorySystem("line-packing", "defaults with packing=line", {"packing": "line"}),
         MemorySystem("paper-top-k-5", "the paper's retrieval with top_k=5", {**PAPER, "top_k": 5}),
     ]
