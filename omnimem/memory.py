@@ -385,8 +385,12 @@ class Memory:
                                     "(pass all=True to wipe the store)")
         with self._write_lock, self._lock:
             self._check_open()
-            ids = [u for u in self.store.get(self.store.ids_in_scope(scope)) if _in_range(u, start, end)]
-            chosen = [u.id for u in ids if unit_ids is None or u.id in set(unit_ids)]
+            chosen = self.store.ids_in_scope(scope)
+            if start is not None or end is not None:  # only a time range needs the units themselves
+                chosen = [u.id for u in self.store.get(chosen) if _in_range(u, start, end)]
+            if unit_ids is not None:
+                wanted = set(unit_ids)
+                chosen = [uid for uid in chosen if uid in wanted]
             details = {"since": start.isoformat() if start else None, "until": end.isoformat() if end else None,
                        "all": all}
             self._remove(chosen, AuditEvent("forget", self.actor, (), scope, reason, details))

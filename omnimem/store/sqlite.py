@@ -326,9 +326,10 @@ class SQLiteStore:
         return removed
 
     def _finish_pending(self) -> None:
-        """Unlink cold files whose last unit is gone (also those a crash left behind)."""
-        if "pending_cold" not in {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}:
-            return
+        """Unlink cold files whose last unit is gone (also those a crash left behind).
+
+        Runs after the migrations (``_migrate``), so the table always exists.
+        """
         for (ref,) in self._conn.execute("SELECT ref FROM pending_cold").fetchall():
             still = self._conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone()
             if still is None:
