@@ -29,6 +29,7 @@ from omnimem.novelty import NoveltyFilter
 from omnimem.pyramid import Context
 from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditEvent, AuditRecord
+from omnimem.tokens import TokenCounter, resolve_counter
 from omnimem.timeparse import parse_time
 from omnimem.store.sqlite import SQLiteStore
 
@@ -57,6 +58,7 @@ class Memory:
         settings: Settings | None = None,
         config_file: str | Path | None = None,
         actor: str | None = None,
+        tokenizer: TokenCounter | str | None = None,
         **overrides: Any,
     ) -> None:
         if settings is not None and (overrides or config_file is not None):
@@ -68,6 +70,7 @@ class Memory:
         self._closed = False
         self._tz = _zone(self.settings.timezone)
         self.actor = actor or _local_user()
+        self.count_tokens = resolve_counter(tokenizer)  # budgets are in this counter's tokens (default cl100k)
         self.novelty = NoveltyFilter(self.settings.novelty_threshold, self.settings.novelty)
         self.llm: LLM | None = None if llm is False else resolve_llm(None if llm is True else llm)
         self.store = SQLiteStore(self.path)

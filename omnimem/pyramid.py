@@ -14,7 +14,7 @@ from typing import Any
 
 from omnimem.mau import MAU
 from omnimem.timeparse import format_time
-from omnimem.tokens import count_tokens
+from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +30,8 @@ class RawContent:
     data: bytes | None = None
     tokens: int | None = None  # explicit cost when the payload is not text
 
-    def cost(self) -> int:
-        return self.tokens if self.tokens is not None else count_tokens(self.text)
+    def cost(self, count: TokenCounter = count_tokens) -> int:
+        return self.tokens if self.tokens is not None else count(self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +84,7 @@ class Context:
     packing: str = "line"
 
     def render(self) -> str:
-        """Prompt-ready text; ``count_tokens(render()) == tokens``.
+        """Prompt-ready text; ``tokens`` is its exact token count.
 
         ``line`` packing: one ``[time] speaker: text`` line per hit, in rank
         order. ``session`` packing: hits grouped by session and time under one
@@ -129,8 +129,14 @@ def unit_line(unit: MAU, body: str) -> str:
 def session_line(unit: MAU, body: str) -> str:
     """A memory under its group header: who and what."""
     who = f"{unit.speaker}: " if unit.speaker else ""
-    kind = "" if unit.modality.value == "text" else f"({unit.modality.value}) "
+    kind = "" if unit.modality.value == "text" else f"({media_label(unit)}) "
     return f"{kind}{who}{body}"
+
+
+def media_label(unit: MAU) -> str:
+    """``image``, ``audio`` ... with the file name or source id, so an answer can name the item."""
+    name = unit.metadata.get("filename") or (unit.source_ids[0] if unit.source_ids else None)
+    return f"{unit.modality.value} {name}" if name else unit.modality.value
 
 
 def group_key(unit: MAU) -> tuple[Any, ...]:
@@ -146,6 +152,9 @@ def _chronological(unit: MAU) -> tuple[Any, ...]:
     return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time)
 
 
+NEWLINE = 1  # what packing charges for the line break before a line (BPE may merge it: an upper bound)
+
+
 def build_context(
     query: str,
     candidates: Sequence[Candidate],
@@ -156,6 +165,7 @@ def build_context(
     raw_content: Callable[[MAU], RawContent | None],
     max_level: int = 3,
     packing: str = "line",
+    count: TokenCounter = count_tokens,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -163,36 +173,61 @@ def build_context(
     shorter one may). Levels 2 and 3 are then spent greedily by similarity per
     extra token, so the budget goes where it buys the most relevance. With
     ``session`` packing a group header is charged when its first hit enters.
+    Each line is charged its own tokens plus one for its line break; the
+    rendered text is then counted exactly, so ``Context.tokens`` is the real
+    count of ``Context.render()`` and never exceeds ``budget``.
     """
     if packing not in ("line", "session"):
         raise ValueError(f"unknown packing {packing!r}")
     line = unit_line if packing == "line" else session_line
+    texts = [line(c.unit, c.unit.summary) for c in candidates]
+    costs = _counts(texts, count)
     hits: list[Hit] = []
     dropped: list[str] = []
-    groups: set[tuple[Any, ...]] = set()
+    headers: dict[tuple[Any, ...], int] = {}
     used = 0
-    for rank, cand in enumerate(candidates, start=1):
-        text = line(cand.unit, cand.unit.summary)
-        cost = count_tokens(text)
+    for rank, (cand, text, cost) in enumerate(zip(candidates, texts, costs), start=1):
         key = group_key(cand.unit)
-        header = 0 if packing == "line" or key in groups else count_tokens(group_header(cand.unit))
-        if used + cost + header > budget:
+        header = 0
+        if packing == "session" and key not in headers:
+            header = count(group_header(cand.unit)) + NEWLINE
+        if used + cost + NEWLINE + header > budget:
             dropped.append(cand.unit.id)
             continue
-        used += cost + header
+        used += cost + NEWLINE + header
         if packing == "session":
-            groups.add(key)
+            headers.setdefault(key, header)
         hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost))
 
     if max_level >= 2:
-        used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line))
+        used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count))
     if max_level >= 3:
-        used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content))
-    return Context(query, tuple(hits), used, budget, len(candidates), tuple(dropped), packing=packing)
+        used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count))
+    ctx = Context(query, tuple(hits), used, budget, len(candidates), tuple(dropped), packing=packing)
+    return _measured(ctx, count)
+
+
+def _counts(texts: Sequence[str], count: TokenCounter) -> list[int]:
+    return count_many(texts) if count is count_tokens else [count(t) for t in texts]
+
+
+def _measured(ctx: Context, count: TokenCounter) -> Context:
+    """Count the rendered context exactly; drop the lowest-ranked hits in the rare case it overflows."""
+    hits = list(ctx.hits)
+    dropped = list(ctx.dropped)
+    while True:
+        ctx = replace(ctx, hits=tuple(hits), dropped=tuple(dropped))
+        exact = count(ctx.render()) if hits else 0
+        if exact <= ctx.budget or not hits:
+            return replace(ctx, tokens=exact)
+        last = max(hits, key=lambda h: h.rank)
+        hits.remove(last)
+        dropped.append(last.unit.id)
 
 
 def _level2(
-    hit: Hit, theta: float, full_text: Callable[[MAU], str | None], line: Callable[[MAU, str], str]
+    hit: Hit, theta: float, full_text: Callable[[MAU], str | None], line: Callable[[MAU, str], str],
+    count: TokenCounter,
 ) -> Hit | None:
     if hit.score < theta:
         return None
@@ -202,14 +237,14 @@ def _level2(
     if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2
         return replace(hit, level=2)
     text = line(hit.unit, full)
-    return replace(hit, level=2, text=text, tokens=count_tokens(text))
+    return replace(hit, level=2, text=text, tokens=count(text))
 
 
-def _level3(hit: Hit, raw_content: Callable[[MAU], RawContent | None]) -> Hit | None:
+def _level3(hit: Hit, raw_content: Callable[[MAU], RawContent | None], count: TokenCounter) -> Hit | None:
     raw = raw_content(hit.unit)
     if raw is None:
         return None
-    return replace(hit, level=3, raw=raw, tokens=hit.tokens + raw.cost())
+    return replace(hit, level=3, raw=raw, tokens=hit.tokens + raw.cost(count) + NEWLINE)
 
 
 def _upgrade(hits: list[Hit], used: int, budget: int, propose: Callable[[Hit], Hit | None]) -> int:

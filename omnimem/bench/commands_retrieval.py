@@ -34,6 +34,11 @@ VariantsOpt = Annotated[
         help="Comma-separated systems, or a group: default (baselines + ablations), experiments, all.",
     ),
 ]
+SplitOpt = Annotated[
+    str,
+    typer.Option("--split", help="dev: first half of the conversations (defaults are chosen there); test: the "
+                 "second half (the headline); all."),
+]
 EmbedderOpt = Annotated[str, typer.Option("--embedder", help="Embedder for every system (e.g. fake for a smoke run).")]
 
 
@@ -46,12 +51,9 @@ def data_dir(explicit: Path | None) -> Path:
 
 def choose_systems(spec: str) -> list[System]:
     """Resolve ``--variants`` into systems, in the order asked."""
-    from omnimem.bench.experiments import experiment_systems
-    from omnimem.bench.retrieval import default_systems, graph_systems, image_systems
+    from omnimem.bench.systems import groups as system_groups
 
-    groups = {"default": default_systems(), "experiments": experiment_systems(), "graph": graph_systems(),
-              "images": image_systems()}
-    groups["all"] = [*groups["default"], *groups["graph"], *groups["images"], *groups["experiments"]]
+    groups = system_groups()
     by_name = {s.name: s for s in groups["all"]}
     chosen: dict[str, System] = {}
     for part in (p.strip() for p in spec.split(",") if p.strip()):
@@ -67,9 +69,9 @@ def choose_systems(spec: str) -> list[System]:
     return list(chosen.values())
 
 
-def result_name(benchmark: str, variants: str, conversations: int | None, embedder: str) -> str:
-    tag = variants if variants in ("default", "experiments", "graph", "images", "all") else "custom"
-    name = f"{benchmark}-retrieval" + ("" if tag == "default" else f"-{tag}")
+def result_name(benchmark: str, variants: str, conversations: int | None, embedder: str, split: str = "all") -> str:
+    tag = variants if variants in ("default", "baselines", "experiments", "graph", "images", "all") else "custom"
+    name = f"{benchmark}-retrieval-{split}" + ("" if tag == "default" else f"-{tag}")
     if conversations is not None:
         name += f"-first{conversations}"
     if embedder != "all-MiniLM-L6-v2":
@@ -83,8 +85,9 @@ def command_line(benchmark: str, args: Sequence[str]) -> str:
 
 def _run(
     benchmark: str, retrieval: bool, qa: bool, data: Path | None, conversations: int | None, out: Path,
-    variants: str, embedder: str,
+    variants: str, embedder: str, split: str = "test",
 ) -> None:
+    cache_file = os.environ.get("OMNIMEM_BENCH_EMBED_CACHE")  # e.g. /tmp/vectors.npz: faster repeated runs
     if qa:
         from omnimem.bench.qa import run_qa
         from omnimem.embed import create_embedder
@@ -107,36 +110,43 @@ def _run(
         typer.echo("error: choose what to measure: --retrieval", err=True)
         raise typer.Exit(2)
     from omnimem.bench import report
-    from omnimem.bench.retrieval import CachedEmbedder, locomo_dataset, memgallery_dataset, run
+    from omnimem.bench.retrieval import SPLITS, CachedEmbedder, locomo_dataset, memgallery_dataset, run
+    from omnimem.bench.retrieval import split as take_split
     from omnimem.embed import create_embedder
 
+    if split not in SPLITS:
+        raise typer.BadParameter(f"choose one of {', '.join(SPLITS)}", param_hint="--split")
     systems = choose_systems(variants)
     folder = data_dir(data)
     try:
         if benchmark == "locomo":
-            dataset = locomo_dataset(folder / "locomo" / "locomo10.json", limit=conversations)
+            dataset = locomo_dataset(folder / "locomo" / "locomo10.json")
         else:
-            dataset = memgallery_dataset(folder / "memgallery", limit=conversations)
-        cache = CachedEmbedder(create_embedder(embedder))
+            dataset = memgallery_dataset(folder / "memgallery")
+        dataset = take_split(dataset, split)
+        dataset.conversations = dataset.conversations[:conversations]
+        cache = CachedEmbedder(create_embedder(embedder), Path(cache_file) if cache_file else None)
         typer.echo(f"{benchmark}: {len(dataset.conversations)} conversations, {dataset.questions()} QA, "
                    f"{len(systems)} systems", err=True)
         progress = lambda line: typer.echo(line, err=True)  # noqa: E731
         result = run(dataset, systems, cache, progress=progress)
+        cache.save()
     except OmnimemError as exc:
         typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
         raise typer.Exit(2) from None
-    args = ["--retrieval"]
+    args = ["--retrieval", "--split", split]
     if conversations is not None:
         args += ["--conversations", str(conversations)]
     if variants != "default":
         args += ["--variants", variants]
     if embedder != "all-MiniLM-L6-v2":
         args += ["--embedder", embedder]
-    name = result_name(benchmark, variants, conversations, embedder)
+    name = result_name(benchmark, variants, conversations, embedder, split)
     path = report.write(result, out, name, command=command_line(benchmark, args), embedder=cache.name)
     for r in result.systems:
         o = r.summary(dataset.categories)["overall"]
-        typer.echo(f"{r.system.name:28s} " + " ".join(f"{m} {o[m]:.3f}" for m in ("@20", "1k", "6k")))
+        typer.echo(f"{r.system.name:28s} " + " ".join(f"{m} {o[m]:.3f}" for m in ("@20", "1k", "6k", "hits_1k",
+                                                                                  "hits_6k", "over_6k")))
     typer.echo(f"wrote {path} ({result.seconds:.0f} s)")
 
 
@@ -152,9 +162,10 @@ def register(app: typer.Typer) -> None:
         out: OutOpt = Path("benchmarks/results"),
         variants: VariantsOpt = "default",
         embedder: EmbedderOpt = "all-MiniLM-L6-v2",
+        split: SplitOpt = "test",
     ) -> None:
-        """LoCoMo (10 conversations, 1,986 QA): evidence recall of retrieval."""
-        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder)
+        """LoCoMo (10 conversations, 1,986 QA): evidence recall of retrieval (dev: 1-5, test: 6-10)."""
+        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder, split)
 
     @app.command()
     def memgallery(
@@ -165,9 +176,11 @@ def register(app: typer.Typer) -> None:
         out: OutOpt = Path("benchmarks/results"),
         variants: VariantsOpt = "default",
         embedder: EmbedderOpt = "all-MiniLM-L6-v2",
+        split: SplitOpt = "test",
     ) -> None:
-        """Mem-Gallery (20 files, 1,711 QA; images through their captions): evidence recall of retrieval."""
-        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder)
+        """Mem-Gallery (20 files, 1,711 QA; images through their captions): evidence recall of retrieval
+        (dev: the first 10 files by name, test: the last 10)."""
+        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder, split)
 
 
 def main() -> None:

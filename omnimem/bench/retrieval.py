@@ -3,14 +3,16 @@
 No LLM anywhere. Each conversation goes into its own ``Memory`` through the
 public API (``add_dialogue``, real session dates as event time); each QA with
 evidence turn ids is asked as a search, and we measure the share of gold turns
-whose unit is returned:
+that a reader of the result can see:
 
 * ``@5 / @10 / @20``: among the first N candidates by rank;
 * ``cand``: among every candidate retrieved (before the budget);
-* ``1k / 6k``: among the hits of the context packed within 1,000 / 6,000 tokens.
+* ``1k / 6k``: whose whole text is in ``Context.render()`` of a search with a
+  budget of 1,000 / 6,000 tokens (cl100k tokens, counted here on the rendered
+  text). A unit shown only as a cut summary line does not count.
 
 A *system* is one configuration (an omnimem setting, a baseline over raw turns,
-or an experimental variant from :mod:`omnimem.bench.experiments`). Systems see
+or a baseline over raw turns from :mod:`omnimem.bench.baselines`). Systems see
 one conversation at a time through :meth:`System.prepare`; the embedder is a
 :class:`CachedEmbedder`, so a text is embedded once per run whatever the number
 of systems that need it.
@@ -44,6 +46,11 @@ from omnimem.tokens import count_tokens
 BUDGETS = (1000, 6000)
 RANKS = (5, 10, 20)
 METRICS = (*(f"@{n}" for n in RANKS), "cand", *(f"{b // 1000}k" for b in BUDGETS))
+# also per question: tokens_1k / tokens_6k (real tokens of the render), over_1k / over_6k (1 when it exceeds
+# the budget) and hits_1k / hits_6k (the old count: a unit among the hits, even as a cut line)
+EXTRA = (*(f"tokens_{b // 1000}k" for b in BUDGETS), *(f"over_{b // 1000}k" for b in BUDGETS),
+         *(f"hits_{b // 1000}k" for b in BUDGETS))
+SPLITS = ("dev", "test", "all")
 
 # --- data: conversations, questions with gold turn ids, what was skipped --------------
 
@@ -63,6 +70,14 @@ class BenchQuestion:
     question: str
     category: str
     gold: tuple[str, ...]
+    image_caption: str | None = None  # the question comes with an image, searched through its caption
+
+    @property
+    def query(self) -> str:
+        """What a user would search with: the question, and the image they attached to it."""
+        if not self.image_caption:
+            return self.question
+        return f"{self.question} [image: {self.image_caption.strip()}]"
 
 
 @dataclass(slots=True)
@@ -74,9 +89,22 @@ class BenchConversation:
     questions: list[BenchQuestion] = field(default_factory=list)
     text_dialogues: list[Dialogue] | None = None  # turns without inline captions (images as their own units)
     images: list[dict[str, Any]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)  # evidence dropped or repaired in this conversation
 
     def turn_ids(self) -> set[str]:
         return {str(t["id"]) for d in self.dialogues for t in d.turns if t.get("id") is not None}
+
+    def turn_texts(self) -> dict[str, tuple[str, ...]]:
+        """Every text stored under each turn id (whitespace folded), in both image modes."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for dialogues in (self.dialogues, self.text_dialogues or []):
+            for dialogue in dialogues:
+                for turn in dialogue.turns:
+                    if turn.get("id") is not None:
+                        out[str(turn["id"])].append(fold(str(turn["text"])))
+        for image in self.images:
+            out[str(image["round"])].append(fold(str(image["caption"])))
+        return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
 
     def turns(self) -> Iterator[tuple[Dialogue, Mapping[str, Any]]]:
         for dialogue in self.dialogues:
@@ -93,6 +121,7 @@ class BenchDataset:
     conversations: list[BenchConversation]
     skipped: Counter[str] = field(default_factory=Counter)
     source: str = ""
+    split: str = "all"
 
     def questions(self) -> int:
         return sum(len(c.questions) for c in self.conversations)
@@ -102,11 +131,13 @@ class BenchDataset:
 
 
 def select_questions(
-    raw: Iterable[tuple[str, str, EvidenceParse]], known_ids: set[str], skipped: Counter[str]
+    raw: Iterable[tuple[str, str, EvidenceParse]], known_ids: set[str], skipped: Counter[str],
+    captions: Sequence[str | None] | None = None,
 ) -> list[BenchQuestion]:
     """Keep the QA whose evidence names at least one turn; count everything dropped."""
     kept: list[BenchQuestion] = []
     for index, (question, category, evidence) in enumerate(raw):
+        caption = captions[index] if captions is not None else None
         malformed = [s for s in evidence.skipped if s.reason != "duplicate id"]
         skipped[REPAIRED] += len(evidence.repaired)
         if not evidence.ids:
@@ -118,7 +149,7 @@ def select_questions(
             continue
         skipped[DROPPED_MALFORMED] += len(malformed)
         skipped[DROPPED_DANGLING] += len(evidence.ids) - len(gold)
-        kept.append(BenchQuestion(index, question, category, gold))
+        kept.append(BenchQuestion(index, question, category, gold, caption))
     return kept
 
 
@@ -132,9 +163,25 @@ def locomo_dataset(path: str | Path, *, limit: int | None = None) -> BenchDatase
     for sample in load_locomo_qa(path)[:limit]:
         conv = BenchConversation(sample.sample_id, by_user[sample.sample_id])
         raw = [(qa.question, str(qa.category), qa.evidence) for qa in sample.qa]
-        conv.questions = select_questions(raw, conv.turn_ids(), dataset.skipped)
+        conv.questions = select_questions(raw, conv.turn_ids(), conv.skipped)
+        dataset.skipped.update(conv.skipped)
         dataset.conversations.append(conv)
     return dataset
+
+
+def split(dataset: BenchDataset, name: str) -> BenchDataset:
+    """``dev``: the first half of the conversations (defaults are chosen there), ``test``: the second half."""
+    if name not in SPLITS:
+        raise ValueError(f"unknown split {name!r}; choose one of {', '.join(SPLITS)}")
+    half = (len(dataset.conversations) + 1) // 2
+    chosen = {"dev": dataset.conversations[:half], "test": dataset.conversations[half:],
+              "all": dataset.conversations}[name]
+    skipped: Counter[str] = Counter()
+    for conv in chosen:
+        skipped.update(conv.skipped)
+    out = BenchDataset(dataset.name, dataset.categories, list(chosen), skipped, dataset.source)
+    out.split = name
+    return out
 
 
 def memgallery_dialogues(sample: MemGallerySample, *, inline_captions: bool = True) -> list[Dialogue]:
@@ -160,7 +207,7 @@ def memgallery_dialogues(sample: MemGallerySample, *, inline_captions: bool = Tr
 def memgallery_images(sample: MemGallerySample) -> list[dict[str, Any]]:
     """Every image of the file with its caption, round id, session and date (for image units)."""
     return [
-        {"image_id": image.image_id, "caption": image.caption, "round": rnd.round_id,
+        {"image_id": image.image_id, "file": Path(image.path).name, "caption": image.caption, "round": rnd.round_id,
          "session_id": session.session_id, "time": session.date}
         for session in sample.sessions for rnd in session.rounds for image in rnd.images
     ]
@@ -189,7 +236,9 @@ def memgallery_dataset(folder: str | Path, *, limit: int | None = None) -> Bench
         conv.text_dialogues = memgallery_dialogues(sample, inline_captions=False)
         conv.images = memgallery_images(sample)
         raw = [(qa.question, qa.qa_type, qa.clue) for qa in sample.qa]
-        conv.questions = select_questions(raw, conv.turn_ids(), dataset.skipped)
+        captions = [qa.question_image_caption if qa.question_image else None for qa in sample.qa]
+        conv.questions = select_questions(raw, conv.turn_ids(), conv.skipped, captions)
+        dataset.skipped.update(conv.skipped)
         dataset.conversations.append(conv)
     return dataset
 
@@ -204,12 +253,24 @@ class CachedEmbedder:
     embedded once, whatever the number of configurations.
     """
 
-    def __init__(self, base: Embedder) -> None:
+    def __init__(self, base: Embedder, file: Path | None = None) -> None:
         self.base = base
         self.name = base.name
         self.dim = base.dim
         self._memo: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
         self.embedded = 0
+        self.file = file  # an optional vector cache kept between runs (same embedder only)
+        if file is not None and file.exists():
+            with np.load(file, allow_pickle=False) as saved:
+                if str(saved["embedder"]) == self.name:
+                    self._memo = dict(zip((str(t) for t in saved["texts"]), saved["vectors"]))
+
+    def save(self) -> None:
+        if self.file is None or not self._memo:
+            return
+        texts = list(self._memo)
+        np.savez(self.file, embedder=np.array(self.name), texts=np.array(texts),
+                 vectors=np.stack([self._memo[t] for t in texts]))
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
@@ -222,8 +283,9 @@ class CachedEmbedder:
         return np.stack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
 
     def forget(self) -> None:
-        """Drop the memo (between conversations: texts rarely repeat across them)."""
-        self._memo.clear()
+        """Drop the memo (between conversations: texts rarely repeat across them), unless it is kept in a file."""
+        if self.file is None:
+            self._memo.clear()
 
 
 # --- what a system returns and how it is scored -------------------------------------------
@@ -231,11 +293,21 @@ class CachedEmbedder:
 
 @dataclass(frozen=True, slots=True)
 class Retrieved:
-    """One search: candidates' source ids in rank order, and each budget's context."""
+    """One search: candidates' source ids in rank order, and each budget's rendered context.
+
+    ``within`` holds the source ids of the units among a budget's hits (the
+    old, flattering count: a unit shown as a cut line is there too);
+    ``rendered`` is the text a reader sees, which is what recall is counted on.
+    """
 
     ranked: tuple[tuple[str, ...], ...]
     within: Mapping[int, frozenset[str]]
-    tokens: Mapping[int, int]
+    rendered: Mapping[int, str]
+
+
+def fold(text: str) -> str:
+    """Whitespace folded to single spaces, so line breaks and indentation do not hide a match."""
+    return " ".join(text.split())
 
 
 def recall(gold: Sequence[str], found: Iterable[str]) -> float:
@@ -244,13 +316,24 @@ def recall(gold: Sequence[str], found: Iterable[str]) -> float:
     return sum(1 for g in gold if g in have) / len(gold) if gold else 0.0
 
 
-def score(gold: Sequence[str], got: Retrieved) -> dict[str, float]:
-    """Every metric of one question."""
+def visible(gold: Sequence[str], rendered: str, texts: Mapping[str, Sequence[str]]) -> list[str]:
+    """The gold ids one of whose texts stands whole in ``rendered``."""
+    page = fold(rendered)
+    return [g for g in gold if any(t and t in page for t in texts.get(g, ()))]
+
+
+def score(gold: Sequence[str], got: Retrieved, texts: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """Every metric of one question; ``texts`` maps a turn id to its texts (see ``turn_texts``)."""
     out = {f"@{n}": recall(gold, (s for ids in got.ranked[:n] for s in ids)) for n in RANKS}
     out["cand"] = recall(gold, (s for ids in got.ranked for s in ids))
     for budget in BUDGETS:
-        out[f"{budget // 1000}k"] = recall(gold, got.within.get(budget, frozenset()))
-        out[f"tokens_{budget // 1000}k"] = float(got.tokens.get(budget, 0))
+        key = f"{budget // 1000}k"
+        page = got.rendered.get(budget, "")
+        tokens = count_tokens(page)
+        out[key] = recall(gold, visible(gold, page, texts))
+        out[f"hits_{key}"] = recall(gold, got.within.get(budget, frozenset()))
+        out[f"tokens_{key}"] = float(tokens)
+        out[f"over_{key}"] = float(tokens > budget)
     return out
 
 
@@ -272,7 +355,7 @@ def from_contexts(contexts: Mapping[int, Context], unit_sources: SourceLookup) -
     for rank in range(1, largest.candidates + 1):
         ranked.append(by_rank[rank] if rank in by_rank else dropped.get(next(pending), ()))
     within = {b: frozenset(s for h in ctx.hits for s in h.unit.source_ids) for b, ctx in contexts.items()}
-    return Retrieved(tuple(ranked), within, {b: ctx.tokens for b, ctx in contexts.items()})
+    return Retrieved(tuple(ranked), within, {b: ctx.render() for b, ctx in contexts.items()})
 
 
 class Searcher(Protocol):
@@ -305,6 +388,7 @@ class MemoryPool:
         self.embedder = embedder
         self._open: dict[tuple[tuple[str, Any], ...], Memory] = {}
         self.ingest: dict[str, Counter[str]] = {}
+        self._folder: Any = None
 
     def get(self, settings: Mapping[str, Any]) -> Memory:
         key = tuple(sorted(settings.items()))
@@ -321,8 +405,9 @@ class MemoryPool:
                 )
                 outcome.update(r.reason for r in results)
             for image in self.conv.images if image_units else ():
+                file = self._image_file(image)
                 result = mem.add_image(
-                    placeholder_image(image["image_id"]), image["caption"], time=image["time"],
+                    file, image["caption"], time=image["time"],
                     source_id=image["round"], user_id=self.conv.sample_id, session_id=image["session_id"],
                 )
                 outcome.update([f"image {result.reason}"])
@@ -332,10 +417,23 @@ class MemoryPool:
             self.ingest[_settings_label(settings)] = outcome
         return self._open[key]
 
+    def _image_file(self, image: Mapping[str, Any]) -> Path:
+        """The placeholder pixels under the image's own file name (rendered with the unit: answers name it)."""
+        import tempfile
+
+        if self._folder is None:
+            self._folder = tempfile.TemporaryDirectory(prefix="omnimem-bench-")
+        path = Path(self._folder.name) / str(image.get("file") or f"{image['image_id']}.png").replace("/", "_")
+        path.write_bytes(placeholder_image(str(image["image_id"])))
+        return path
+
     def close(self) -> None:
         for mem in self._open.values():
             mem.close()
         self._open.clear()
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
 
 
 def _settings_label(settings: Mapping[str, Any]) -> str:
@@ -376,146 +474,6 @@ class _MemorySearcher:
         pass
 
 
-# --- baselines over raw turns ------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RawTurn:
-    source_id: str
-    text: str
-    speaker: str | None
-    when: datetime | None
-
-
-def raw_turns(conv: BenchConversation) -> list[RawTurn]:
-    out = []
-    for _, turn in conv.turns():
-        when = parse_time(turn.get("time"))
-        out.append(RawTurn(str(turn.get("id")), str(turn["text"]).strip(), turn.get("speaker"), when))
-    return out
-
-
-def turn_line(turn: RawTurn) -> str:
-    """How a baseline renders a turn in context: the same line shape as the pyramid's."""
-    who = f"{turn.speaker}: " if turn.speaker else ""
-    return f"[{format_time(turn.when)}] {who}{turn.text}"
-
-
-def pack_lines(order: Sequence[int], costs: Sequence[int], budget: int) -> tuple[list[int], int]:
-    """One line per item in rank order; a line that does not fit is skipped (a later one may)."""
-    used = 0
-    kept = []
-    for i in order:
-        cost = costs[i]
-        if used + cost <= budget:
-            kept.append(i)
-            used += cost
-    return kept, used
-
-
-@dataclass
-class RawSystem:
-    """A baseline over raw turn texts (no speaker prefix), outside ``Memory``.
-
-    ``mode``: ``dense`` (FAISS cosine), ``bm25`` or ``union`` (dense top-k,
-    then BM25-only top-k appended, as omnimem fuses). ``top_k=None`` ranks the
-    whole conversation, so the budget, not k, decides what fits.
-    """
-
-    name: str
-    description: str
-    mode: str
-    top_k: int | None = None
-
-    def prepare(self, conv: BenchConversation, pool: MemoryPool) -> Searcher:
-        return _RawSearcher(raw_turns(conv), pool.embedder, self.mode, self.top_k)
-
-    def config(self) -> dict[str, Any]:
-        return {"kind": "raw-turns", "mode": self.mode, "top_k": self.top_k}
-
-
-class _RawSearcher:
-    def __init__(self, turns: list[RawTurn], embedder: Embedder, mode: str, top_k: int | None) -> None:
-        self.turns = turns
-        self.costs = [count_tokens(turn_line(t)) for t in turns]
-        self.embedder = embedder
-        self.mode = mode
-        self.k = top_k or len(turns)
-        self.dense = DenseIndex(embedder.dim)
-        if mode in ("dense", "union"):
-            self.dense.add(range(len(turns)), embedder.embed([t.text for t in turns]))
-        texts = [t.text for t in turns]
-        self.sparse = SparseIndex(lambda: enumerate(texts))
-
-    def order(self, question: str) -> list[int]:
-        dense: list[int] = []
-        sparse: list[int] = []
-        if self.mode != "bm25":
-            dense = [i for i, _ in self.dense.search(self.embedder.embed([question])[0], self.k)]
-        if self.mode != "dense":
-            sparse = [i for i, _ in self.sparse.search(question, self.k)]
-        return list(dict.fromkeys([*dense, *sparse]))
-
-    def retrieve(self, question: str) -> Retrieved:
-        order = self.order(question)
-        within: dict[int, frozenset[str]] = {}
-        tokens: dict[int, int] = {}
-        for budget in BUDGETS:
-            kept, used = pack_lines(order, self.costs, budget)
-            within[budget] = frozenset(self.turns[i].source_id for i in kept)
-            tokens[budget] = used
-        return Retrieved(tuple((self.turns[i].source_id,) for i in order), within, tokens)
-
-    def close(self) -> None:
-        pass
-
-
-# --- the configurations of a run ----------------------------------------------------------
-
-
-def baseline_systems() -> list[System]:
-    return [
-        RawSystem("naive-dense", "dense over raw turns, whole conversation ranked", "dense"),
-        RawSystem("naive-bm25", "BM25 over raw turns, every turn with a positive score", "bm25"),
-        RawSystem("raw-union-20", "dense top-20 + BM25 top-20 over raw turns, set union", "union", 20),
-    ]
-
-
-PAPER = {"fusion": "union", "neighbours": 0, "packing": "line"}
-
-
-def ablation_systems() -> list[System]:
-    return [
-        MemorySystem("omnimem", "omnimem defaults (RRF over budget-deep lists, session packing, pyramid, novelty)"),
-        MemorySystem("omnimem-paper", "the paper's retrieval: top_k 20 per retriever, set union, one line per hit",
-                     dict(PAPER)),
-        MemorySystem("no-bm25", "defaults with sparse=False", {"sparse": False}),
-        MemorySystem("no-level2", "defaults with max_level=1 (summary lines only)", {"max_level": 1}),
-        MemorySystem("no-novelty", "defaults with novelty=False", {"novelty": False}),
-        MemorySystem("neighbours", "defaults plus +-1 same-session neighbours of the top 10", {"neighbours": 1}),
-        MemorySystem("line-packing", "defaults with packing=line", {"packing": "line"}),
-        MemorySystem("paper-top-k-5", "the paper's retrieval with top_k=5", {**PAPER, "top_k": 5}),
-    ]
-
-
-def image_systems() -> list[System]:
-    return [
-        MemorySystem("image-units", "Mem-Gallery images as image units carrying their captions (placeholder "
-                     "pixels; captions not inlined in the turns)", {"image_units": True}),
-    ]
-
-
-def graph_systems() -> list[System]:
-    return [
-        MemorySystem("graph", "defaults with the knowledge graph (spaCy extractor)", {"graph": True}),
-        MemorySystem("paper-graph", "the paper's retrieval with the knowledge graph", {**PAPER, "graph": True}),
-    ]
-
-
-def default_systems() -> list[System]:
-    return [*baseline_systems(), *ablation_systems()]
-
-
 # --- running ------------------------------------------------------------------------------
 
 
@@ -529,7 +487,7 @@ class SystemResult:
 
     def summary(self, categories: Mapping[str, str]) -> dict[str, Any]:
         def mean(rows: list[dict[str, float]]) -> dict[str, float]:
-            keys = [*METRICS, *(f"tokens_{b // 1000}k" for b in BUDGETS)]
+            keys = [*METRICS, *EXTRA]
             return {k: round(float(np.mean([r[k] for r in rows])), 4) if rows else 0.0 for k in keys}
 
         per_cat: dict[str, Any] = {}
@@ -568,14 +526,15 @@ def run(
     results = [SystemResult(s) for s in systems]
     ingest: dict[str, Counter[str]] = defaultdict(Counter)
     for conv in dataset.conversations:
-        cache.embed([q.question for q in conv.questions])  # one batch, not one call per question
+        cache.embed([q.query for q in conv.questions])  # one batch, not one call per question
+        texts = conv.turn_texts()
         pool = MemoryPool(conv, cache)
         try:
             for result in results:
                 searcher = result.system.prepare(conv, pool)
                 t0 = time.perf_counter()
                 for q in conv.questions:
-                    result.rows.append((q.category, score(q.gold, searcher.retrieve(q.question))))
+                    result.rows.append((q.category, score(q.gold, searcher.retrieve(q.query), texts)))
                 result.seconds += time.perf_counter() - t0
                 searcher.close()
         finally:

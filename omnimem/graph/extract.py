@@ -174,7 +174,7 @@ class _Mention:
     name: str
     type: EntityType
     named: bool  # found by NER, not just a noun chunk
-    capitalized: bool = False  # a chunk written like a name ("Caroline", not "apple")
+    capitalized: bool = False  # a chunk written like a name ("Dana", not "apple")
 
 
 def _named_in_batch(per_doc: Sequence[Sequence[_Mention]]) -> dict[str, _Mention]:
@@ -190,9 +190,9 @@ def _named_in_batch(per_doc: Sequence[Sequence[_Mention]]) -> dict[str, _Mention
 def _retype(mentions: Sequence[_Mention], typed: Mapping[str, _Mention]) -> list[_Mention]:
     """Give a bare noun chunk the type NER gave the same name elsewhere in the batch.
 
-    The small model tags "Caroline" as a PERSON in one message and misses it
-    in the next ("Caroline: Mel, ..."); without this the graph gets a
-    Concept "caroline" beside the Person. Only capitalised chunks are
+    The small model tags "Dana" as a PERSON in one message and misses it
+    in the next ("Dana: Kate, ..."); without this the graph gets a
+    Concept "dana" beside the Person. Only capitalised chunks are
     retyped ("apple" stays a Concept when "Apple" is an Organization), and
     they keep the lower chunk confidence.
     """
@@ -288,8 +288,8 @@ Entity types:
 - Concept: an activity, topic, skill, idea, hobby or feeling ("painting", "adoption").
 
 Rules:
-- Use the name as written in the text; prefer the fullest form the text gives ("Melanie", not "Mel", when both appear).
-- When a speaker is named ("Caroline: I went hiking"), use that name for "I", "me" and "my".
+- Use the name as written in the text; prefer the fullest form the text gives ("Katherine", not "Kate", when both appear).
+- When a speaker is named ("Omar: I went hiking"), use that name for "I", "me" and "my".
 - Do not invent entities that the text does not mention; skip bare pronouns and numbers.
 - A relation is directed from source to target and both must be entities you listed for the same text.
   Label it with a short lowercase snake_case verb phrase: lives_in, works_at, attended, painted, friend_of, happened_on.

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from omnimem.ingest.prepare import AddResult, Pending
-from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
+from omnimem.mau import MAU, Links, Modality, Scope, content_hash, embed_text, search_text
 from omnimem.store.audit import AuditEvent
 from omnimem.store.cold import content_ref
 from omnimem.summarise import summarise
@@ -145,6 +145,23 @@ class Ingestor:
                 self.mem.store.add_stats(counts)
         return [r for r in results if r is not None]
 
+    def _embed_texts(self, items: Sequence[Pending], summaries: Sequence[str]) -> list[str]:
+        """What each unit is embedded by: who said what, optionally dated and after the turns before it."""
+        settings = self.mem.settings
+        texts = [
+            embed_text(item.speaker, item.text if item.modality is Modality.TEXT else s,
+                       item.event_time if settings.embed_dates else None)
+            for item, s in zip(items, summaries)
+        ]
+        if not settings.embed_context:
+            return texts
+        out = []
+        for i, item in enumerate(items):
+            before = [search_text(p.speaker, p.text) for p in items[max(0, i - settings.embed_context):i]
+                      if p.scope == item.scope and p.modality is Modality.TEXT]
+            out.append("\n".join([*before, texts[i]]))
+        return out
+
     def _store(
         self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
         action: str = "add", reason: str | None = None,
@@ -155,7 +172,7 @@ class Ingestor:
             summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
             for _, item, _ in accepted
         ]
-        vectors = self.mem.embedder.embed([search_text(item.speaker, s) for (_, item, _), s in zip(accepted, summaries)])
+        vectors = self.mem.embedder.embed(self._embed_texts([item for _, item, _ in accepted], summaries))
         now = datetime.now(timezone.utc)
         units: list[MAU] = []
         raw: dict[str, bytes] = {}

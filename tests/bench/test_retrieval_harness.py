@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from omnimem import Memory
 from omnimem.bench.commands_retrieval import register
 from omnimem.bench.evidence import parse_evidence
-from omnimem.bench.experiments import Variant, pack_sessions
+from omnimem.bench.baselines import RawSystem, pack_lines
 from omnimem.bench.retrieval import (
     DANGLING_EVIDENCE,
     DROPPED_DANGLING,
@@ -23,16 +23,16 @@ from omnimem.bench.retrieval import (
     BenchDataset,
     CachedEmbedder,
     MemorySystem,
-    RawSystem,
     Retrieved,
     from_contexts,
     locomo_dataset,
     memgallery_dialogues,
-    pack_lines,
     recall,
     run,
     score,
     select_questions,
+    split,
+    visible,
 )
 from omnimem.embed import FakeEmbedder
 from omnimem.ingest.loaders import Dialogue
@@ -46,14 +46,32 @@ def test_recall_counts_each_gold_id_once():
     assert recall([], ["D1:1"]) == 0.0
 
 
-def test_score_on_a_hand_made_context():
+def test_score_counts_only_evidence_whose_whole_text_is_visible():
     ranked = tuple((f"D1:{i}",) for i in range(1, 31))
-    got = Retrieved(ranked, {1000: frozenset({"D1:1", "D1:25"}), 6000: frozenset(s for r in ranked for s in r)},
-                    {1000: 900, 6000: 2000})
-    s = score(["D1:3", "D1:8", "D1:25"], got)
+    texts = {"D1:3": ("I adopted a grey cat named Pixel",), "D1:8": ("We moved to Lisbon in May",),
+             "D1:25": ("My sister plays the cello every evening",)}
+    small = "[2023-05-08]\nAnn: My sister plays the cello every\n  evening\nBob: We moved to Lisbon …"  # D1:8 cut
+    large = small + "\nAnn: We moved to Lisbon in May\nAnn: I adopted a grey cat named Pixel"
+    got = Retrieved(ranked, {1000: frozenset({"D1:8", "D1:25"}), 6000: frozenset(s for r in ranked for s in r)},
+                    {1000: small, 6000: large})
+    s = score(["D1:3", "D1:8", "D1:25"], got, texts)
     assert s["@5"] == pytest.approx(1 / 3) and s["@10"] == pytest.approx(2 / 3) and s["@20"] == pytest.approx(2 / 3)
-    assert s["cand"] == 1.0 and s["1k"] == pytest.approx(1 / 3) and s["6k"] == 1.0
-    assert s["tokens_1k"] == 900
+    assert s["cand"] == 1.0 and s["6k"] == 1.0
+    assert s["1k"] == pytest.approx(1 / 3)  # the cut line of D1:8 is among the hits but not visible
+    assert s["hits_1k"] == pytest.approx(2 / 3)  # the old count would have taken it
+    assert s["tokens_1k"] == count_tokens(small) and s["over_1k"] == 0.0
+
+
+def test_a_context_over_its_budget_is_reported():
+    page = "word " * 1200
+    got = Retrieved((), {1000: frozenset()}, {1000: page, 6000: page})
+    s = score(["D1:1"], got, {})
+    assert s["over_1k"] == 1.0 and s["over_6k"] == 0.0 and s["tokens_1k"] == count_tokens(page)
+
+
+def test_visible_folds_whitespace_but_needs_the_whole_text():
+    texts = {"a": ("one two three",), "b": ("four five",)}
+    assert visible(["a", "b"], "x one\n two   three y four", texts) == ["a"]
 
 
 def test_select_questions_counts_what_it_skips():
@@ -73,8 +91,8 @@ def test_select_questions_counts_what_it_skips():
 
 
 def test_pack_lines_skips_what_does_not_fit_and_keeps_rank_order():
-    kept, used = pack_lines([1, 2, 0], [5, 50, 3], budget=10)  # item 1 (50 tokens) is skipped, later ones fit
-    assert kept == [2, 0] and used == 8
+    kept, used = pack_lines([1, 2, 0], [5, 50, 3], budget=10)  # item 1 is skipped, later ones fit (+1 per line break)
+    assert kept == [2, 0] and used == 10
 
 
 def test_evidence_is_matched_through_source_ids_and_budget_limits_hits():
@@ -86,7 +104,8 @@ def test_evidence_is_matched_through_source_ids_and_budget_limits_hits():
         got = from_contexts(contexts, lambda ids: {u.id: u.source_ids for u in mem.store.get(list(ids))})
     assert got.ranked[0] == ("D1:7",)
     assert "D1:7" in got.within[60] and len(got.within[60]) < len(got.within[6000])
-    assert got.tokens[60] <= 60 and len(got.ranked) == contexts[6000].candidates
+    assert count_tokens(got.rendered[60]) <= 60 and len(got.ranked) == contexts[6000].candidates
+    assert "turn 7 about topic 7" in got.rendered[60]
 
 
 def test_memgallery_rounds_become_two_turns_with_captions():
@@ -102,19 +121,6 @@ def test_memgallery_rounds_become_two_turns_with_captions():
     assert dialogue.turns[1]["speaker"] == "assistant" and dialogue.turns[1]["id"] == "D1:1"
 
 
-def test_pack_sessions_stays_within_budget_and_counts_exactly():
-    with Memory(embedder="fake") as mem:
-        for s in (1, 2):
-            turns = [{"text": f"session {s} turn {i} " + "word " * 30, "speaker": "Ann", "time": f"2024-01-0{s}",
-                      "id": f"D{s}:{i}"} for i in range(1, 6)]
-            mem.add_dialogue(turns, user_id="u", session_id=f"s{s}")
-        units = mem.store.get(mem.store.ids_in_scope(Scope(user_id="u")))
-    for short in (None, 5):
-        text, kept = pack_sessions(units, 200, lambda u: u.summary, short_words=short)
-        assert count_tokens(text) <= 200 and kept
-        assert text.count("[2024-01-0") == len({u.session_id for u in kept})
-
-
 def _tiny_dataset() -> BenchDataset:
     facts = ["I adopted a grey cat named Pixel", "My sister lives in Lisbon", "I started learning the cello",
              "We hiked the Matterhorn trail", "I bake sourdough every Sunday", "My favourite film is Alien"]
@@ -128,7 +134,8 @@ def _tiny_dataset() -> BenchDataset:
            ("no evidence", "5", parse_evidence([]))]
     ds = BenchDataset("tiny", {"1": "multi-hop", "4": "single-hop", "5": "adversarial"}, [])
     conv = BenchConversation("c1", dialogues)
-    conv.questions = select_questions(raw, conv.turn_ids(), ds.skipped)
+    conv.questions = select_questions(raw, conv.turn_ids(), conv.skipped)
+    ds.skipped.update(conv.skipped)
     ds.conversations.append(conv)
     return ds
 
@@ -136,8 +143,8 @@ def _tiny_dataset() -> BenchDataset:
 def test_whole_harness_on_a_tiny_dataset():
     ds = _tiny_dataset()
     systems = [RawSystem("naive-dense", "", "dense"), RawSystem("naive-bm25", "", "bm25"),
-               MemorySystem("omnimem", ""), MemorySystem("no-bm25", "", {"sparse": False}),
-               Variant("x", "", depth=0, fusion="rrf", neighbours=1, packing="session", short_words=3)]
+               RawSystem("plain-fusion", "", "rrf"), MemorySystem("omnimem", ""),
+               MemorySystem("no-bm25", "", {"sparse": False}), MemorySystem("paper", "", {"fusion": "union"})]
     cache = CachedEmbedder(FakeEmbedder())
     result = run(ds, systems, cache)
     assert ds.skipped[EMPTY_EVIDENCE] == 1
@@ -146,10 +153,22 @@ def test_whole_harness_on_a_tiny_dataset():
         assert summary["count"] == 3 and summary["categories"]["5"]["count"] == 0
         if name != "naive-bm25":  # BM25 ranks only turns sharing a word with the question
             assert summary["overall"]["6k"] == 1.0  # six short turns always fit
-        assert summary["overall"]["tokens_6k"] <= 6000
+        assert summary["overall"]["tokens_6k"] <= 6000 and summary["overall"]["over_6k"] == 0.0
     assert by_name["naive-bm25"]["categories"]["4"]["@5"] == 1.0  # "cat", "sister" are words of the turns
     assert result.ingest["default"]["stored"] == 6
-    assert cache.embedded < 6 * 2 + 3 + 6  # each distinct text once: unit texts, raw texts, questions
+    assert cache.embedded <= 6 * 2 + 3  # each distinct text once: unit texts (= 'speaker: text'), questions
+
+
+def test_splits_are_halves_and_keep_their_own_skip_counts():
+    ds = _tiny_dataset()
+    other = BenchConversation("c2", ds.conversations[0].dialogues, [], skipped=Counter({EMPTY_EVIDENCE: 5}))
+    ds.conversations.append(other)
+    dev, test = split(ds, "dev"), split(ds, "test")
+    assert [c.sample_id for c in dev.conversations] == ["c1"] and [c.sample_id for c in test.conversations] == ["c2"]
+    assert dev.skipped[EMPTY_EVIDENCE] == 1 and test.skipped[EMPTY_EVIDENCE] == 5
+    assert test.split == "test" and len(split(ds, "all").conversations) == 2
+    with pytest.raises(ValueError):
+        split(ds, "train")
 
 
 LOCOMO = [{
@@ -184,12 +203,13 @@ def cli(tmp_path: Path):
 def test_cli_locomo_retrieval_writes_json_and_readme(cli, tmp_path: Path):
     out = tmp_path / "results"
     res = cli("locomo", "--retrieval", "--data-dir", tmp_path / "data", "--out", out, "--embedder", "fake",
-              "--variants", "naive-dense,omnimem,x-best")
+              "--variants", "naive-dense,plain-fusion,omnimem", "--split", "all")
     assert res.exit_code == 0, res.output
-    data = json.loads((out / "locomo-retrieval-custom-fake.json").read_text())
-    assert data["questions"] == 2 and data["skipped"][EMPTY_EVIDENCE] == 1
-    assert data["command"].startswith("omnimem bench locomo --retrieval")
-    assert set(data["systems"]) == {"naive-dense", "omnimem", "x-best"}
+    data = json.loads((out / "locomo-retrieval-all-custom-fake.json").read_text())
+    assert data["questions"] == 2 and data["skipped"][EMPTY_EVIDENCE] == 1 and data["split"] == "all"
+    assert data["command"].startswith("omnimem bench locomo --retrieval --split all")
+    assert set(data["systems"]) == {"naive-dense", "plain-fusion", "omnimem"}
+    assert "anchors" not in data
     assert data["systems"]["omnimem"]["overall"]["6k"] == 1.0
     assert data["machine"]["cores"] and data["versions"]["numpy"]
     assert "| `omnimem` |" in (out / "README.md").read_text()
@@ -232,7 +252,17 @@ def test_memgallery_images_can_be_image_units(tmp_path):
 
     pool = MemoryPool(conv, FakeEmbedder())
     mem = pool.get({"image_units": True})
-    hit = mem.search("red kayak", user_id="file").hits[0]
+    ctx = mem.search("red kayak", user_id="file")
+    hit = ctx.hits[0]
     assert hit.unit.modality.value == "image" and hit.unit.source_ids == ("D1:1",) and hit.unit.summary == "a red kayak"
+    assert "(image x.png) a red kayak" in ctx.render()  # the image's name is visible: an answer can give it
     assert "[shared an image" not in " ".join(h.unit.summary for h in mem.search("look", user_id="file").hits)
     pool.close()
+
+
+def test_questions_with_an_image_search_with_its_caption():
+    raw = [("Which day was about the picture?", "VR", parse_evidence(["D1:1"]))]
+    [q] = select_questions(raw, {"D1:1"}, Counter(), ["a red kayak on a lake"])
+    assert q.query == "Which day was about the picture? [image: a red kayak on a lake]"
+    [plain] = select_questions(raw, {"D1:1"}, Counter())
+    assert plain.query == plain.question

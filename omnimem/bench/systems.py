@@ -1,0 +1,61 @@
+"""The systems a benchmark run can measure, by name and by group.
+
+Every omnimem row is ``Memory.search`` under some settings (``Memory(**settings)``):
+an idea is measured by adding it to the core as a setting, never by a second
+implementation of retrieval here. Baselines over raw turns live in
+:mod:`omnimem.bench.baselines`.
+"""
+
+from __future__ import annotations
+
+from omnimem.bench.baselines import baseline_systems
+from omnimem.bench.retrieval import MemorySystem, System
+
+PAPER = {"fusion": "union", "neighbours": 0, "packing": "line", "summary_words": 60}
+
+
+def ablation_systems() -> list[System]:
+    return [
+        MemorySystem("omnimem", "omnimem defaults"),
+        MemorySystem("omnimem-paper", "the paper's retrieval: top_k 20 per retriever, set union, one line per hit, "
+                     "60-word summaries with full text above theta", dict(PAPER)),
+        MemorySystem("no-bm25", "defaults with sparse=False", {"sparse": False}),
+        MemorySystem("no-dense", "defaults with dense=False", {"dense": False}),
+        MemorySystem("line-packing", "defaults with packing=line", {"packing": "line"}),
+    ]
+
+
+def image_systems() -> list[System]:
+    return [
+        MemorySystem("image-units", "Mem-Gallery images as image units carrying their captions (placeholder "
+                     "pixels; captions not inlined in the turns)", {"image_units": True}),
+    ]
+
+
+def graph_systems() -> list[System]:
+    return [
+        MemorySystem("graph", "defaults with the knowledge graph (spaCy extractor)", {"graph": True}),
+    ]
+
+
+def experiment_systems() -> list[System]:
+    """Settings under study; each is a ``Memory`` setting, ablated one at a time against the defaults."""
+    s150 = {"summary_words": 150}
+    return [
+        MemorySystem("x-summary-150", "turns up to 150 words kept whole (no cut summary line)", s150),
+        MemorySystem("x-context-1", "x-summary-150 + each turn embedded after the turn before it",
+                     {**s150, "embed_context": 1}),
+        MemorySystem("x-context-2", "x-summary-150 + each turn embedded after the two turns before it",
+                     {**s150, "embed_context": 2}),
+    ]
+
+
+def default_systems() -> list[System]:
+    return [*baseline_systems(), *ablation_systems()]
+
+
+def groups() -> dict[str, list[System]]:
+    named = {"default": default_systems(), "baselines": list(baseline_systems()), "experiments": experiment_systems(),
+             "graph": graph_systems(), "images": image_systems()}
+    named["all"] = [*named["default"], *named["graph"], *named["images"], *named["experiments"]]
+    return named
