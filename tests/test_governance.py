@@ -75,11 +75,12 @@ def test_the_audit_log_is_append_only(store_path: Path):
 
 
 def test_forgotten_content_is_not_resurrected(mem: Memory):
-    uid = mem.add("my phone number is 555-0100", user_id="u").id
-    mem.forget(user_id="u")
-    again = mem.add("my phone number is 555-0100", user_id="u")
+    mem.add("the user still lives here", user_id="u", session_id="s0")
+    uid = mem.add("my phone number is 555-0100", user_id="u", session_id="s1").id
+    mem.forget(user_id="u", session_id="s1")  # the user's scope lives on, and so does its tombstone key
+    again = mem.add("my phone number is 555-0100", user_id="u", session_id="s1")
     assert not again.accepted and again.reason.startswith("forgotten") and again.duplicate_of == uid
-    assert mem.add("my phone number is 555-0100", user_id="u", allow_forgotten=True).accepted
+    assert mem.add("my phone number is 555-0100", user_id="u", session_id="s1", allow_forgotten=True).accepted
     assert [e.action for e in mem.history(uid)] == ["add", "forget"]
 
 
