@@ -509,12 +509,17 @@ class Memory:
         self._check_open()
         return export_records(self, scope)
 
-    def import_records(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-        """Load a dump made by :meth:`export`; every record is validated before any is stored."""
+    def import_records(self, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False) -> dict[str, int]:
+        """Load a dump made by :meth:`export`; every record is validated before any is stored.
+
+        Units already present are skipped; so is content that was deleted here,
+        and units recorded before their user or agent was forgotten, unless
+        ``allow_forgotten``. Returns counts: units, stored, skipped, forgotten.
+        """
         from omnimem.governance import import_records
 
         self._check_open()
-        return import_records(self, records)
+        return import_records(self, records, allow_forgotten=allow_forgotten)
 
     def reembed(self, embedder: str | Embedder) -> int:
         """Rebuild every vector with another embedding model; the store then records that model."""
