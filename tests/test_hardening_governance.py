@@ -232,3 +232,14 @@ def test_migration_rekeys_plain_tombstones_and_scrubs_hashes_from_the_log(store_
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):  # the triggers are back
         with sqlite3.connect(store_path / "omnimem.db") as conn:
             conn.execute("UPDATE audit_log SET actor = 'x'")
+
+
+def test_forgetting_a_user_with_no_units_left_still_destroys_her_key(store_path: Path):
+    with Memory(store_path, embedder="fake") as m:
+        uid = m.add("I am pregnant", user_id="anna").id
+        m.delete(uid)  # a keyed tombstone: anna's key exists
+        assert _db_rows(store_path, "SELECT COUNT(*) FROM scope_keys WHERE user_id = 'anna'") == [(1,)]
+        assert m.forget(user_id="anna") == 0
+        assert m.log()[-1].action == "forget"
+    assert _db_rows(store_path, "SELECT COUNT(*) FROM scope_keys WHERE user_id = 'anna'") == [(0,)]
+    assert _db_rows(store_path, "SELECT COUNT(*) FROM tombstones_keyed") == [(0,)]

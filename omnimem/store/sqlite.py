@@ -298,9 +298,10 @@ class SQLiteStore:
         """Remove units; their predecessors become current again (logged against them).
 
         ``forgotten`` names a user and/or agent forgotten as a whole: instead of
-        tombstones its keys and tombstones are destroyed (see ``tombstones``).
+        tombstones its keys and tombstones are destroyed (see ``tombstones``),
+        also when it has no units left.
         """
-        if not ids:
+        if not ids and forgotten is None:
             return []
         with self._lock:
             with self._tx() as conn:
@@ -327,13 +328,13 @@ class SQLiteStore:
                     tombstones.forget_scope(conn, forgotten)
                 for ref in refs:  # recorded in the same transaction: a crash cannot strand the file
                     conn.execute("INSERT OR IGNORE INTO pending_cold(ref) VALUES (?)", (ref,))
+                if event is not None and (removed or forgotten is not None):
+                    log_event(conn, replace(event, unit_ids=tuple(uid for _, uid in removed)))
                 if removed:
                     gone = [uid for _, uid in removed]
                     delete_units_cascade(conn, gone)
                     for chunk in _chunks(gone, 500):
                         conn.execute(f"DELETE FROM clip_vectors WHERE unit_id IN ({','.join('?' * len(chunk))})", chunk)
-                    if event is not None:
-                        log_event(conn, replace(event, unit_ids=tuple(uid for _, uid in removed)))
                     versions.reconnect(conn, successor, event.actor if event else "omnimem")
                     self._bump()
             self._finish_pending()
