@@ -50,7 +50,9 @@ def export_records(mem: Memory, scope: Scope) -> Iterator[dict[str, Any]]:
                 yield {"kind": "event", **event.to_dict()}
 
 
-def import_records(mem: Memory, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False) -> dict[str, int]:
+def import_records(
+    mem: Memory, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False
+) -> dict[str, int]:
     """Validate a whole dump, then store its units (skipping ones already present or forgotten)."""
     if not isinstance(allow_forgotten, bool):
         raise InvalidInputError("allow_forgotten must be True or False")
@@ -67,7 +69,8 @@ def import_records(mem: Memory, records: Iterable[Mapping[str, Any]], *, allow_f
     todo, forgotten = _not_forgotten(mem, todo, allow_forgotten)
     stored = 0
     for group in _by_scope(todo):  # one audit event per scope, so each user's log shows its import
-        results = mem._ingest([c.item for c in group], allow_forgotten=allow_forgotten, action="import", reason="import")
+        items = [c.item for c in group]
+        results = mem._ingest(items, allow_forgotten=allow_forgotten, action="import", reason="import")
         stored += sum(r.accepted for r in results)
         forgotten += sum(r.reason.startswith("forgotten") for r in results)
     _link_versions(mem, checked)

@@ -128,7 +128,8 @@ def forget(
             chosen = [uid for uid in chosen if uid in wanted]
         details = {"since": start.isoformat() if start else None, "until": end.isoformat() if end else None,
                    "all": bool(everything), "all_users": bool(all_users), "by_ids": ids is not None}
-        mem._remove(chosen, AuditEvent("forget", mem.actor, (), scope, reason, details), forgotten=whole)  # type: ignore[arg-type]
+        why = reason if isinstance(reason, str) else None  # checked above
+        mem._remove(chosen, AuditEvent("forget", mem.actor, (), scope, why, details), forgotten=whole)
         return len(chosen)
 
 

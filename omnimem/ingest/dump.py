@@ -94,7 +94,8 @@ def _check_unit(record: Mapping[str, Any], n: int) -> Checked:
         metadata = clean_metadata(record.get("metadata"))
         raw = _raw(record.get("raw"))
         _check_modality(modality, raw, metadata)
-        if record.get("raw_ref") is not None and (not isinstance(record["raw_ref"], str) or not set(record["raw_ref"]) <= _HEX):
+        ref = record.get("raw_ref")
+        if ref is not None and (not isinstance(ref, str) or not set(ref) <= _HEX):
             raise InvalidInputError("raw_ref is not a content hash (path-like references are refused)")
         successor = record.get("superseded_by")
         if successor is not None and not isinstance(successor, str):

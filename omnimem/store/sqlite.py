@@ -288,7 +288,8 @@ class SQLiteStore:
         with self._lock:
             for chunk in _chunks(list(ids), 500):
                 marks = ",".join("?" * len(chunk))
-                out.extend(r[0] for r in self._conn.execute(f"SELECT id FROM units WHERE superseded_by IN ({marks})", chunk))
+                rows = self._conn.execute(f"SELECT id FROM units WHERE superseded_by IN ({marks})", chunk)
+                out.extend(r[0] for r in rows)
         return out
 
     def delete(

@@ -142,7 +142,8 @@ def forgotten_since(conn: sqlite3.Connection, scope: Scope) -> datetime | None:
 
 def whole_scope(scope: Scope, *, timed: bool, by_ids: bool) -> bool:
     """Whether a forget removes everything of a user and/or agent (its key can then go)."""
-    return not timed and not by_ids and scope.session_id is None and not (scope.user_id is None and scope.agent_id is None)
+    owned = scope.user_id is not None or scope.agent_id is not None
+    return owned and not timed and not by_ids and scope.session_id is None
 
 
 # -- migration 7 ----------------------------------------------------------------
@@ -163,7 +164,8 @@ def migrate_plain_hashes(conn: sqlite3.Connection) -> None:
     from omnimem.store.audit import AUDIT_SCHEMA, AuditEvent, log_event
 
     kept = dropped = 0
-    for chash, unit_id, forgotten_at in conn.execute("SELECT content_hash, unit_id, forgotten_at FROM tombstones").fetchall():
+    rows = conn.execute("SELECT content_hash, unit_id, forgotten_at FROM tombstones").fetchall()
+    for chash, unit_id, forgotten_at in rows:
         events = _events_about(conn, unit_id)
         created = next((e for e in events if e[0] in _CREATED), None)
         removed = next((e for e in reversed(events) if e[0] in _REMOVED), None)

@@ -36,7 +36,8 @@ def reconnect(conn: sqlite3.Connection, successor: Mapping[str, str | None], act
     for chunk in _chunks(list(successor), 500):
         marks = ",".join("?" * len(chunk))
         rows = conn.execute(
-            f"SELECT id, user_id, agent_id, session_id, superseded_by FROM units WHERE superseded_by IN ({marks})", chunk
+            "SELECT id, user_id, agent_id, session_id, superseded_by FROM units "
+            f"WHERE superseded_by IN ({marks})", chunk
         ).fetchall()
         for uid, user_id, agent_id, session_id, deleted in rows:
             heir: str | None = deleted
