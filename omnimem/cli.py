@@ -306,10 +306,14 @@ def get(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def delete(unit_id: str, store: StoreOpt = None) -> None:
-    """Delete one unit from every tier and index."""
+def delete(
+    unit_id: str,
+    chain: Annotated[bool, typer.Option("--chain", help="Also delete every other version (what it replaced and what replaced it).")] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Delete one unit from every tier and index; a unit it replaced becomes current again (unless --chain)."""
     with _errors(), _memory(store) as mem:
-        mem.delete(unit_id)
+        mem.delete(unit_id, chain=chain)
     out.print(f"deleted {unit_id}")
 
 
@@ -321,14 +325,15 @@ def forget(
     since: Annotated[str | None, typer.Option(help="Only units whose event time is at or after this.")] = None,
     until: Annotated[str | None, typer.Option(help="Only units whose event time is before this.")] = None,
     unit: Annotated[list[str] | None, typer.Option("--unit", help="Only these unit ids (repeatable).")] = None,
-    all_units: Annotated[bool, typer.Option("--all", help="Wipe the whole store (required when nothing else is given).")] = False,
+    all_units: Annotated[bool, typer.Option("--all", help="Wipe the whole store (takes no other criteria).")] = False,
+    all_users: Annotated[bool, typer.Option("--all-users", help="A --session-id/--since/--until forget for every user (else name --user-id or --agent-id).")] = False,
     reason: Annotated[str | None, typer.Option(help="Why (recorded in the audit log).")] = None,
     store: StoreOpt = None,
 ) -> None:
-    """Delete units with zero residue (by scope, time range or id); a tombstone stays in the log."""
+    """Delete units with zero residue (by scope, time range or id); the audit log keeps ids, never content."""
     with _errors(), _memory(store) as mem:
         count = mem.forget(user_id=user_id, agent_id=agent_id, session_id=session_id, since=since, until=until,
-                           unit_ids=unit, all=all_units, reason=reason)
+                           unit_ids=unit, all=all_units, all_users=all_users, reason=reason)
     out.print(f"forgot {count} unit(s)")
 
 
@@ -395,10 +400,11 @@ def export_cmd(
 @app.command("import")
 def import_cmd(
     file: Annotated[Path, typer.Argument(help="A dump written by omnimem export ('-' for stdin).")],
+    allow_forgotten: Annotated[bool, typer.Option("--allow-forgotten", help="Also restore content that was deleted or forgotten here.")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Load a dump; every record is validated before anything is stored."""
+    """Load a dump; every record is validated before anything is stored; forgotten content stays forgotten."""
     from omnimem.errors import MalformedDataError
 
     with _errors():
@@ -407,18 +413,19 @@ def import_cmd(
         except (OSError, UnicodeDecodeError) as exc:
             raise MalformedDataError(f"cannot read {file}: {exc}") from None
         records = []
-        for n, line in enumerate(text.splitlines(), start=1):
+        for n, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 and U+0085 are text
             if line.strip():
                 try:
                     records.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise MalformedDataError(f"{file}:{n}: not valid JSON ({exc.msg})") from None
         with _memory(store) as mem:
-            summary = mem.import_records(records)
+            summary = mem.import_records(records, allow_forgotten=allow_forgotten)
     if as_json:
         _print_json(summary)
     else:
-        out.print(f"{summary['units']} units: {summary['stored']} stored, {summary['skipped']} already present")
+        out.print(f"{summary['units']} units: {summary['stored']} stored, {summary['skipped']} skipped "
+                  f"({summary['forgotten']} forgotten here; --allow-forgotten restores them)")
 
 
 @app.command()

@@ -3,33 +3,27 @@
 An export is JSON Lines: a header, then every unit of the scope (full text,
 raw content inline as base64, metadata, supersession), the graph's entities
 and relations when the graph is on, and the audit events about those units.
-Import validates every record before writing any, re-embeds with the target
-store's embedder (vectors are derived data), and keeps unit ids.
+Import validates every record against its modality before writing any
+(:mod:`omnimem.ingest.dump`), recomputes content hashes from the content,
+re-embeds with the target store's embedder (vectors are derived data), keeps
+unit ids, and honours tombstones unless told otherwise.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from omnimem.errors import InvalidInputError, MalformedDataError
-from omnimem.ingest.prepare import Pending, clean_text, make_scope
+from omnimem.ingest.dump import FORMAT, VERSION, Checked, check_dump
 from omnimem.mau import Modality, Scope, search_text
 from omnimem.store.audit import AuditEvent
-from omnimem.timeparse import parse_time
 
 if TYPE_CHECKING:
     from omnimem.embed.base import Embedder
     from omnimem.memory import Memory
-
-FORMAT = "omnimem-export"
-VERSION = 1
-MAX_TEXT = 1_000_000
-MAX_RAW = 50 * 1024 * 1024
-_HEX = set("0123456789abcdef")
 
 
 def export_records(mem: Memory, scope: Scope) -> Iterator[dict[str, Any]]:
@@ -56,85 +50,74 @@ def export_records(mem: Memory, scope: Scope) -> Iterator[dict[str, Any]]:
                 yield {"kind": "event", **event.to_dict()}
 
 
-def _check_unit(record: Mapping[str, Any], where: str) -> Pending:
-    uid = record.get("id")
-    if not isinstance(uid, str) or not uid or len(uid) > 64 or not set(uid) <= _HEX | set("-_"):
-        raise MalformedDataError(f"{where}: unit id must be 1-64 hex/-/_ characters")
-    try:
-        modality = Modality(record.get("modality", "text"))
-        text = clean_text(record.get("text") or record.get("summary"), what=f"{where}: text")
-        if len(text) > MAX_TEXT:
-            raise MalformedDataError(f"{where}: text longer than {MAX_TEXT} characters")
-        when = parse_time(record.get("event_time"))
-        scope = make_scope(record.get("user_id"), record.get("agent_id"), record.get("session_id"))
-    except (ValueError, InvalidInputError) as exc:
-        raise MalformedDataError(f"{where}: {exc}") from None
-    raw = None
-    if record.get("raw") is not None:
-        encoded = record["raw"]
-        if not isinstance(encoded, str) or len(encoded) > MAX_RAW * 4 // 3 + 4:
-            raise MalformedDataError(f"{where}: raw content missing or larger than {MAX_RAW} bytes")
-        try:
-            raw = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError):
-            raise MalformedDataError(f"{where}: raw content is not base64") from None
-    elif modality is not Modality.TEXT:
-        raise MalformedDataError(f"{where}: a {modality.value} unit needs its raw content inline")
-    if record.get("raw_ref") is not None and (not isinstance(record["raw_ref"], str) or not set(record["raw_ref"]) <= _HEX):
-        raise MalformedDataError(f"{where}: raw_ref is not a content hash (path-like references are refused)")
-    speaker = record.get("speaker")
-    sources = record.get("source_ids") or []
-    metadata = record.get("metadata") or {}
-    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or not isinstance(metadata, dict):
-        raise MalformedDataError(f"{where}: source_ids must be a list of strings and metadata an object")
-    chash = record.get("content_hash")
-    if not isinstance(chash, str) or len(chash) != 64 or not set(chash) <= _HEX:
-        raise MalformedDataError(f"{where}: content_hash must be a SHA-256 hex digest")
-    return Pending(
-        text, speaker if isinstance(speaker, str) and speaker else None, when, scope, None, chash,
-        modality=modality, metadata=metadata, raw=raw, novelty=False, unit_id=uid, source_ids=tuple(sources),
-    )
+def import_records(
+    mem: Memory, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False
+) -> dict[str, int]:
+    """Validate a whole dump, then store its units (skipping ones already present or forgotten)."""
+    if not isinstance(allow_forgotten, bool):
+        raise InvalidInputError("allow_forgotten must be True or False")
+    checked = check_dump(records)
+    with mem._lock:
+        present = {u.id: u for u in mem.store.get([c.item.unit_id or "" for c in checked])}
+    todo: list[Checked] = []
+    for c in checked:
+        old = present.get(c.item.unit_id or "")
+        if old is not None and old.scope != c.item.scope:
+            raise MalformedDataError(f"{c.where}: the id is already taken by a unit of another scope")
+        if old is None:
+            todo.append(c)
+    todo, forgotten = _not_forgotten(mem, todo, allow_forgotten)
+    stored = 0
+    for group in _by_scope(todo):  # one audit event per scope, so each user's log shows its import
+        items = [c.item for c in group]
+        results = mem._ingest(items, allow_forgotten=allow_forgotten, action="import", reason="import")
+        stored += sum(r.accepted for r in results)
+        forgotten += sum(r.reason.startswith("forgotten") for r in results)
+    _link_versions(mem, checked)
+    return {"units": len(checked), "stored": stored, "skipped": len(checked) - stored, "forgotten": forgotten}
 
 
-def import_records(mem: Memory, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Validate a whole dump, then store its units (skipping ones already present)."""
-    items: list[Pending] = []
-    superseded: dict[str, str] = {}
-    header = False
-    for n, record in enumerate(records, start=1):
-        where = f"record {n}"
-        if not isinstance(record, Mapping):
-            raise MalformedDataError(f"{where}: not a JSON object")
-        kind = record.get("kind")
-        if kind == "header":
-            if record.get("format") != FORMAT or record.get("version") != VERSION:
-                raise MalformedDataError(f"{where}: not an {FORMAT} v{VERSION} dump")
-            header = True
-        elif kind == "unit":
-            item = _check_unit(record, where)
-            items.append(item)
-            if isinstance(record.get("superseded_by"), str):
-                superseded[item.unit_id or ""] = record["superseded_by"]
-        elif kind not in ("entity", "event"):  # the graph is rebuilt from units; events stay in the source log
-            raise MalformedDataError(f"{where}: unknown record kind {kind!r}")
-    if not header:
-        raise MalformedDataError(f"the dump has no {FORMAT} header record")
-    ids = {i.unit_id for i in items}
-    results = mem._ingest(items, allow_forgotten=True, action="import", reason="import")
-    pairs: dict[str, list[str]] = {}
-    for old, new in superseded.items():
-        if new in ids:
-            pairs.setdefault(new, []).append(old)
-    if pairs:
-        with mem._write_lock, mem._lock:
-            current = {u.id: u for u in mem.store.get(list({o for olds in pairs.values() for o in olds}))}
-            todo = {n: [o for o in olds if o in current and current[o].superseded_by is None] for n, olds in pairs.items()}
-            todo = {n: olds for n, olds in todo.items() if olds}
-            if todo:
-                mem.store.supersede(todo, AuditEvent("supersede", mem.actor, tuple(todo), reason="import"))
-                mem.indexes.sync()
-    stored = sum(r.accepted for r in results)
-    return {"units": len(items), "stored": stored, "skipped": len(items) - stored}
+def _not_forgotten(mem: Memory, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:
+    """Drop units recorded before their user/agent was forgotten as a whole (an old backup)."""
+    if allow:
+        return todo, 0
+    since: dict[tuple[str | None, str | None], datetime | None] = {}
+    kept: list[Checked] = []
+    with mem._lock:
+        for c in todo:
+            owner = (c.item.scope.user_id, c.item.scope.agent_id)
+            if owner not in since:
+                since[owner] = mem.store.forgotten_since(c.item.scope)
+            when = since[owner]
+            if when is None or (c.recorded is not None and c.recorded > when):
+                kept.append(c)
+    return kept, len(todo) - len(kept)
+
+
+def _by_scope(todo: list[Checked]) -> list[list[Checked]]:
+    groups: dict[Scope, list[Checked]] = {}
+    for c in todo:
+        groups.setdefault(c.item.scope, []).append(c)
+    return list(groups.values())
+
+
+def _link_versions(mem: Memory, checked: list[Checked]) -> None:
+    """Restore supersession between imported units (already checked to share user and agent)."""
+    pairs = [(c.item.unit_id or "", c.superseded_by) for c in checked if c.superseded_by]
+    if not pairs:
+        return
+    with mem._write_lock, mem._lock:
+        units = {u.id: u for u in mem.store.get(list({i for pair in pairs for i in pair if i}))}
+        todo: dict[str, list[str]] = {}
+        for old, new in pairs:
+            if old in units and new in units and units[old].active and (
+                    units[old].user_id, units[old].agent_id) == (units[new].user_id, units[new].agent_id):
+                todo.setdefault(new or "", []).append(old)
+        if todo:
+            replaced = tuple(o for olds in todo.values() for o in olds)
+            mem.store.supersede(todo, AuditEvent("supersede", mem.actor, (*todo, *replaced), reason="import",
+                                                 details={"supersedes": todo}))
+            mem.indexes.sync()
 
 
 def reembed(mem: Memory, embedder: Embedder, *, batch: int = 256) -> int:

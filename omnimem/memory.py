@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from omnimem.answer import Answer, answer_question
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
-from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, StoreError
+from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, StoreError
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
@@ -24,7 +24,8 @@ from omnimem.ingest import media
 from omnimem.ingest.media import MediaResult
 from omnimem.ingest.pipeline import Ingestor, Progress
 from omnimem.ingest.prepare import AddResult, Pending, clean_text, make_scope, prepare, prepare_turn
-from omnimem.mau import MAU, Modality
+from omnimem import lifecycle
+from omnimem.mau import MAU, Modality, Scope
 from omnimem.novelty import NoveltyFilter
 from omnimem.pyramid import Context
 from omnimem.retrieval import Retriever
@@ -164,15 +165,14 @@ class Memory:
         """Remember one piece of text; returns its id or why it was skipped.
 
         ``supersedes`` names units this one replaces: they stay for history
-        but are withheld from search. Content that was forgotten is not
-        stored again unless ``allow_forgotten``.
+        but are withheld from search; only units of the same user and agent
+        can be replaced. Content that was deleted is not stored again unless
+        ``allow_forgotten`` (see "What remains after a forget" in the README).
         """
         scope = make_scope(user_id, agent_id, session_id)
         item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self._tz, metadata=metadata)
         if supersedes:
-            if isinstance(supersedes, str):
-                raise InvalidInputError("supersedes must be a list of unit ids")
-            self._check_supersedable(list(supersedes))
+            lifecycle.check_supersedable(self, supersedes, scope)
             item = replace(item, supersedes=tuple(supersedes))
         return self._ingest([item], allow_forgotten=allow_forgotten, action="supersede" if supersedes else "add")[0]
 
@@ -184,16 +184,20 @@ class Memory:
         time: str | datetime | None = None,
         speaker: str | None = None,
         reason: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
     ) -> AddResult:
         """Replace a unit with a corrected version; the old one is kept for history.
 
         Fields not given are taken from the old unit. The new unit supersedes
         the old (search returns the new one; ``include_superseded=True`` both).
+        A unit outside the given scope is not found.
         """
-        old = self.get(unit_id)
+        old = self.get(unit_id, user_id=user_id, agent_id=agent_id, session_id=session_id)
         if old.modality is not Modality.TEXT:
             raise InvalidInputError("only text units can be updated; add the new media and pass supersedes=")
-        self._check_supersedable([unit_id])
+        lifecycle.check_supersedable(self, [old.id], old.scope)
         body = text if text is not None else (self._retriever.full_text(old) or old.summary)
         item = prepare(
             body, time=time if time is not None else old.event_time, speaker=speaker if speaker is not None else old.speaker,
@@ -203,15 +207,6 @@ class Memory:
             raise InvalidInputError("the update changes nothing")
         item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,))
         return self._ingest([item], action="update", reason=reason, allow_forgotten=True)[0]
-
-    def _check_supersedable(self, ids: list[str]) -> None:
-        with self._lock:
-            found = {u.id: u for u in self.store.get(ids)}
-        for uid in ids:
-            if uid not in found:
-                raise NotFoundError(f"no unit with id {uid!r}")
-            if found[uid].superseded_by is not None:
-                raise InvalidInputError(f"unit {uid} is already superseded by {found[uid].superseded_by}; use that one")
 
     def add_dialogue(
         self,
@@ -349,14 +344,17 @@ class Memory:
             self.store.add_stats(stats)
         return MediaResult(tuple(results), stats, event_id)
 
-    def delete(self, unit_id: str, *, reason: str | None = None) -> None:
-        """Remove one unit from every tier and index, with no residue (see :meth:`forget`)."""
-        with self._write_lock, self._lock:
-            self._check_open()
-            found = self.store.get([unit_id])
-            if not found:
-                raise NotFoundError(f"no unit with id {unit_id!r}")
-            self._remove([unit_id], AuditEvent("delete", self.actor, (unit_id,), found[0].scope, reason))
+    def delete(
+        self, unit_id: str, *, reason: str | None = None, chain: bool = False, user_id: str | None = None,
+        agent_id: str | None = None, session_id: str | None = None,
+    ) -> None:
+        """Remove one unit from every tier and index, with no residue (see :meth:`forget`).
+
+        A unit it replaced becomes current again (logged against that unit);
+        ``chain=True`` removes every version instead: the units it replaced and
+        the ones that replaced it. A unit outside the given scope is not found.
+        """
+        lifecycle.delete(self, unit_id, make_scope(user_id, agent_id, session_id), reason, chain)
 
     def forget(
         self,
@@ -368,55 +366,41 @@ class Memory:
         until: str | datetime | None = None,
         unit_ids: Sequence[str] | None = None,
         all: bool = False,
+        all_users: bool = False,
         reason: str | None = None,
     ) -> int:
         """Remove units with zero residue; returns how many.
 
         Select by scope, by event-time range (``since`` inclusive, ``until``
-        exclusive), or by ids; criteria combine. Nothing selected means
-        nothing, never "everything": wiping the store needs ``all=True``.
-        Content leaves the hot tier, the cold tier (unless another unit shares
-        the file), both indexes (rewritten on disk), the graph, and the bytes
-        leave SQLite's free pages and WAL. A tombstone (ids and hashes, no
-        content) keeps the log truthful and stops re-ingest from restoring it.
+        exclusive), or by a list of ids; criteria combine. Nothing selected
+        means nothing, never "everything": wiping the store needs ``all=True``,
+        and a forget by session or time alone must name a user or agent or
+        pass ``all_users=True``. Content leaves the hot tier, the cold tier
+        (unless another unit shares the file), both indexes (rewritten on
+        disk), the graph, and SQLite's free pages and WAL. Units the removed
+        ones replaced become current again. What stays is described in the
+        README ("What remains after a forget").
         """
-        scope = make_scope(user_id, agent_id, session_id)
-        start = parse_time(since, default_tz=self._tz) if since is not None else None
-        end = parse_time(until, default_tz=self._tz) if until is not None else None
-        if scope.is_empty() and start is None and end is None and unit_ids is None and not all:
-            raise InvalidInputError("forget needs a scope, a time range or unit ids; it never means 'everything' "
-                                    "(pass all=True to wipe the store)")
-        with self._write_lock, self._lock:
-            self._check_open()
-            chosen = self.store.ids_in_scope(scope)
-            if start is not None or end is not None:  # only a time range needs the units themselves
-                chosen = [u.id for u in self.store.get(chosen) if _in_range(u, start, end)]
-            if unit_ids is not None:
-                wanted = set(unit_ids)
-                chosen = [uid for uid in chosen if uid in wanted]
-            details = {"since": start.isoformat() if start else None, "until": end.isoformat() if end else None,
-                       "all": all}
-            self._remove(chosen, AuditEvent("forget", self.actor, (), scope, reason, details))
-            return len(chosen)
+        return lifecycle.forget(
+            self, make_scope(user_id, agent_id, session_id), since=since, until=until, unit_ids=unit_ids,
+            everything=all, all_users=all_users, reason=reason,
+        )
 
-    def _remove(self, ids: list[str], event: AuditEvent) -> None:
+    def _remove(self, ids: list[str], event: AuditEvent, forgotten: Scope | None = None) -> None:
         """Delete units everywhere, then scrub: rewrite index files, checkpoint the WAL."""
         self.indexes.sync()
-        removed = self.store.delete(ids, event=event)
+        removed = self.store.delete(ids, event=event, forgotten=forgotten)
         if removed:
             self.indexes.removed([rid for rid, _ in removed], self.store.last_write_seq)
         self.indexes.save()  # the files on disk must not keep forgotten vectors or words
         self.store.scrub()
 
     # -- reads ------------------------------------------------------------------
-    def get(self, unit_id: str) -> MAU:
-        """The unit with this id, or NotFoundError."""
-        with self._lock:
-            self._check_open()
-            found = self.store.get([unit_id])
-        if not found:
-            raise NotFoundError(f"no unit with id {unit_id!r}")
-        return found[0]
+    def get(
+        self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
+    ) -> MAU:
+        """The unit with this id; NotFoundError if there is none in the given scope."""
+        return lifecycle.scoped_unit(self, unit_id, make_scope(user_id, agent_id, session_id))
 
     def search(
         self,
@@ -495,11 +479,14 @@ class Memory:
         )
         return answer_question(self.llm, ctx.query, ctx, instructions=instructions)
 
-    def history(self, unit_id: str) -> list[AuditRecord]:
-        """Every logged event about a unit, oldest first (also after it was forgotten)."""
-        with self._lock:
-            self._check_open()
-            return self.store.events(unit_id=unit_id)
+    def history(
+        self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
+    ) -> list[AuditRecord]:
+        """Every logged event about a unit, oldest first (also after it was deleted).
+
+        With a scope, a unit outside it (or whose owner is no longer known) is not found.
+        """
+        return lifecycle.history(self, unit_id, make_scope(user_id, agent_id, session_id))
 
     def log(
         self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
@@ -525,12 +512,17 @@ class Memory:
         self._check_open()
         return export_records(self, scope)
 
-    def import_records(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-        """Load a dump made by :meth:`export`; every record is validated before any is stored."""
+    def import_records(self, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False) -> dict[str, int]:
+        """Load a dump made by :meth:`export`; every record is validated before any is stored.
+
+        Units already present are skipped; so is content that was deleted here,
+        and units recorded before their user or agent was forgotten, unless
+        ``allow_forgotten``. Returns counts: units, stored, skipped, forgotten.
+        """
         from omnimem.governance import import_records
 
         self._check_open()
-        return import_records(self, records)
+        return import_records(self, records, allow_forgotten=allow_forgotten)
 
     def reembed(self, embedder: str | Embedder) -> int:
         """Rebuild every vector with another embedding model; the store then records that model."""
@@ -578,14 +570,6 @@ def _local_user() -> str:
         return f"local:{getpass.getuser()}"
     except (KeyError, OSError):  # no passwd entry (containers)
         return "local"
-
-
-def _in_range(unit: MAU, start: datetime | None, end: datetime | None) -> bool:
-    if start is None and end is None:
-        return True
-    if unit.event_time is None:
-        return False
-    return (start is None or unit.event_time >= start) and (end is None or unit.event_time < end)
 
 
 def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> list[T]:

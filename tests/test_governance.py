@@ -75,11 +75,12 @@ def test_the_audit_log_is_append_only(store_path: Path):
 
 
 def test_forgotten_content_is_not_resurrected(mem: Memory):
-    uid = mem.add("my phone number is 555-0100", user_id="u").id
-    mem.forget(user_id="u")
-    again = mem.add("my phone number is 555-0100", user_id="u")
+    mem.add("the user still lives here", user_id="u", session_id="s0")
+    uid = mem.add("my phone number is 555-0100", user_id="u", session_id="s1").id
+    mem.forget(user_id="u", session_id="s1")  # the user's scope lives on, and so does its tombstone key
+    again = mem.add("my phone number is 555-0100", user_id="u", session_id="s1")
     assert not again.accepted and again.reason.startswith("forgotten") and again.duplicate_of == uid
-    assert mem.add("my phone number is 555-0100", user_id="u", allow_forgotten=True).accepted
+    assert mem.add("my phone number is 555-0100", user_id="u", session_id="s1", allow_forgotten=True).accepted
     assert [e.action for e in mem.history(uid)] == ["add", "forget"]
 
 
@@ -136,7 +137,7 @@ def test_export_import_round_trip(tmp_path: Path):
     assert kinds[0] == "header" and kinds.count("unit") == 3 and "event" in kinds
     assert all(r.get("user_id") in (None, "ann") for r in dump if r["kind"] == "unit")
     with Memory(tmp_path / "b", embedder="fake") as b:
-        assert b.import_records(dump) == {"units": 3, "stored": 3, "skipped": 0}
+        assert b.import_records(dump) == {"units": 3, "stored": 3, "skipped": 0, "forgotten": 0}
         assert b.import_records(dump)["stored"] == 0  # idempotent
         hits = b.search("cats Tom Jerry", user_id="ann").hits
         assert [h.unit.summary for h in hits][0] == "Ann adopted two cats, Tom and Jerry"
@@ -144,6 +145,7 @@ def test_export_import_round_trip(tmp_path: Path):
         again = [r for r in b.export(user_id="ann") if r["kind"] == "unit"]
         assert sorted(r["text"] for r in again) == sorted(r["text"] for r in dump if r["kind"] == "unit")
         assert [e.action for e in b.log()][-2:] == ["import", "supersede"]
+        assert [e.action for e in b.history(first)] == ["import", "supersede"]  # logged against the old unit too
 
 
 @pytest.mark.parametrize(
@@ -157,7 +159,7 @@ def test_export_import_round_trip(tmp_path: Path):
           {"kind": "unit", "id": "abc", "text": "x", "content_hash": "a" * 64, "raw_ref": "../../../etc/passwd"}],
          "path-like"),
         ([{"kind": "header", "format": "omnimem-export", "version": 1},
-          {"kind": "unit", "id": "abc", "text": "x" * 1_000_001, "content_hash": "a" * 64}], "longer than"),
+          {"kind": "unit", "id": "abc", "text": "x" * 10_000_001, "content_hash": "a" * 64}], "longer than"),
         ([{"kind": "header", "format": "omnimem-export", "version": 1},
           {"kind": "unit", "id": "abc", "modality": "image", "text": "x", "content_hash": "a" * 64}], "raw content"),
         ([{"kind": "header", "format": "omnimem-export", "version": 1}, {"kind": "virus"}], "unknown record kind"),
@@ -209,6 +211,8 @@ def test_cli_governance_commands(tmp_path: Path, monkeypatch):
     assert run(app, ["forget", "--store", store]).exit_code != 0  # no selection: refused
     assert "forgot 2" in run(app, ["forget", "--user-id", "ann", "--reason", "GDPR", "--store", store]).stdout
     imported = run(app, ["import", str(dump), "--store", store, "--json"])
+    assert json.loads(imported.stdout)["forgotten"] == 2  # an old backup does not undo the forget
+    imported = run(app, ["import", str(dump), "--allow-forgotten", "--store", store, "--json"])
     assert json.loads(imported.stdout)["stored"] == 2
     log = run(app, ["log", "--store", store]).stdout
     assert "forget" in log and "GDPR" in log and "import" in log

@@ -114,7 +114,7 @@ def load_jsonl(path: str | Path) -> list[Dialogue]:
     """
     path = Path(path)
     try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
+        lines = path.read_bytes().decode("utf-8").split("\n")  # not splitlines(): U+2028, U+0085 are text
     except OSError as exc:
         raise MalformedDataError(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError:

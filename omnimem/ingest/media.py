@@ -77,7 +77,7 @@ def file_digest(source: Source) -> tuple[str, str | None]:
     return digest.hexdigest(), path.name
 
 
-def _media_hash(kind: Modality, digest: str, scope: Scope, part: str = "") -> str:
+def media_hash(kind: Modality, digest: str, scope: Scope, part: str = "") -> str:
     return content_hash(f"sha256:{digest}{part}", speaker=None, event_time=None, scope=scope, source_id=None, modality=kind)
 
 
@@ -102,7 +102,7 @@ def image_item(
     if info.location is not None:
         meta["location"] = [info.location.latitude, info.location.longitude]
     item = Pending(
-        text, None, when, scope, None, _media_hash(Modality.IMAGE, info.sha256, scope),
+        text, None, when, scope, None, media_hash(Modality.IMAGE, info.sha256, scope),
         modality=Modality.IMAGE, metadata=meta, raw=data, novelty=False,
     )
     return item, info.phash
@@ -129,7 +129,7 @@ def audio_items(
             f"{said} [audio {label} {_clock(segment.start_s)}-{_clock(segment.end_s)}]",
             None,
             base + timedelta(seconds=segment.start_s) if base else None,
-            scope, None, _media_hash(Modality.AUDIO, digest, scope, f"@{segment.start_s}-{segment.end_s}"),
+            scope, None, media_hash(Modality.AUDIO, digest, scope, f"@{segment.start_s}-{segment.end_s}"),
             modality=Modality.AUDIO, raw=encode_wav(samples), novelty=False, chain=True,
             metadata={"mime": "audio/wav", "start_s": segment.start_s, "end_s": segment.end_s,
                       "source": label, "source_sha256": digest, "transcript": text},
@@ -158,7 +158,7 @@ def video_items(
     said = f"; speech: {' '.join(words[:40])}{' …' if len(words) > 40 else ''}" if words else ""
     event = Pending(
         f"Video {label} ({_clock(result.duration_s)}, {result.frames_kept} scene(s)){said}",
-        None, base, scope, None, _media_hash(Modality.VIDEO, digest, scope), modality=Modality.VIDEO,
+        None, base, scope, None, media_hash(Modality.VIDEO, digest, scope), modality=Modality.VIDEO,
         novelty=False, unit_id=event_id,
         metadata={"source": label, "source_sha256": digest, "duration_s": result.duration_s,
                   "frames_sampled": result.frames_sampled, "frames_kept": result.frames_kept,
@@ -171,7 +171,7 @@ def video_items(
         items.append(Pending(
             f"Frame at {_clock(frame.timestamp_s)} of video {label}{context}", None,
             base + timedelta(seconds=frame.timestamp_s) if base else None, scope, None,
-            _media_hash(Modality.IMAGE, digest, scope, f"#frame@{frame.timestamp_s}"), modality=Modality.IMAGE,
+            media_hash(Modality.IMAGE, digest, scope, f"#frame@{frame.timestamp_s}"), modality=Modality.IMAGE,
             raw=frame.data, novelty=False, chain=True,
             metadata={"mime": frame.mime_type, "width": frame.width, "height": frame.height, "phash": frame.phash,
                       "parent_id": event_id, "timestamp_s": frame.timestamp_s, "source": label},
@@ -180,7 +180,7 @@ def video_items(
         items.append(Pending(
             f"{seg.text or '(speech without recognised words)'} [video {label} {_clock(seg.start_s)}-{_clock(seg.end_s)}]",
             None, base + timedelta(seconds=seg.start_s) if base else None, scope, None,
-            _media_hash(Modality.AUDIO, digest, scope, f"#speech@{seg.start_s}-{seg.end_s}"), modality=Modality.AUDIO,
+            media_hash(Modality.AUDIO, digest, scope, f"#speech@{seg.start_s}-{seg.end_s}"), modality=Modality.AUDIO,
             raw=seg.wav, novelty=False, chain=True,
             metadata={"mime": "audio/wav", "start_s": seg.start_s, "end_s": seg.end_s, "parent_id": event_id,
                       "source": label, "transcript": seg.text},

@@ -105,7 +105,7 @@ class Ingestor:
     ) -> list[AddResult]:
         with self.mem._lock:
             known = self.mem.store.find_hashes([p.content_hash for p in batch])
-            forgotten = {} if allow_forgotten else self.mem.store.tombstoned([p.content_hash for p in batch])
+            forgotten = {} if allow_forgotten else self.mem.store.tombstoned([(p.scope, p.content_hash) for p in batch])
         results: list[AddResult | None] = []
         accepted: list[tuple[int, Pending, str]] = []
         seen_in_batch: dict[str, str] = {}
@@ -210,8 +210,8 @@ class Ingestor:
         replaced = tuple(old for olds in supersedes.values() for old in olds)
         event = AuditEvent(
             action, self.mem.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
-            {"content_hashes": [u.content_hash for u in units], "modalities": sorted({u.modality.value for u in units}),
-             "supersedes": supersedes},
+            {"modalities": sorted({u.modality.value for u in units}), "supersedes": supersedes},  # no content hashes:
+            # a plain hash in the append-only log would let anyone confirm a guess at forgotten content
         )
         with self.mem._lock:
             rows = self.mem.store.insert(units, raw, graph_write, event=event, supersedes=supersedes)
@@ -236,7 +236,8 @@ class Ingestor:
                 allowed = self.mem.store.rids_in_scope(same_owner)
                 near = self.mem.indexes.search_dense(vector, 6, allowed)
                 rows = self.mem.store.get_rows([rid for rid, score in near if score >= 0.5])
-            earlier = [u for u in rows.values() if u.id not in new_ids and u.active]
+            earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
+                       and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)]
             chosen, why = propose(self.mem.llm, unit, earlier[:5])
             if chosen:
                 event = AuditEvent("supersede", f"llm:{self.mem.llm.name}", (unit.id, *chosen), unit.scope,

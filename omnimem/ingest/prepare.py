@@ -6,6 +6,7 @@ any of it is written.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -14,6 +15,9 @@ from typing import Any
 from omnimem.errors import InvalidInputError
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.timeparse import parse_time
+
+
+MAX_TEXT_CHARS = 10_000_000  # one unit's text; export writes it and import reads it back
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,21 @@ def clean_id(value: object, what: str) -> str | None:
     return value.strip()
 
 
+def clean_metadata(value: object, *, what: str = "metadata") -> dict[str, Any]:
+    """A JSON object that export can write and import read back (no lone surrogates, no odd types)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise InvalidInputError(f"{what} must be a mapping with string keys")
+    try:
+        json.dumps(dict(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInputError(f"{what} must be JSON data: {exc}") from None
+    return dict(value)
+
+
 def make_scope(user_id: object, agent_id: object, session_id: object) -> Scope:
     return Scope(clean_id(user_id, "user_id"), clean_id(agent_id, "agent_id"), clean_id(session_id, "session_id"))
 
@@ -101,11 +120,13 @@ def prepare(
 ) -> Pending:
     """Validate one input; raises InvalidInputError / InvalidTimeError."""
     body = clean_text(text)
+    if len(body) > MAX_TEXT_CHARS:
+        raise InvalidInputError(f"text is longer than {MAX_TEXT_CHARS} characters")
     who = None if speaker is None else clean_text(speaker, what="speaker")
     when = parse_time(time, default_tz=tz)  # type: ignore[arg-type]
     source = clean_id(source_id, "source_id")
     digest = content_hash(body, speaker=who, event_time=when, scope=scope, source_id=source)
-    return Pending(body, who, when, scope, source, digest, metadata=dict(metadata or {}))
+    return Pending(body, who, when, scope, source, digest, metadata=clean_metadata(metadata))
 
 
 def prepare_turn(turn: object, index: int, *, scope: Scope, tz: tzinfo) -> Pending:

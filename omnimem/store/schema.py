@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+
 from omnimem.graph.store import GRAPH_SCHEMA
+from omnimem.store import tombstones
 from omnimem.store.audit import AUDIT_SCHEMA
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
+Step = str | Callable[[sqlite3.Connection], None]  # an SQL statement, or Python for what SQL cannot say
+
+MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (
         1,
         "initial units and meta",
@@ -71,5 +77,10 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         6,
         "cold-tier files awaiting deletion (finished after a crash)",
         ["CREATE TABLE IF NOT EXISTS pending_cold (ref TEXT PRIMARY KEY)"],
+    ),
+    (
+        7,
+        "keyed tombstones (per user/agent key, destroyed with the scope); no content hashes in the audit log",
+        [*tombstones.SCHEMA, tombstones.migrate_plain_hashes],
     ),
 ]

@@ -22,9 +22,10 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.graph.store import delete_units_cascade
-from omnimem.errors import InvalidInputError, NotAStoreError, SchemaVersionError, StoreError
+from omnimem.errors import NotAStoreError, SchemaVersionError, StoreError
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
+from omnimem.store import tombstones, versions
 from omnimem.store.base import StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -101,8 +102,8 @@ class SQLiteStore:
                 try:
                     version = self._current_version()
                     if number > version:
-                        for statement in sql:
-                            self._conn.execute(statement)
+                        for step in sql:
+                            step(self._conn) if callable(step) else self._conn.execute(step)
                         self._conn.execute(
                             "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(number),)
                         )
@@ -217,7 +218,7 @@ class SQLiteStore:
                     if extra is not None:  # derived rows (the graph) commit or roll back with the units
                         extra(conn)
                     for new_id, old_ids in (supersedes or {}).items():
-                        self._mark_superseded(conn, old_ids, new_id, units[0].record_time)
+                        versions.mark_superseded(conn, old_ids, new_id, units[0].record_time)
                     if event is not None:
                         log_event(conn, event)
                     self._bump()
@@ -247,22 +248,12 @@ class SQLiteStore:
         row = self._conn.execute(f"SELECT id FROM units WHERE {where} ORDER BY rid DESC LIMIT 1", args).fetchone()
         return row[0] if row else None
 
-    def _mark_superseded(self, conn: sqlite3.Connection, old_ids: Sequence[str], new_id: str, when: datetime) -> None:
-        for old in old_ids:
-            cur = conn.execute(
-                "UPDATE units SET superseded_by = ?, superseded_at = ?, superseded_ts = ? "
-                "WHERE id = ? AND superseded_by IS NULL",
-                (new_id, when.isoformat(), when.timestamp(), old),
-            )
-            if cur.rowcount != 1:
-                raise InvalidInputError(f"unit {old!r} does not exist or is already superseded")
-
     def supersede(self, pairs: Mapping[str, Sequence[str]], event: AuditEvent) -> None:
         """Mark units as replaced by others (kept for history), with the event, atomically."""
         now = datetime.now(timezone.utc)
         with self._lock, self._tx() as conn:
             for new_id, old_ids in pairs.items():
-                self._mark_superseded(conn, old_ids, new_id, now)
+                versions.mark_superseded(conn, old_ids, new_id, now)
             log_event(conn, event)
             self._bump()
 
@@ -276,51 +267,76 @@ class SQLiteStore:
         with self._lock:
             return read_events(self._conn, unit_id=unit_id, scope=scope, limit=limit)
 
-    def tombstoned(self, hashes: Sequence[str]) -> dict[str, str]:
-        """Content hashes of forgotten units (hash -> the forgotten unit's id)."""
-        out: dict[str, str] = {}
+    def tombstoned(self, items: Sequence[tuple[Scope, str]]) -> dict[str, str]:
+        """Which (scope, content hash) pairs were deleted: hash -> the deleted unit's id (keyed tombstones)."""
         with self._lock:
-            for chunk in _chunks(list(hashes), 500):
+            return tombstones.find(self._conn, items)
+
+    def tombstone_owner(self, unit_id: str) -> Scope | None:
+        """The scope a deleted unit belonged to, while its tombstone lasts."""
+        with self._lock:
+            return tombstones.owner(self._conn, unit_id)
+
+    def forgotten_since(self, scope: Scope) -> datetime | None:
+        """When this user/agent pair was last forgotten as a whole (None: never)."""
+        with self._lock:
+            return tombstones.forgotten_since(self._conn, scope)
+
+    def predecessors(self, ids: Sequence[str]) -> list[str]:
+        """Ids of the units that ``ids`` directly superseded."""
+        out: list[str] = []
+        with self._lock:
+            for chunk in _chunks(list(ids), 500):
                 marks = ",".join("?" * len(chunk))
-                out.update(self._conn.execute(
-                    f"SELECT content_hash, unit_id FROM tombstones WHERE content_hash IN ({marks})", chunk))
+                rows = self._conn.execute(f"SELECT id FROM units WHERE superseded_by IN ({marks})", chunk)
+                out.extend(r[0] for r in rows)
         return out
 
     def delete(
-        self, ids: Sequence[str], *, event: AuditEvent | None = None, tombstone: bool = True
+        self, ids: Sequence[str], *, event: AuditEvent | None = None, tombstone: bool = True,
+        forgotten: Scope | None = None,
     ) -> list[tuple[int, str]]:
-        if not ids:
+        """Remove units; their predecessors become current again (logged against them).
+
+        ``forgotten`` names a user and/or agent forgotten as a whole: instead of
+        tombstones its keys and tombstones are destroyed (see ``tombstones``),
+        also when it has no units left.
+        """
+        if not ids and forgotten is None:
             return []
         with self._lock:
             with self._tx() as conn:
                 removed: list[tuple[int, str]] = []
+                successor: dict[str, str | None] = {}
                 refs: set[str] = set()
                 for chunk in _chunks(list(ids), 500):
                     marks = ",".join("?" * len(chunk))
                     rows = conn.execute(
-                        f"SELECT rid, id, prev_id, raw_ref, content_hash FROM units WHERE id IN ({marks})", chunk
+                        "SELECT rid, id, prev_id, raw_ref, content_hash, user_id, agent_id, session_id, superseded_by "
+                        f"FROM units WHERE id IN ({marks})", chunk
                     ).fetchall()
-                    for rid, uid, prev_id, raw_ref, chash in rows:
+                    for rid, uid, prev_id, raw_ref, chash, user_id, agent_id, session_id, superseded_by in rows:
                         # keep the chain whole: the next unit now follows our predecessor
                         conn.execute("UPDATE units SET prev_id = ? WHERE prev_id = ?", (prev_id, uid))
                         conn.execute("DELETE FROM units WHERE rid = ?", (rid,))
                         removed.append((int(rid), str(uid)))
+                        successor[uid] = superseded_by
                         if raw_ref:
                             refs.add(raw_ref)
-                        if tombstone:
-                            conn.execute(
-                                "INSERT OR REPLACE INTO tombstones(content_hash, unit_id, forgotten_at) VALUES (?,?,?)",
-                                (chash, uid, datetime.now(timezone.utc).isoformat()),
-                            )
+                        if tombstone and forgotten is None:
+                            tombstones.bury(conn, uid, chash, Scope(user_id, agent_id, session_id))
+                if forgotten is not None:
+                    tombstones.forget_scope(conn, forgotten)
                 for ref in refs:  # recorded in the same transaction: a crash cannot strand the file
                     conn.execute("INSERT OR IGNORE INTO pending_cold(ref) VALUES (?)", (ref,))
+                if event is not None and (removed or forgotten is not None):
+                    log_event(conn, replace(event, unit_ids=tuple(uid for _, uid in removed)))
                 if removed:
                     gone = [uid for _, uid in removed]
                     delete_units_cascade(conn, gone)
                     for chunk in _chunks(gone, 500):
                         conn.execute(f"DELETE FROM clip_vectors WHERE unit_id IN ({','.join('?' * len(chunk))})", chunk)
-                    if event is not None:
-                        log_event(conn, replace(event, unit_ids=tuple(uid for _, uid in removed)))
+                    versions.reconnect(conn, successor, event.actor if event else "omnimem")
                     self._bump()
             self._finish_pending()
         return removed

@@ -134,9 +134,9 @@ def test_simultaneous_first_open_of_a_new_store(tmp_path: Path, monkeypatch: pyt
     thread = threading.Thread(target=open_b)
     thread.start()
     assert waiting.wait(30)
-    for number, _name, statements in MIGRATIONS:  # A migrates while B waits
-        for sql in statements:
-            other.execute(sql)
+    for number, _name, steps in MIGRATIONS:  # A migrates while B waits
+        for step in steps:  # an SQL statement, or a Python step
+            step(other) if callable(step) else other.execute(step)
         other.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(number),))
     other.execute("COMMIT")
     other.close()

@@ -33,7 +33,11 @@ class Unit:
     user: str
     session: str | None
     token: str
-    superseded: bool = False
+    superseded_by: str | None = None
+
+    @property
+    def superseded(self) -> bool:
+        return self.superseded_by is not None
 
 
 class GovernanceMachine(RuleBasedStateMachine):
@@ -63,6 +67,13 @@ class GovernanceMachine(RuleBasedStateMachine):
         ids = [uid for uid, u in self.units.items() if not (active_only and u.superseded)]
         return ids[index % len(ids)]
 
+    def _gone(self, ids: set[str]) -> None:
+        """Units removed: what they replaced is now replaced by their surviving successor, or current again."""
+        successor = {uid: self.units.pop(uid).superseded_by for uid in ids}
+        for unit in self.units.values():
+            while unit.superseded_by in successor:
+                unit.superseded_by = successor[unit.superseded_by]
+
     def _has(self, *, active_only: bool) -> bool:
         return any(not (active_only and u.superseded) for u in self.units.values())
 
@@ -83,7 +94,7 @@ class GovernanceMachine(RuleBasedStateMachine):
         token, text = self._text(self.units[old].user, words)
         res = self.mem.update(old, text=text)
         if res.accepted:
-            self.units[old].superseded = True
+            self.units[old].superseded_by = str(res.id)
             self.units[str(res.id)] = Unit(self.units[old].user, self.units[old].session, token)
 
     @precondition(lambda self: self._has(active_only=True))
@@ -94,7 +105,7 @@ class GovernanceMachine(RuleBasedStateMachine):
         token, text = self._text(unit.user, words)
         res = self.mem.add(text, user_id=unit.user, session_id=unit.session, supersedes=[old])
         if res.accepted:
-            unit.superseded = True
+            unit.superseded_by = str(res.id)
             self.units[str(res.id)] = Unit(unit.user, unit.session, token)
 
     @precondition(lambda self: self._has(active_only=False))
@@ -102,7 +113,7 @@ class GovernanceMachine(RuleBasedStateMachine):
     def delete(self, index: int) -> None:
         uid = self._pick(index, active_only=False)
         self.mem.delete(uid)
-        del self.units[uid]  # a unit it superseded stays superseded (kept for history)
+        self._gone({uid})
 
     @rule()
     def delete_missing(self) -> None:
@@ -113,15 +124,13 @@ class GovernanceMachine(RuleBasedStateMachine):
     def forget_user(self, user: str) -> None:
         chosen = [uid for uid, u in self.units.items() if u.user == user]
         assert self.mem.forget(user_id=user) == len(chosen)
-        for uid in chosen:
-            del self.units[uid]
+        self._gone(set(chosen))
 
     @rule(user=st.sampled_from(USERS), session=st.sampled_from(SESSIONS[1:]))
     def forget_session(self, user: str, session: str) -> None:
         chosen = [uid for uid, u in self.units.items() if u.user == user and u.session == session]
         assert self.mem.forget(user_id=user, session_id=session) == len(chosen)
-        for uid in chosen:
-            del self.units[uid]
+        self._gone(set(chosen))
 
     @rule(index=st.integers(0, 1000), include_superseded=st.booleans(),
           scope=st.sampled_from(("none", "user", "session", "other")), words=st.lists(st.sampled_from(WORDS), max_size=2))
@@ -154,6 +163,8 @@ class GovernanceMachine(RuleBasedStateMachine):
         rows = dict(self.mem.store._conn.execute("SELECT id, superseded_by IS NOT NULL FROM units").fetchall())
         assert set(rows) == set(self.units)
         assert {uid for uid, sup in rows.items() if sup} == {uid for uid, u in self.units.items() if u.superseded}
+        linked = dict(self.mem.store._conn.execute("SELECT id, superseded_by FROM units").fetchall())
+        assert linked == {uid: u.superseded_by for uid, u in self.units.items()}
         n = len(self.units)
         assert self.mem.stats()["units"] == n
         assert self.mem.indexes.sizes() == {"dense": n, "sparse": n}

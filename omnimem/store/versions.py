@@ -1,0 +1,64 @@
+"""Supersession links between versions of a memory, kept consistent when units go.
+
+A unit may replace (supersede) only units of its own user and agent. When a
+replacing unit is deleted or forgotten, what it replaced is replaced by its
+surviving successor, or becomes current again; either way the change is
+logged against the older unit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from omnimem.errors import NotFoundError
+from omnimem.mau import Scope
+from omnimem.store.audit import AuditEvent, log_event
+
+
+def mark_superseded(conn: sqlite3.Connection, old_ids: Sequence[str], new_id: str, when: datetime) -> None:
+    """Only units of the same user and agent as ``new_id`` can be superseded by it."""
+    owner = conn.execute("SELECT user_id, agent_id FROM units WHERE id = ?", (new_id,)).fetchone()
+    for old in old_ids:
+        cur = conn.execute(
+            "UPDATE units SET superseded_by = ?, superseded_at = ?, superseded_ts = ? "
+            "WHERE id = ? AND superseded_by IS NULL AND user_id IS ? AND agent_id IS ?",
+            (new_id, when.isoformat(), when.timestamp(), old, *(owner or (None, None))),
+        )
+        if cur.rowcount != 1 or owner is None:
+            raise NotFoundError(f"no current unit {old!r} of the same user and agent to supersede")
+
+
+def reconnect(conn: sqlite3.Connection, successor: Mapping[str, str | None], actor: str) -> None:
+    """Units replaced by a deleted unit: now replaced by its surviving successor, or current again."""
+    for chunk in _chunks(list(successor), 500):
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT id, user_id, agent_id, session_id, superseded_by FROM units "
+            f"WHERE superseded_by IN ({marks})", chunk
+        ).fetchall()
+        for uid, user_id, agent_id, session_id, deleted in rows:
+            heir: str | None = deleted
+            seen: set[str] = set()
+            while heir is not None and heir in successor and heir not in seen:
+                seen.add(heir)
+                heir = successor[heir]
+            heir = None if heir in seen else heir
+            scope = Scope(user_id, agent_id, session_id)
+            if heir is None:
+                conn.execute("UPDATE units SET superseded_by = NULL, superseded_at = NULL, superseded_ts = NULL "
+                             "WHERE id = ?", (uid,))
+                log_event(conn, AuditEvent("revive", actor, (uid,), scope, f"its successor {deleted} was deleted",
+                                           {"deleted_successor": deleted}))
+            else:
+                conn.execute("UPDATE units SET superseded_by = ? WHERE id = ?", (heir, uid))
+                log_event(conn, AuditEvent("supersede", actor, (heir, uid), scope,
+                                           f"its successor {deleted} was deleted; {heir} replaces it",
+                                           {"deleted_successor": deleted}))
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
