@@ -62,11 +62,12 @@ class Settings:
     #                     9 points of recall within 1,000 tokens for 0.3 within 6,000)
     expand_top: int = 10  # how many of the best hits get their neighbours
     packing: str = "session"  # "session" (grouped under one time header) or "line" (one [time] line per hit)
-    summary_words: int = 60
+    summary_words: int = 150  # text up to this many words is kept whole; longer text gets a summary line
     rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
     sparse_weight: float = 1.0  # weight of the BM25 ranking in the fusion (dense has 1)
     embed_dates: bool = False  # embed "[event date] speaker: text" instead of "speaker: text"
-    embed_context: int = 0  # embed each turn with this many turns before it of the same batch and session
+    embed_context: int = 2  # embed each text unit after this many text units before it in the same scope
+    sparse_context: int = 0  # BM25 also indexes the words of this many text units before each unit
     restate_window: int = 40  # turns per restatement window (SimpleMem: 40 with 2 of overlap)
     restate_overlap: int = 2
     llm_workers: int = 4  # parallel LLM calls during restatement
@@ -133,8 +134,8 @@ class Settings:
             raise ConfigError("at least one of dense and sparse retrieval must be on")
         if self.fusion not in ("rrf", "union") or self.packing not in ("session", "line"):
             raise ConfigError("fusion must be rrf or union, packing session or line")
-        if self.rrf_k < 0 or self.sparse_weight < 0 or self.embed_context < 0:
-            raise ConfigError("rrf_k, sparse_weight and embed_context must be >= 0")
+        if self.rrf_k < 0 or self.sparse_weight < 0 or self.embed_context < 0 or self.sparse_context < 0:
+            raise ConfigError("rrf_k, sparse_weight, embed_context and sparse_context must be >= 0")
         if self.depth < 0 or self.neighbours < 0 or self.expand_top < 0:
             raise ConfigError("depth, neighbours and expand_top must be >= 0")
         if self.graph_extractor not in ("auto", "spacy", "llm"):

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.ingest.dump import FORMAT, VERSION, Checked, check_dump
-from omnimem.mau import Modality, Scope, search_text
+from omnimem.ingest.embedding import EmbedInput, embed_texts
+from omnimem.mau import Modality, Scope
 from omnimem.store.audit import AuditEvent
 
 if TYPE_CHECKING:
@@ -123,15 +124,18 @@ def _link_versions(mem: Memory, checked: list[Checked]) -> None:
 def reembed(mem: Memory, embedder: Embedder, *, batch: int = 256) -> int:
     """Replace every vector with ``embedder``'s and record it as the store's embedder."""
     with mem._write_lock, mem._lock:
-        rows = list(mem.store.index_rows())
+        rows = list(mem.store.embed_rows())
+        inputs = [EmbedInput(scope, sp, su, Modality(mod), datetime.fromisoformat(when) if when else None)
+                  for _, scope, sp, su, mod, when in rows]
+        texts = embed_texts(inputs, context=mem.settings.embed_context, dates=mem.settings.embed_dates)
         vectors: list[Any] = []
-        for start in range(0, len(rows), batch):
-            chunk = rows[start : start + batch]
-            vectors.extend(embedder.embed([search_text(sp, su) for _, sp, su in chunk]))
-        mem.store.replace_vectors([r for r, _, _ in rows], vectors, embedder.name, embedder.dim,
+        for start in range(0, len(texts), batch):
+            vectors.extend(embedder.embed(texts[start : start + batch]))
+        mem.store.replace_vectors([row[0] for row in rows], vectors, embedder.name, embedder.dim,
                                   AuditEvent("reembed", mem.actor, (), reason=f"{mem.embedder.name} -> {embedder.name}",
                                              details={"units": len(rows)}))
         mem.embedder = embedder
-        mem.indexes = type(mem.indexes)(mem.store, embedder.dim, mem.indexes.folder)  # rebuilt: the counter moved
+        mem.indexes = type(mem.indexes)(mem.store, embedder.dim, mem.indexes.folder,
+                                        sparse_context=mem.indexes.sparse_context)  # rebuilt: the counter moved
         mem.indexes.save()
     return len(rows)

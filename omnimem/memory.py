@@ -78,7 +78,8 @@ class Memory:
         try:
             self.embedder = self._resolve_embedder(embedder)
             index_dir = self.path / "index" if self.path is not None else None
-            self.indexes = IndexSet(self.store, self.embedder.dim, index_dir)
+            self.indexes = IndexSet(self.store, self.embedder.dim, index_dir,
+                                    sparse_context=self.settings.sparse_context)
             self.graph = self._make_graph() if self.settings.graph else None
             self.clip = self._make_clip() if self.settings.clip_model else None
             self._ingestor = Ingestor(self)

@@ -33,6 +33,10 @@ mean at 1k / 6k; `over`: contexts above their budget). `hits 1k / 6k` is the old
 count (the unit among the hits, even when only its cut summary line is shown), kept for one
 comparison.
 
+Ablations that cannot move a number are not run: the novelty filter rejects no turn of either
+data set (the `ingest` counts in each JSON say so), and level 2 only concerns units longer than
+`summary_words` (150), which neither data set has more than a handful of.
+
 Splits: defaults are chosen on `dev` (LoCoMo conversations 1-5, the first 10 Mem-Gallery files by
 name) and reported on `test` (LoCoMo 6-10, the last 10 Mem-Gallery files).
 

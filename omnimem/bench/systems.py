@@ -11,7 +11,7 @@ from __future__ import annotations
 from omnimem.bench.baselines import baseline_systems
 from omnimem.bench.retrieval import MemorySystem, System
 
-PAPER = {"fusion": "union", "neighbours": 0, "packing": "line", "summary_words": 60}
+PAPER = {"fusion": "union", "neighbours": 0, "packing": "line", "summary_words": 60, "embed_context": 0}
 
 
 def ablation_systems() -> list[System]:
@@ -40,13 +40,14 @@ def graph_systems() -> list[System]:
 
 def experiment_systems() -> list[System]:
     """Settings under study; each is a ``Memory`` setting, ablated one at a time against the defaults."""
-    s150 = {"summary_words": 150}
     return [
-        MemorySystem("x-summary-150", "turns up to 150 words kept whole (no cut summary line)", s150),
-        MemorySystem("x-context-1", "x-summary-150 + each turn embedded after the turn before it",
-                     {**s150, "embed_context": 1}),
-        MemorySystem("x-context-2", "x-summary-150 + each turn embedded after the two turns before it",
-                     {**s150, "embed_context": 2}),
+        MemorySystem("x-no-context", "defaults with embed_context=0 (each turn embedded alone)", {"embed_context": 0}),
+        MemorySystem("x-context-4", "defaults with embed_context=4", {"embed_context": 4}),
+        MemorySystem("x-summary-60", "defaults with summary_words=60 (longer turns cut to a 60-word line)",
+                     {"summary_words": 60}),
+        MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
+        MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
+        MemorySystem("x-sparse-1.5", "defaults with sparse_weight=1.5", {"sparse_weight": 1.5}),
     ]
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from omnimem.embed.base import Vectors
 from omnimem.index.dense import DenseIndex, Ids
 from omnimem.index.sparse import SparseIndex
-from omnimem.mau import MAU, search_text
+from omnimem.ingest.embedding import EmbedInput, embed_texts
+from omnimem.mau import MAU, Modality, search_text
 from omnimem.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -29,10 +30,11 @@ log = logging.getLogger(__name__)
 class IndexSet:
     """Dense + sparse indexes of one store, persisted under ``folder``."""
 
-    def __init__(self, store: Store, dim: int, folder: Path | None) -> None:
+    def __init__(self, store: Store, dim: int, folder: Path | None, *, sparse_context: int = 0) -> None:
         self.store = store
         self.dim = dim
         self.folder = folder
+        self.sparse_context = sparse_context  # BM25 also indexes the words of this many units before each
         self._lock = threading.RLock()
         self.dense = DenseIndex(dim)
         self.sparse = SparseIndex(self._texts)
@@ -41,8 +43,14 @@ class IndexSet:
         self._load_or_rebuild()
 
     def _texts(self) -> Iterator[tuple[int, str]]:
-        for rid, speaker, summary in self.store.index_rows():
-            yield rid, search_text(speaker, summary)
+        if not self.sparse_context:
+            for rid, speaker, summary in self.store.index_rows():
+                yield rid, search_text(speaker, summary)
+            return
+        rows = list(self.store.embed_rows())
+        inputs = [EmbedInput(scope, speaker, summary, Modality(modality)) for _, scope, speaker, summary, modality, _
+                  in rows]
+        yield from zip((row[0] for row in rows), embed_texts(inputs, context=self.sparse_context))
 
     def _load_or_rebuild(self) -> None:
         seq = self.store.seq()
@@ -63,7 +71,8 @@ class IndexSet:
         state_file = self.folder / "state.json"
         try:
             state = json.loads(state_file.read_text(encoding="utf-8"))
-            if state.get("seq") != seq or state.get("dim") != self.dim:
+            if (state.get("seq") != seq or state.get("dim") != self.dim
+                    or state.get("sparse_context", 0) != self.sparse_context):
                 log.info("indexes on disk are stale (seq %s, store %s): rebuilding", state.get("seq"), seq)
                 return False
             self.dense = DenseIndex.load(self.folder / "dense.faiss", self.dim)
@@ -137,7 +146,8 @@ class IndexSet:
                 # a stale BM25 is rebuilt on the next search; do not keep an old one
                 shutil.rmtree(self.folder / "bm25", ignore_errors=True)
             tmp = self.folder / f".state.json.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp.write_text(json.dumps({"seq": self.seen_seq, "dim": self.dim}), encoding="utf-8")
+            tmp.write_text(json.dumps({"seq": self.seen_seq, "dim": self.dim, "sparse_context": self.sparse_context}),
+                           encoding="utf-8")
             tmp.replace(state)
 
     def sizes(self) -> dict[str, int]:

@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from omnimem.ingest.prepare import AddResult, Pending
-from omnimem.mau import MAU, Links, Modality, Scope, content_hash, embed_text, search_text
+from omnimem.ingest.embedding import EmbedInput, embed_texts
+from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.store.audit import AuditEvent
 from omnimem.store.cold import content_ref
 from omnimem.summarise import summarise
@@ -146,21 +147,17 @@ class Ingestor:
         return [r for r in results if r is not None]
 
     def _embed_texts(self, items: Sequence[Pending], summaries: Sequence[str]) -> list[str]:
-        """What each unit is embedded by: who said what, optionally dated and after the turns before it."""
+        """What each unit is embedded by (see :mod:`omnimem.ingest.embedding`)."""
         settings = self.mem.settings
-        texts = [
-            embed_text(item.speaker, item.text if item.modality is Modality.TEXT else s,
-                       item.event_time if settings.embed_dates else None)
-            for item, s in zip(items, summaries)
-        ]
-        if not settings.embed_context:
-            return texts
-        out = []
-        for i, item in enumerate(items):
-            before = [search_text(p.speaker, p.text) for p in items[max(0, i - settings.embed_context):i]
-                      if p.scope == item.scope and p.modality is Modality.TEXT]
-            out.append("\n".join([*before, texts[i]]))
-        return out
+        inputs = [EmbedInput(item.scope, item.speaker, item.text if item.modality is Modality.TEXT else s,
+                             item.modality, item.event_time) for item, s in zip(items, summaries)]
+        history: dict[Scope, list[str]] = {}
+        if settings.embed_context:
+            with self.mem._lock:
+                for scope in dict.fromkeys(item.scope for item in items):
+                    history[scope] = [search_text(sp, su) for sp, su in
+                                      self.mem.store.recent_lines(scope, settings.embed_context)]
+        return embed_texts(inputs, context=settings.embed_context, dates=settings.embed_dates, history=history)
 
     def _store(
         self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],

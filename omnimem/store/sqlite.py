@@ -407,6 +407,22 @@ class SQLiteStore:
             ).fetchall()
         return [(str(a), str(b)) for a, b in rows]
 
+    def recent_lines(self, scope: Scope, limit: int) -> list[tuple[str | None, str]]:
+        """(speaker, summary) of the newest text units in exactly this scope, oldest first."""
+        where, args = _scope_clause(scope, exact=True)
+        with self._lock:
+            rows = self._conn.execute(f"SELECT speaker, summary FROM units WHERE {where} AND modality = 'text' "
+                                      "ORDER BY rid DESC LIMIT ?", [*args, limit]).fetchall()
+        return [(a, str(b)) for a, b in reversed(rows)]
+
+    def embed_rows(self) -> Iterator[tuple[int, Scope, str | None, str, str, str | None]]:
+        """(row id, scope, speaker, summary, modality, event time) of every unit in insertion order."""
+        with self._lock:
+            rows = self._conn.execute("SELECT rid, user_id, agent_id, session_id, speaker, summary, modality, "
+                                      "event_time FROM units ORDER BY rid").fetchall()
+        for rid, user, agent, session, speaker, summary, modality, when in rows:
+            yield int(rid), Scope(user, agent, session), speaker, summary, modality, when
+
     def recent_metadata(self, scope: Scope, modality: Modality, limit: int) -> list[tuple[str, dict[str, Any]]]:
         """Newest units of one modality in exactly this scope, with their metadata."""
         where, args = _scope_clause(scope, exact=True)
