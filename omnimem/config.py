@@ -68,6 +68,7 @@ class Settings:
     embed_dates: bool = False  # embed "[event date] speaker: text" instead of "speaker: text"
     embed_context: int = 2  # embed each text unit after this many text units before it in the same scope
     sparse_context: int = 0  # BM25 also indexes the words of this many text units before each unit
+    diversity: float = 0.0  # re-rank so one session does not fill the top: score / (1 + diversity * earlier hits)
     restate_window: int = 40  # turns per restatement window (SimpleMem: 40 with 2 of overlap)
     restate_overlap: int = 2
     llm_workers: int = 4  # parallel LLM calls during restatement
@@ -134,6 +135,8 @@ class Settings:
             raise ConfigError("at least one of dense and sparse retrieval must be on")
         if self.fusion not in ("rrf", "union") or self.packing not in ("session", "line"):
             raise ConfigError("fusion must be rrf or union, packing session or line")
+        if self.diversity < 0:
+            raise ConfigError("diversity must be >= 0")
         if self.rrf_k < 0 or self.sparse_weight < 0 or self.embed_context < 0 or self.sparse_context < 0:
             raise ConfigError("rrf_k, sparse_weight, embed_context and sparse_context must be >= 0")
         if self.depth < 0 or self.neighbours < 0 or self.expand_top < 0:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import heapq
+from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T", bound=Hashable)
@@ -41,3 +42,31 @@ def rrf_merge(dense: Sequence[T], sparse: Sequence[T], *, k: int = 60, sparse_we
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
             first_seen.setdefault(item, len(first_seen))
     return sorted(scores, key=lambda item: (-scores[item], first_seen[item]))
+
+
+def diversify(ranked: Sequence[T], group: Callable[[T], Hashable], *, penalty: float) -> list[T]:
+    """Re-rank so one group (a session) does not fill the top alone.
+
+    An item at rank ``r`` keeps the score ``1 / r``, divided by ``1 + penalty *
+    n`` where ``n`` counts the items of its group already placed; the best
+    score goes next. ``penalty=0`` keeps the order. A question about two
+    events (two people, two trips) then sees both before the budget runs out.
+    """
+    if penalty <= 0 or len(ranked) < 3:
+        return list(ranked)
+    placed: dict[Hashable, int] = {}
+    # a lazy max-heap: an entry's score only falls as its group fills, so a popped entry whose group
+    # count is still the one it was scored with is the true best
+    heap = [(-1.0 / rank, rank, 0, item) for rank, item in enumerate(ranked, start=1)]
+    heapq.heapify(heap)
+    out: list[T] = []
+    while heap:
+        _, rank, seen, item = heapq.heappop(heap)
+        key = group(item)
+        count = placed.get(key, 0)
+        if count != seen:
+            heapq.heappush(heap, (-1.0 / rank / (1.0 + penalty * count), rank, count, item))
+            continue
+        placed[key] = count + 1
+        out.append(item)
+    return out

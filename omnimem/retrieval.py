@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from omnimem.fusion import rrf_merge, union_merge
+from omnimem.fusion import diversify, rrf_merge, union_merge
 from omnimem.ingest import media
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.pyramid import Candidate, Context, RawContent, build_context
@@ -57,6 +57,8 @@ class Retriever:
                 continue
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
             candidates.append(Candidate(unit, similarity(qvec, unit), sources))
+        if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
+            candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
         if settings.neighbours and settings.expand_top:
             candidates = self._with_neighbours(candidates, qvec, scope, allowed)
         if m.clip is not None:

@@ -23,3 +23,13 @@ def test_rrf_rewards_agreement_and_interleaves_bm25_hits():
     # equal scores keep the dense order first, then BM25's
     assert rrf_merge(["a", "c"], ["x", "y"]) == ["a", "x", "c", "y"]
     assert rrf_merge([], []) == [] and rrf_merge(["a", "a"], []) == ["a"]
+
+
+def test_diversify_lets_a_second_group_into_the_top():
+    from omnimem.fusion import diversify
+
+    items = [("a", 1), ("a", 2), ("a", 3), ("b", 4), ("a", 5), ("b", 6)]
+    assert diversify(items, lambda x: x[0], penalty=0) == items
+    assert diversify(items, lambda x: x[0], penalty=10.0)[:2] == [("a", 1), ("b", 4)]
+    moderate = diversify(items, lambda x: x[0], penalty=1.0)
+    assert sorted(moderate) == sorted(items) and moderate.index(("b", 4)) < items.index(("b", 4))

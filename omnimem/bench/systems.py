@@ -48,6 +48,11 @@ def experiment_systems() -> list[System]:
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-sparse-1.5", "defaults with sparse_weight=1.5", {"sparse_weight": 1.5}),
+        MemorySystem("x-sparse-context-1", "defaults with sparse_context=1 (BM25 also indexes the turn before)",
+                     {"sparse_context": 1}),
+        MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",
+                     {"diversity": 0.5}),
+        MemorySystem("x-neighbours", "defaults with neighbours=1, expand_top=5", {"neighbours": 1, "expand_top": 5}),
     ]
 
 

@@ -158,7 +158,7 @@ def test_forget_interrupted_after_commit_leaves_no_cold_residue(tmp_path: Path, 
     path = tmp_path / "mem"
     secret = "zqcoldsecret"
     with Memory(path, embedder="fake") as mem:
-        mem.add("a long story " * 40 + secret, user_id="gone")
+        mem.add("a long story " * 60 + secret, user_id="gone")  # over summary_words: full text in the cold tier
         mem.add("a short note", user_id="stays")
     proc = rel.start_child({"role": "forget", "path": str(path), "user": "gone", "die_at": ["cold_delete", 1]})
     assert proc.wait(timeout=120) == -signal.SIGKILL
