@@ -3,13 +3,13 @@
 Every omnimem row is ``Memory.search`` under some settings (``Memory(**settings)``):
 an idea is measured by adding it to the core as a setting, never by a second
 implementation of retrieval here. Baselines over raw turns live in
-:mod:`omnimem.bench.baselines`.
+:mod:`benchmarks.baselines`.
 """
 
 from __future__ import annotations
 
-from omnimem.bench.baselines import baseline_systems
-from omnimem.bench.retrieval import MemorySystem, System
+from benchmarks.baselines import baseline_systems
+from benchmarks.retrieval import MemorySystem, System
 
 PAPER = {"fusion": "union", "neighbours": 0, "packing": "line", "summary_words": 60, "embed_context": 0}
 
