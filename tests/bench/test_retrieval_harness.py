@@ -96,12 +96,13 @@ def test_pack_lines_skips_what_does_not_fit_and_keeps_rank_order():
 
 
 def test_evidence_is_matched_through_source_ids_and_budget_limits_hits():
-    with Memory(embedder="fake", fusion="union", neighbours=0) as mem:
+    # embed_context=0: each turn embedded alone, so the fake embedder ranks "topic 7" first
+    with Memory(embedder="fake", fusion="union", neighbours=0, embed_context=0) as mem:
         turns = [{"text": f"turn {i} about topic {i} and many other words", "speaker": "Ann",
                   "time": "2024-01-01", "id": f"D1:{i}"} for i in range(1, 41)]
         mem.add_dialogue(turns, user_id="u", session_id="s1")
         contexts = {b: mem.search("topic 7", budget=b, user_id="u") for b in (60, 6000)}
-        got = from_contexts(contexts, lambda ids: {u.id: u.source_ids for u in mem.store.get(list(ids))})
+        got = from_contexts(contexts, lambda ids: {i: mem.get(i).source_ids for i in ids})
     assert got.ranked[0] == ("D1:7",)
     assert "D1:7" in got.within[60] and len(got.within[60]) < len(got.within[6000])
     assert count_tokens(got.rendered[60]) <= 60 and len(got.ranked) == contexts[6000].candidates
