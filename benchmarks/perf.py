@@ -260,8 +260,8 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
     store = work_dir / f"perf-{n}-{embedder}"
     shutil.rmtree(store, ignore_errors=True)
     inner = make_embedder(embedder)
-    log = VectorLog(work_dir / f"perf-{n}-{embedder}.vectors", inner.dim)
-    timed = TimedEmbedder(inner, log=log)
+    vectors = VectorLog(work_dir / f"perf-{n}-{embedder}.vectors", inner.dim)
+    timed = TimedEmbedder(inner, log=vectors)
     result: dict[str, Any] = {"size": n, "embedder": embedder, "embedder_name": inner.name}
     qs = queries(n_queries, n, seed + 1)
 
@@ -271,6 +271,7 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
         k: getattr(mem.settings, k) for k in ("fusion", "depth", "neighbours", "expand_top", "packing", "top_k", "budget")
     }
     result["ingest"] = measure_ingest(mem, timed, n, seed)
+    timed.log = None  # the recorded vectors are the stored units' (queries from here on are not)
     log(f"[{n}] ingest {result['ingest']}")
     start = time.perf_counter()
     mem.search(qs[0][0], top_k=K)
@@ -302,8 +303,8 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
     search["query_embed_ms_p50"] = round(statistics.median(np.diff(single)) * 1000, 3)
     result["search"] = search
     result["peak_rss_mib_before_recall"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    result["dense"] = dense_recall(log, qvecs, [u for _, u in qs])
-    log.path.unlink(missing_ok=True)
+    result["dense"] = dense_recall(vectors, qvecs, [u for _, u in qs])
+    vectors.path.unlink(missing_ok=True)
     log(f"[{n}] dense {result['dense']}")
     result["stats"] = {k: v for k, v in mem.stats().items() if k != "path"}
     mem.close()

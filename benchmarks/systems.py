@@ -56,7 +56,9 @@ def default_systems() -> list[System]:
 
 
 def groups() -> dict[str, list[System]]:
-    named = {"default": default_systems(), "baselines": list(baseline_systems()), "experiments": experiment_systems(),
-             "graph": graph_systems(), "images": image_systems()}
+    named: dict[str, list[System]] = {
+        "default": default_systems(), "baselines": list(baseline_systems()), "experiments": experiment_systems(),
+        "graph": graph_systems(), "images": image_systems(),
+    }
     named["all"] = [*named["default"], *named["graph"], *named["images"], *named["experiments"]]
     return named
