@@ -551,21 +551,18 @@ def bench(ctx: typer.Context) -> None:
 
 
 def _benchmark_package() -> Any:
-    """``benchmarks.cli`` when importable, or from the checkout beside this package; None without one."""
+    """``benchmarks.cli``: the benchmarks of the source checkout this omnimem runs from (or any importable
+    omnimem ``benchmarks`` package); None when omnimem is installed without them."""
     import importlib
 
     root = Path(__file__).resolve().parents[1]
-    for attempt in range(2):
-        try:
-            if getattr(importlib.import_module("benchmarks"), "OMNIMEM_BENCHMARKS", False):
-                return importlib.import_module("benchmarks.cli")
-        except ImportError:
-            pass
-        if attempt or not (root / "benchmarks" / "__init__.py").is_file():
-            return None
-        sys.modules.pop("benchmarks", None)  # a foreign top-level "benchmarks", or none: use the checkout's
-        sys.path.insert(0, str(root))
-    return None
+    if (root / "benchmarks" / "__init__.py").is_file() and str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # a checkout (an editable install): its benchmarks sit beside omnimem/
+    try:
+        package = importlib.import_module("benchmarks")
+    except ImportError:
+        return None
+    return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
 
 def main() -> None:
