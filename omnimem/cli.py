@@ -261,7 +261,7 @@ def search(
         _print_json(ctx.to_dict())
         return
     if context:
-        out.print(ctx.render(), markup=False, highlight=False)
+        sys.stdout.write(ctx.render() + "\n")  # exactly the text a model reads: no wrapping
         return
     best = sorted(ctx.hits, key=lambda h: h.rank)[:limit]
     title = (f"{len(best)} of {len(ctx.hits)} memories in context ({ctx.tokens}/{ctx.budget} tokens); "
