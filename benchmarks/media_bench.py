@@ -1,6 +1,6 @@
 """Synthetic media benchmark: the media filters measured against known ground truth.
 
-    python benchmarks/media_bench.py [--videos 8] [--tracks 5] [--out benchmarks/results]
+    python -m benchmarks media [--videos 8] [--tracks 5] [--out benchmarks/results]
 
 Every input is made by the tests' own generators (tests/media/generate.py:
 Pillow pictures, espeak-ng speech, silence/noise, PyAV muxing) plus
@@ -50,6 +50,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,16 +62,14 @@ import ctranslate2
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "tests" / "media")]
-import generate as gen  # the tests' generators (tests/media/generate.py)
-import media_gen as mg  # this benchmark's extra generators
+from benchmarks import media_gen as mg  # this benchmark's extra generators
+from benchmarks.media_gen import gen  # the tests' generators (tests/media/generate.py)
 
 from omnimem import Memory
 from omnimem.media.audio import VadSettings, process_audio, transcribe, whisper_model
 from omnimem.media.video import process_video
 
-COMMAND = "python benchmarks/media_bench.py"
+COMMAND = "python -m benchmarks media"
 VIDEO_FPS = (10, 10, 15, 25, 10, 15, 10, 25, 10, 15)
 SCENE_LENGTHS_S = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0)
 GAPS_S = (0.5, 0.8, 1.2, 2.0, 3.0)
@@ -793,12 +792,12 @@ def notes(data: dict[str, Any]) -> list[str]:
 # ------------------------------------------------------------------------ main
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks media", description=__doc__.splitlines()[0])
     parser.add_argument("--videos", type=int, default=8)
     parser.add_argument("--tracks", type=int, default=5, help="the 20 sentences are split evenly over the tracks")
     parser.add_argument("--out", default="benchmarks/results")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not gen.have_espeak():
         raise SystemExit("espeak-ng is not installed (apt-get install espeak-ng)")
     started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Extra synthetic media for benchmarks/media_bench.py, built on tests/media/generate.py.
+"""Extra synthetic media for ``python -m benchmarks media`` (media_bench.py), built on tests/media/generate.py.
 
 ``generate.py`` (the tests' generators) gives pictures (``photo``), speech
 (``speak`` / ``compose``), silence, noise and audio muxing; it has a fixed

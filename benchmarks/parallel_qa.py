@@ -5,7 +5,7 @@ so the figure shows how well the pipeline (embedding the question, hybrid
 search, pyramid packing, the model call) overlaps, not how fast a model is.
 Retrieval is real: all-MiniLM-L6-v2 over LoCoMo conversation conv-26.
 
-    python benchmarks/parallel_qa.py [--latency 0.3] [--questions 48] [--out benchmarks/results]
+    python -m benchmarks parallel-qa [--latency 0.3] [--questions 48] [--out benchmarks/results]
 
 Writes parallel-qa.json (raw) and parallel-qa.md (table) under --out.
 The paper's anchor: 1.05 q/s with 1 worker, 5.81 q/s with 8.
@@ -21,6 +21,7 @@ import statistics
 import tempfile
 import time
 from datetime import datetime, timezone
+from collections.abc import Sequence
 from pathlib import Path
 
 from omnimem import Memory, __version__
@@ -28,15 +29,15 @@ from omnimem.ingest.loaders import load_locomo
 from omnimem.llm import FakeLLM
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks parallel-qa", description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--questions", type=int, default=48)
     parser.add_argument("--workers", default="1,2,4,8")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--data-dir", default=os.environ.get("OMNIMEM_DATA_DIR", "../shared/data"))
     parser.add_argument("--out", default="benchmarks/results")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     locomo = Path(args.data_dir) / "locomo" / "locomo10.json"
     questions = [q["question"] for q in json.loads(locomo.read_text())[0]["qa"]][: args.questions]
@@ -59,7 +60,7 @@ def main() -> None:
             print(f"{workers} worker(s): {rows[-1]['qps_median']} q/s")
     result = {
         "benchmark": "parallel-qa",
-        "command": "python benchmarks/parallel_qa.py " + " ".join(
+        "command": "python -m benchmarks parallel-qa " + " ".join(
             f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k not in ("data_dir", "out")),
         "config": {**vars(args), "embedder": "all-MiniLM-L6-v2", "conversation": "conv-26", "budget": 6000},
         "results": rows,

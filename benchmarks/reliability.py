@@ -1,7 +1,7 @@
 """Reliability summary: the nightly-size reliability tests, with their numbers written down.
 
-    .venv/bin/python benchmarks/reliability.py            # nightly sizes (about 5 minutes on 2 cores)
-    .venv/bin/python benchmarks/reliability.py --mode ci  # the CI sizes, for a quick look
+    python -m benchmarks reliability            # nightly sizes (about 5 minutes on 2 cores)
+    python -m benchmarks reliability --mode ci  # the CI sizes, for a quick look
 
 Runs ``pytest tests/reliability`` with ``OMNIMEM_RELIABILITY=<mode>`` (>= 50
 SIGKILLed ingest processes, two writers and two readers for 30 s, a larger
@@ -26,6 +26,7 @@ import time
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from importlib import metadata
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,14 +139,14 @@ def table(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks reliability", description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("nightly", "ci"), default="nightly")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     outcome = run(args.mode)
     data = {
-        "command": ".venv/bin/python benchmarks/reliability.py" + ("" if args.mode == "nightly" else " --mode ci"),
+        "command": "python -m benchmarks reliability" + ("" if args.mode == "nightly" else " --mode ci"),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "config": {"mode": args.mode, "sizes": outcome["results"].get("sizes")},
         "versions": versions(), "machine": machine(), **outcome,

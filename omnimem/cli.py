@@ -47,10 +47,17 @@ def _store_path(store: Path | None) -> Path:
 
 
 @contextmanager
-def _memory(store: Path | None, embedder: str | None = None, **settings: Any) -> Iterator[Memory]:
+def _memory(
+    store: Path | None, embedder: str | None = None, *, existing: bool = False, **settings: Any
+) -> Iterator[Memory]:
+    """The store at ``--store``; with ``existing``, a path that holds none fails instead of becoming one."""
     from omnimem.memory import Memory
 
-    with Memory(_store_path(store), embedder=embedder, **settings) as mem:
+    path = _store_path(store)
+    if existing and not Memory.exists(path):
+        _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE), or create one with "
+              "`omnimem add` or `omnimem ingest`", 2)
+    with Memory(path, embedder=embedder, **settings) as mem:
         yield mem
 
 
@@ -240,10 +247,12 @@ def search(
     user_id: UserOpt = None,
     agent_id: AgentOpt = None,
     session_id: SessionOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Rows of the table: the N best hits.")] = 10,
+    context: Annotated[bool, typer.Option("--context", help="Print the packed context (what an LLM reads).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ranked memories for a query, with time, speaker and score."""
-    with _errors(), _memory(store) as mem:
+    """The best memories for a query, with time, speaker and score (--json: the whole context)."""
+    with _errors(), _memory(store, existing=True) as mem:
         ctx = mem.search(
             query, top_k=top_k, theta=theta, budget=budget,
             user_id=user_id, agent_id=agent_id, session_id=session_id,
@@ -251,12 +260,18 @@ def search(
     if as_json:
         _print_json(ctx.to_dict())
         return
-    table = Table(title=f"{len(ctx.hits)} memories, {ctx.tokens}/{ctx.budget} tokens", title_justify="left")
+    if context:
+        sys.stdout.write(ctx.render() + "\n")  # exactly the text a model reads: no wrapping
+        return
+    best = sorted(ctx.hits, key=lambda h: h.rank)[:limit]
+    title = (f"{len(best)} of {len(ctx.hits)} memories in context ({ctx.tokens}/{ctx.budget} tokens); "
+             "--limit N for more, --context for the packed text")
+    table = Table(title=title, title_justify="left")
     for col in ("#", "score", "lvl", "time", "speaker", "memory", "source"):
         table.add_column(col, overflow="fold")
     from omnimem.timeparse import format_time
 
-    for hit in ctx.hits:
+    for hit in best:
         u = hit.unit
         table.add_row(
             str(hit.rank), f"{hit.score:.3f}", str(hit.level), format_time(u.event_time),
@@ -276,7 +291,7 @@ def ask(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer from memory with the configured LLM (OMNIMEM_LLM_*); offline, show the evidence."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         answer = mem.ask(question, budget=budget, user_id=user_id, agent_id=agent_id, session_id=session_id)
     if as_json:
         _print_json(answer.to_dict())
@@ -295,7 +310,7 @@ def ask(
 @app.command()
 def get(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Show one unit."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         unit = mem.get(unit_id)
     data = unit.to_dict()
     if as_json:
@@ -312,7 +327,7 @@ def delete(
     store: StoreOpt = None,
 ) -> None:
     """Delete one unit from every tier and index; a unit it replaced becomes current again (unless --chain)."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         mem.delete(unit_id, chain=chain)
     out.print(f"deleted {unit_id}")
 
@@ -331,7 +346,7 @@ def forget(
     store: StoreOpt = None,
 ) -> None:
     """Delete units with zero residue (by scope, time range or id); the audit log keeps ids, never content."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         count = mem.forget(user_id=user_id, agent_id=agent_id, session_id=session_id, since=since, until=until,
                            unit_ids=unit, all=all_units, all_users=all_users, reason=reason)
     out.print(f"forgot {count} unit(s)")
@@ -347,7 +362,7 @@ def update(
     store: StoreOpt = None,
 ) -> None:
     """Replace a unit with a corrected version; the old one is kept for history."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         result = mem.update(unit_id, text=text, time=time, speaker=speaker, reason=reason)
     out.print(result.id if result.accepted else f"skipped: {result.reason}")
 
@@ -355,7 +370,7 @@ def update(
 @app.command()
 def history(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Every audit-log event about one unit."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         events = mem.history(unit_id)
     _print_events(events, as_json)
 
@@ -370,7 +385,7 @@ def show_log(
     as_json: JsonOpt = False,
 ) -> None:
     """The append-only audit log (who changed what, when and why)."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         events = mem.log(user_id=user_id, agent_id=agent_id, session_id=session_id, limit=limit)
     _print_events(events, as_json)
 
@@ -392,7 +407,7 @@ def export_cmd(
     store: StoreOpt = None,
 ) -> None:
     """Write everything held about a scope as JSON Lines to stdout (a data-access request)."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         for record in mem.export(user_id=user_id, agent_id=agent_id, session_id=session_id, all=all_units):
             sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
 
@@ -434,7 +449,7 @@ def reembed(
     store: StoreOpt = None,
 ) -> None:
     """Rebuild every vector with another embedding model and record it in the store."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, existing=True) as mem:
         before = mem.embedder.name
         count = mem.reembed(embedder)
     out.print(f"re-embedded {count} unit(s): {before} -> {embedder}")
@@ -443,12 +458,8 @@ def reembed(
 @app.command()
 def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Counts, embedder and index sizes of a store."""
-    with _errors():
-        path = _store_path(store)
-        if not path.exists():
-            _fail(f"{path} does not exist")
-        with _memory(path) as mem:
-            data = mem.stats()
+    with _errors(), _memory(store, existing=True) as mem:
+        data = mem.stats()
     if as_json:
         _print_json(data)
     else:
@@ -497,14 +508,10 @@ def graph_show(
     as_json: JsonOpt = False,
 ) -> None:
     """An entity: its aliases, relations and the units that mention it."""
-    from omnimem.mau import Scope
-
-    with _errors(), _memory(store, graph=True) as mem:
-        graph = mem._need_graph()
-        found = graph.find(name, Scope(user_id, agent_id))
-        if not found:
-            _fail(f"no entity called {name!r}")
-        details = [graph.details(e) for e in found]
+    with _errors(), _memory(store, existing=True, graph=True) as mem:
+        details = mem.entity_details(name, user_id=user_id, agent_id=agent_id)
+    if not details:
+        _fail(f"no entity called {name!r}")
     if as_json:
         _print_json(details)
         return
@@ -526,27 +533,36 @@ def graph_export(
     agent_id: AgentOpt = None,
 ) -> None:
     """Write the graph (entities, relations, evidence units) to stdout."""
-    from omnimem.mau import Scope
-
     if fmt not in ("graphml", "json"):
         _fail(f"unknown format {fmt!r}; use graphml or json")
-    with _errors(), _memory(store, graph=True) as mem:
-        text = mem._need_graph().export(Scope(user_id, agent_id), fmt)
+    with _errors(), _memory(store, existing=True, graph=True) as mem:
+        text = mem.export_graph(format=fmt, user_id=user_id, agent_id=agent_id)
     sys.stdout.write(text + "\n")
 
 
-bench_app = typer.Typer(help="Benchmarks: retrieval quality (LoCoMo, Mem-Gallery) and speed.", no_args_is_help=True)
-app.add_typer(bench_app, name="bench")
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
+def bench(ctx: typer.Context) -> None:
+    """Benchmarks (source checkout only): the same commands as `python -m benchmarks ...`."""
+    module = _benchmark_package()
+    if module is None:
+        _fail("the benchmarks are not part of the omnimem package; run them from a source checkout of the "
+              "repository, in its root folder, as `python -m benchmarks ...`", 2)
+    module.build_app()(list(ctx.args), prog_name="omnimem bench")
 
 
-def _mount_benchmarks() -> None:
-    from omnimem.bench import commands_perf, commands_retrieval
+def _benchmark_package() -> Any:
+    """``benchmarks.cli``: the benchmarks of the source checkout this omnimem runs from (or any importable
+    omnimem ``benchmarks`` package); None when omnimem is installed without them."""
+    import importlib
 
-    commands_retrieval.register(bench_app)
-    commands_perf.register(bench_app)
-
-
-_mount_benchmarks()
+    root = Path(__file__).resolve().parents[1]
+    if (root / "benchmarks" / "__init__.py").is_file() and str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # a checkout (an editable install): its benchmarks sit beside omnimem/
+    try:
+        package = importlib.import_module("benchmarks")
+    except ImportError:
+        return None
+    return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
 
 def main() -> None:

@@ -460,6 +460,26 @@ class Memory:
         scope = make_scope(user_id, agent_id, session_id)
         return self._need_graph().neighbors(clean_text(name, what="name"), scope, hops)
 
+    def entity_details(
+        self, name: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The entities called ``name`` (or with that alias): aliases, relations and the units behind them."""
+        graph, scope = self._need_graph(), make_scope(user_id, agent_id, None)
+        return [graph.details(e) for e in graph.find(clean_text(name, what="name"), scope)]
+
+    def export_graph(self, *, format: str = "json", user_id: str | None = None, agent_id: str | None = None) -> str:
+        """A scope's knowledge graph as ``json`` or ``graphml`` (entities with aliases and units, relations)."""
+        if format not in ("json", "graphml"):
+            raise InvalidInputError(f"unknown graph format {format!r}; use json or graphml")
+        return self._need_graph().export(make_scope(user_id, agent_id, None), format)
+
+    @staticmethod
+    def exists(path: str | Path) -> bool:
+        """Whether ``path`` holds an omnimem store (``Memory(path)`` creates one where there is none)."""
+        from omnimem.store.sqlite import DB_NAME
+
+        return (Path(path) / DB_NAME).is_file()
+
     def ask(
         self,
         question: str,

@@ -89,3 +89,59 @@ def test_bad_jsonl_line_is_named(run, store_path: Path, tmp_path: Path):
     bad.write_text('{"text": "fine"}\nnot json\n')
     res = run("ingest", "jsonl", bad, "--store", store_path)
     assert res.exit_code != 0 and "bad.jsonl:2" in res.stderr
+
+
+READ_ONLY = [
+    ("search", "x"), ("ask", "x?"), ("get", "some-id"), ("stats",), ("export", "--all"), ("history", "some-id"),
+    ("log",), ("graph", "show", "Mel"), ("graph", "export"),
+    ("delete", "some-id"), ("update", "some-id", "--text", "y"), ("forget", "--all"), ("reembed", "--embedder", "fake"),
+]
+
+
+@pytest.mark.parametrize("args", READ_ONLY, ids=lambda a: " ".join(a[:2]))
+def test_commands_on_a_path_without_a_store_fail_and_create_nothing(run, tmp_path: Path, args: tuple[str, ...]):
+    typo = tmp_path / "typo" / "path"
+    res = run(*args, "--store", typo)
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "holds no omnimem store" in lines[0], res.stderr
+    assert not (tmp_path / "typo").exists()
+
+
+def test_read_only_command_on_an_empty_folder_fails(run, tmp_path: Path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = run("search", "x", "--store", empty)
+    assert res.exit_code == 2 and "holds no omnimem store" in res.stderr
+    assert list(empty.iterdir()) == []
+
+
+def test_search_shows_the_ten_best_by_default_then_limit_and_context(run, store_path: Path):
+    run("ingest", "jsonl", SAMPLE, "--store", store_path)
+    whole = json.loads(run("search", "what happened", "--store", store_path, "--json").stdout)
+    assert len(whole["hits"]) > 10  # --json keeps the whole context
+    default = run("search", "what happened", "--store", store_path)
+    assert default.exit_code == 0, default.output
+    assert f"10 of {len(whole['hits'])} memories" in default.output
+    three = run("search", "what happened", "--store", store_path, "--limit", "3").output
+    assert f"3 of {len(whole['hits'])} memories" in three and len(three) < len(default.output)
+    assert run("search", "x", "--store", store_path, "--limit", "0").exit_code == 2
+    packed = run("search", "lighthouse watercolour", "--store", store_path, "--context")
+    assert packed.exit_code == 0 and "lighthouse" in packed.stdout
+    assert "memories in context" not in packed.stdout and "│" not in packed.stdout  # the text, not a table
+
+
+def test_bench_is_a_thin_entry_point_to_the_benchmarks_package(run):
+    res = run("bench", "--help")
+    assert res.exit_code == 0, res.output
+    assert "locomo" in res.output and "perf" in res.output and "media" in res.output
+
+
+def test_bench_without_the_benchmarks_package_is_one_error_line(run, monkeypatch: pytest.MonkeyPatch):
+    import omnimem.cli
+
+    monkeypatch.setattr(omnimem.cli, "_benchmark_package", lambda: None)
+    res = run("bench", "locomo", "--retrieval")
+    assert res.exit_code == 2
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "python -m benchmarks" in lines[0]

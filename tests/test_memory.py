@@ -200,3 +200,11 @@ def test_paper_mode_union_and_lines_is_available():
         ctx = m.search("red kayak", user_id="u")
         assert ctx.render() == "[2024-06-01 10:00] Ann: the red kayak is in the garage"
         assert ctx.packing == "line"
+
+
+def test_exists_tells_a_store_from_any_other_path(tmp_path: Path):
+    assert not Memory.exists(tmp_path / "nothing") and not Memory.exists(tmp_path)
+    with Memory(tmp_path / "mem", embedder="fake"):
+        pass
+    assert Memory.exists(tmp_path / "mem") and Memory.exists(str(tmp_path / "mem"))
+    assert not (tmp_path / "nothing").exists()

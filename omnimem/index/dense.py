@@ -17,7 +17,7 @@ trained on a deterministic sample and retrained once the index has grown 4x
 past its training size, so training is amortised O(n). Conversion is lazy
 (at the next search or save) so a bulk rebuild, which adds in chunks, trains
 once. ``nprobe`` (a fifth of the lists) is chosen for recall@20 >= 0.98
-against exact search; ``omnimem bench perf`` measures recall at every size.
+against exact search; ``python -m benchmarks perf`` measures recall at every size.
 
 Scope filtering decides by the allowed set's size and share:
 

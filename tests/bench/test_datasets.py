@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from omnimem.bench.datasets import (
+from benchmarks.datasets import (
     MEMGALLERY_QA_TYPES,
     LocomoSample,
     MemGalleryImage,
@@ -17,7 +17,7 @@ from omnimem.bench.datasets import (
     load_memgallery,
     load_memgallery_dir,
 )
-from omnimem.bench.evidence import summarise_evidence
+from benchmarks.evidence import summarise_evidence
 from omnimem.errors import MalformedDataError
 
 

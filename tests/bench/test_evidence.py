@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from omnimem.bench.evidence import (
+from benchmarks.evidence import (
     DUPLICATE,
     EMPTY,
     LEADING_ZERO,

@@ -11,10 +11,10 @@ import typer
 from typer.testing import CliRunner
 
 from omnimem import Memory
-from omnimem.bench.commands_retrieval import register
-from omnimem.bench.evidence import parse_evidence
-from omnimem.bench.baselines import RawSystem, pack_lines
-from omnimem.bench.retrieval import (
+from benchmarks.commands_retrieval import register
+from benchmarks.evidence import parse_evidence
+from benchmarks.baselines import RawSystem, pack_lines
+from benchmarks.retrieval import (
     DANGLING_EVIDENCE,
     DROPPED_DANGLING,
     EMPTY_EVIDENCE,
@@ -96,12 +96,13 @@ def test_pack_lines_skips_what_does_not_fit_and_keeps_rank_order():
 
 
 def test_evidence_is_matched_through_source_ids_and_budget_limits_hits():
-    with Memory(embedder="fake", fusion="union", neighbours=0) as mem:
+    # embed_context=0: each turn embedded alone, so the fake embedder ranks "topic 7" first
+    with Memory(embedder="fake", fusion="union", neighbours=0, embed_context=0) as mem:
         turns = [{"text": f"turn {i} about topic {i} and many other words", "speaker": "Ann",
                   "time": "2024-01-01", "id": f"D1:{i}"} for i in range(1, 41)]
         mem.add_dialogue(turns, user_id="u", session_id="s1")
         contexts = {b: mem.search("topic 7", budget=b, user_id="u") for b in (60, 6000)}
-        got = from_contexts(contexts, lambda ids: {u.id: u.source_ids for u in mem.store.get(list(ids))})
+        got = from_contexts(contexts, lambda ids: {i: mem.get(i).source_ids for i in ids})
     assert got.ranked[0] == ("D1:7",)
     assert "D1:7" in got.within[60] and len(got.within[60]) < len(got.within[6000])
     assert count_tokens(got.rendered[60]) <= 60 and len(got.ranked) == contexts[6000].candidates
@@ -109,7 +110,7 @@ def test_evidence_is_matched_through_source_ids_and_budget_limits_hits():
 
 
 def test_memgallery_rounds_become_two_turns_with_captions():
-    from omnimem.bench.datasets import (
+    from benchmarks.datasets import (
         MemGalleryImage, MemGalleryProfile, MemGalleryRound, MemGallerySample, MemGallerySession,
     )
 
@@ -207,7 +208,7 @@ def test_cli_locomo_retrieval_writes_json_and_readme(cli, tmp_path: Path):
     assert res.exit_code == 0, res.output
     data = json.loads((out / "locomo-retrieval-all-custom-fake.json").read_text())
     assert data["questions"] == 2 and data["skipped"][EMPTY_EVIDENCE] == 1 and data["split"] == "all"
-    assert data["command"].startswith("omnimem bench locomo --retrieval --split all")
+    assert data["command"].startswith("python -m benchmarks locomo --retrieval --split all")
     assert set(data["systems"]) == {"naive-dense", "plain-fusion", "omnimem"}
     assert "anchors" not in data
     assert data["systems"]["omnimem"]["overall"]["6k"] == 1.0
@@ -239,10 +240,10 @@ def test_real_locomo_evidence_matches_turns(data_dir: Path):
 
 
 def test_memgallery_images_can_be_image_units(tmp_path):
-    from omnimem.bench.datasets import (
+    from benchmarks.datasets import (
         MemGalleryImage, MemGalleryProfile, MemGalleryRound, MemGallerySample, MemGallerySession,
     )
-    from omnimem.bench.retrieval import BenchConversation, MemoryPool, memgallery_dialogues, memgallery_images
+    from benchmarks.retrieval import BenchConversation, MemoryPool, memgallery_dialogues, memgallery_images
 
     rnd = MemGalleryRound("D1:1", "Look at this", "Nice!", (MemGalleryImage("D1:IMG_001", "x.png", "a red kayak"),))
     sample = MemGallerySample("file", MemGalleryProfile("Julian"), (MemGallerySession("D1", "2024-06-17", (rnd,)),), ())

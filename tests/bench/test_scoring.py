@@ -7,7 +7,7 @@ from dataclasses import astuple
 
 import pytest
 
-from omnimem.bench.scoring import (
+from benchmarks.scoring import (
     LOCOMO_CATEGORIES,
     MemGalleryScore,
     aggregate_locomo,

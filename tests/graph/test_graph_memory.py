@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from omnimem import ConfigError, Memory
+from omnimem import ConfigError, InvalidInputError, Memory
 from omnimem.cli import app
 
 TURNS = [
@@ -97,3 +97,13 @@ def test_cli_graph_show_and_export(gmem: Memory, monkeypatch):
     assert any(d.get("name") == "Melanie" for _, d in parsed.nodes(data=True))
     missing = runner.invoke(app, ["graph", "show", "Nobody", "--store", path])
     assert missing.exit_code != 0 and missing.stderr.startswith("error: ")
+
+
+def test_entity_details_and_export_graph_are_public(gmem: Memory):
+    found = gmem.entity_details("Mel", user_id="u1")
+    assert [d["name"] for d in found] == ["Melanie"] and found[0]["units"]
+    assert gmem.entity_details("Nobody") == []
+    assert "Melanie" in gmem.export_graph(format="graphml")
+    assert {n["name"] for n in json.loads(gmem.export_graph(user_id="u1"))["nodes"]} >= {"Melanie", "Caroline"}
+    with pytest.raises(InvalidInputError, match="graphml"):
+        gmem.export_graph(format="dot")

@@ -1,6 +1,6 @@
 """Where a cold ``omnimem search`` spends its time, phase by phase, in a fresh process.
 
-    python benchmarks/perf/cold_start.py STORE "query" [--repeats 5]
+    python -m benchmarks cold-start STORE "query" [--repeats 5]
 
 Runs itself in a child process per repeat (so nothing is warm but the OS page
 cache) and prints the median of each phase as JSON: interpreter start to
@@ -10,18 +10,20 @@ embedding (model load included), and the rest of the first search.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 
 CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 import omnimem.cli  # what the CLI imports before it runs a command
 t1 = time.perf_counter()
-from omnimem.memory import Memory
+from omnimem import Memory
 mem = Memory(sys.argv[1])
 t2 = time.perf_counter()
 mem.embedder.embed(["warm up"])
@@ -34,9 +36,13 @@ print(json.dumps({"import_s": t1 - t0, "open_s": t2 - t1, "embedder_load_s": t3 
 """
 
 
-def main() -> None:
-    store, query = sys.argv[1], sys.argv[2]
-    repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 5
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks cold-start", description=__doc__.splitlines()[0])
+    parser.add_argument("store")
+    parser.add_argument("query")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    store, query, repeats = args.store, args.query, args.repeats
     runs = []
     for _ in range(repeats):
         start = time.perf_counter()

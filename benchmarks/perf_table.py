@@ -1,12 +1,13 @@
 """Print the PERF.md results table from benchmarks/results/perf-*.json.
 
-    python benchmarks/perf/table.py [benchmarks/results]
+    python -m benchmarks perf-table [benchmarks/results]
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -33,8 +34,9 @@ def row(d: dict) -> str:
     )
 
 
-def main() -> None:
-    folder = Path(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results")
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    folder = Path(args[0] if args else "benchmarks/results")
     docs = sorted((json.loads(p.read_text()) for p in folder.glob("perf-*.json")), key=lambda d: d["size"])
     print(
         "| units | embedder | search p50/p95 ms, global | scoped to a user | end to end (query embedded) "

@@ -1,4 +1,4 @@
-"""The ``perf`` command for ``omnimem bench`` (mounted by omnimem/cli.py)."""
+"""``python -m benchmarks perf``: speed, memory and scale (mounted by :mod:`benchmarks.cli`)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         Each size runs in its own process and writes perf-<size>.json; see
         benchmarks/results/PERF.md for what is measured and how long 1M takes.
         """
-        from omnimem.bench.perf import run_sizes
+        from benchmarks.perf import run_sizes
 
         size_list = [int(s) for s in sizes.split(",") if s]
         kinds = embedder.split(",")

@@ -1,6 +1,6 @@
-"""``omnimem bench perf``: speed, memory and scale of the embedded store.
+"""``python -m benchmarks perf``: speed, memory and scale of the embedded store.
 
-Each size runs in its own child process (``python -m omnimem.bench.perf``),
+Each size runs in its own child process (``python -m benchmarks.perf``),
 so its peak RSS is its own, and writes ``perf-<size>.json``: the config,
 versions, machine, load average and these measurements:
 
@@ -12,7 +12,11 @@ versions, machine, load average and these measurements:
   to one user, with 1 and 2 worker threads: p50/p95 latency and throughput.
   ``core`` gives the query vector precomputed (what the store and indexes
   cost); ``end_to_end`` embeds the query too;
-- recall@20 of the dense index (IVF above its threshold) against exact search;
+- recall@20 of the dense index (IVF above its threshold) against exact search: a
+  :class:`omnimem.index.dense.DenseIndex` (the index ``Memory`` uses, a public
+  extension point) over the vectors the embedder gave ``Memory`` during the
+  ingest (recorded on disk by the harness's embedder wrapper, keyed by user),
+  so the harness needs no access to the store's internals;
 - peak RSS, bytes on disk per unit, and the hot tier's bytes beyond the vector;
 - cold start: ``omnimem search`` in a fresh process, to the first result.
 
@@ -40,8 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from omnimem.bench.synthetic import BagOfWordsEmbedder, queries, sessions
+from benchmarks.synthetic import BagOfWordsEmbedder, queries, sessions
 from omnimem.embed import Embedder, create_embedder
+from omnimem.index.dense import DenseIndex
 from omnimem.mau import search_text
 
 K = 20
@@ -54,14 +59,40 @@ def make_embedder(kind: str) -> Embedder:
     return create_embedder({"minilm": "all-MiniLM-L6-v2", "onnx": "all-MiniLM-L6-v2-int8"}.get(kind, kind))
 
 
-class TimedEmbedder:
-    """Wraps an embedder: counts the seconds spent inside it, and answers known queries from a cache."""
+class VectorLog:
+    """The vectors an embedder produced, appended to a file (so they do not add to the RSS), each with its user."""
 
-    def __init__(self, inner: Embedder, cached: dict[str, np.ndarray] | None = None) -> None:
+    def __init__(self, path: Path, dim: int) -> None:
+        self.path = path
+        self.dim = dim
+        self.user = ""  # whose dialogue is being ingested (set by the caller)
+        self.users: list[str] = []
+        self.counts: list[int] = []
+        self._file = path.open("wb")
+
+    def write(self, vectors: np.ndarray) -> None:
+        self._file.write(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+        self.users.append(self.user)
+        self.counts.append(len(vectors))
+
+    def load(self) -> tuple[np.ndarray, np.ndarray]:
+        """(vectors, user of each vector), in the order they were made."""
+        self._file.close()
+        vectors = np.fromfile(self.path, dtype=np.float32).reshape(-1, self.dim)
+        return vectors, np.repeat(np.asarray(self.users, dtype=object), self.counts)
+
+
+class TimedEmbedder:
+    """Wraps an embedder: counts the seconds spent inside it, answers known queries from a cache, and
+    records what it embeds when given a :class:`VectorLog`."""
+
+    def __init__(self, inner: Embedder, cached: dict[str, np.ndarray] | None = None,
+                 log: VectorLog | None = None) -> None:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
         self.cached = cached or {}
+        self.log = log
         self.seconds = 0.0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -70,6 +101,8 @@ class TimedEmbedder:
         start = time.perf_counter()
         out = self.inner.embed(texts)
         self.seconds += time.perf_counter() - start
+        if self.log is not None:
+            self.log.write(out)
         return out
 
 
@@ -125,6 +158,8 @@ def measure_ingest(mem: Any, timed: TimedEmbedder, n: int, seed: int) -> dict[st
     stored = 0
     start = time.perf_counter()
     for user, session, turns in sessions(n, seed):
+        if timed.log is not None:
+            timed.log.user = user
         stored += sum(r.accepted for r in mem.add_dialogue(turns, user_id=user, session_id=session))
     ingest_s = time.perf_counter() - start
     after = _raw_pass(timed.inner, raw_batches)
@@ -155,26 +190,27 @@ def measure_search(mem: Any, qs: list[tuple[str, str]], scoped: bool, workers: i
     return {key: statistics.median(r[key] for r in runs) for key in runs[0]} | {"rounds": runs}
 
 
-def dense_recall(mem: Any, qvecs: np.ndarray, users: list[str]) -> dict[str, Any]:
-    """recall@20 of the dense index against exact inner product over the same vectors."""
-    dense = mem.indexes.dense
+def dense_recall(log: VectorLog, qvecs: np.ndarray, users: list[str]) -> dict[str, Any]:
+    """recall@20 of the dense index against exact inner product over the same vectors.
+
+    The index is a ``DenseIndex`` over the vectors ``Memory`` stored (the ingest's embedder calls, in
+    order); like ``Memory``'s own, it is trained once, at its first search, on all of them.
+    """
+    all_vecs, owners = log.load()
+    all_ids = np.arange(len(all_vecs), dtype=np.int64)
+    dense = DenseIndex(log.dim)
+    dense.add(all_ids.tolist(), all_vecs)
     dense.optimize()
-    ids_parts, vec_parts = [], []
-    for ids, vecs in mem.store.vectors():
-        ids_parts.append(ids)
-        vec_parts.append(vecs)
-    all_ids, all_vecs = np.concatenate(ids_parts), np.vstack(vec_parts)
-    out: dict[str, Any] = {"ann": dense.is_ann, "nlist": dense.nlist, "nprobe": dense.nprobe, "k": K}
+    out: dict[str, Any] = {"ann": dense.is_ann, "nlist": dense.nlist, "nprobe": dense.nprobe, "k": K,
+                           "vectors": len(all_vecs)}
     for label, scoped in (("global", False), ("user", True)):
         hits = total = 0
         seconds = 0.0
         for q, user in zip(qvecs, users):
             if scoped:
-                from omnimem.ingest.prepare import make_scope
-
-                allowed = mem.store.rids_in_scope(make_scope(user, None, None))
-                mask = np.isin(all_ids, allowed)
-                cand_ids, scores = all_ids[mask], all_vecs[mask] @ q
+                mask = owners == user
+                allowed = all_ids[mask]
+                cand_ids, scores = allowed, all_vecs[mask] @ q
             else:
                 allowed, cand_ids, scores = None, all_ids, all_vecs @ q
             want = set(cand_ids[np.argsort(-scores, kind="stable")[:K]].tolist())
@@ -219,12 +255,13 @@ def cold_start(store: Path, query: str, repeats: int = 3) -> dict[str, Any]:
 
 def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, work_dir: Path,
              rounds: int = 3, seed: int = 0, keep_store: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
-    from omnimem.memory import Memory
+    from omnimem import Memory
 
     store = work_dir / f"perf-{n}-{embedder}"
     shutil.rmtree(store, ignore_errors=True)
     inner = make_embedder(embedder)
-    timed = TimedEmbedder(inner)
+    vectors = VectorLog(work_dir / f"perf-{n}-{embedder}.vectors", inner.dim)
+    timed = TimedEmbedder(inner, log=vectors)
     result: dict[str, Any] = {"size": n, "embedder": embedder, "embedder_name": inner.name}
     qs = queries(n_queries, n, seed + 1)
 
@@ -234,6 +271,7 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
         k: getattr(mem.settings, k) for k in ("fusion", "depth", "neighbours", "expand_top", "packing", "top_k", "budget")
     }
     result["ingest"] = measure_ingest(mem, timed, n, seed)
+    timed.log = None  # the recorded vectors are the stored units' (queries from here on are not)
     log(f"[{n}] ingest {result['ingest']}")
     start = time.perf_counter()
     mem.search(qs[0][0], top_k=K)
@@ -265,7 +303,8 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
     search["query_embed_ms_p50"] = round(statistics.median(np.diff(single)) * 1000, 3)
     result["search"] = search
     result["peak_rss_mib_before_recall"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    result["dense"] = dense_recall(mem, qvecs, [u for _, u in qs])
+    result["dense"] = dense_recall(vectors, qvecs, [u for _, u in qs])
+    vectors.path.unlink(missing_ok=True)
     log(f"[{n}] dense {result['dense']}")
     result["stats"] = {k: v for k, v in mem.stats().items() if k != "path"}
     mem.close()
@@ -283,7 +322,7 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
 def write_result(result: dict[str, Any], out_dir: Path, argv: Sequence[str], load_before: Sequence[float]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = {
-        "benchmark": "omnimem bench perf",
+        "benchmark": "python -m benchmarks perf",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(argv),
         "machine": machine(),
@@ -298,7 +337,7 @@ def write_result(result: dict[str, Any], out_dir: Path, argv: Sequence[str], loa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """One size in this process: ``python -m omnimem.bench.perf --size 10000 ...``."""
+    """One size in this process: ``python -m benchmarks.perf --size 10000 ...`` (``run_sizes`` starts it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--size", type=int, required=True)
     parser.add_argument("--embedder", default="minilm")
@@ -317,21 +356,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_queries=args.queries, work_dir=args.work_dir, rounds=args.rounds, keep_store=args.keep_store,
         log=lambda line: print(line, file=sys.stderr, flush=True),
     )
-    print(write_result(result, args.out, ["omnimem bench perf", *(argv or sys.argv[1:])], load_before))
+    print(write_result(result, args.out, ["python -m benchmarks perf", *(argv or sys.argv[1:])], load_before))
     return 0
+
+
+def _child_env() -> dict[str, str]:
+    """The environment with the folder above this package on PYTHONPATH, so ``-m benchmarks.perf`` imports."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    return env
 
 
 def run_sizes(sizes: Sequence[int], embedders: Sequence[str], **options: Any) -> list[Path]:
     """Every size in its own child process (so each peak RSS is its own); returns the JSON paths."""
     paths = []
     for size, embedder in zip(sizes, embedders):
-        cmd = [sys.executable, "-m", "omnimem.bench.perf", "--size", str(size), "--embedder", embedder]
+        cmd = [sys.executable, "-m", "benchmarks.perf", "--size", str(size), "--embedder", embedder]
         for key, value in options.items():
             if value is True:
                 cmd.append(f"--{key.replace('_', '-')}")
             elif value not in (None, False):
                 cmd += [f"--{key.replace('_', '-')}", str(value)]
-        done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
+        done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=_child_env())
         paths.append(Path(done.stdout.strip().splitlines()[-1]))
     return paths
 

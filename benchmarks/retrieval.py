@@ -12,7 +12,7 @@ that a reader of the result can see:
   text). A unit shown only as a cut summary line does not count.
 
 A *system* is one configuration (an omnimem setting, a baseline over raw turns,
-or a baseline over raw turns from :mod:`omnimem.bench.baselines`). Systems see
+or a baseline over raw turns from :mod:`benchmarks.baselines`). Systems see
 one conversation at a time through :meth:`System.prepare`; the embedder is a
 :class:`CachedEmbedder`, so a text is embedded once per run whatever the number
 of systems that need it.
@@ -30,16 +30,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from omnimem.bench.datasets import load_locomo as load_locomo_qa
-from omnimem.bench.datasets import MEMGALLERY_QA_TYPES, MemGallerySample, load_memgallery_dir
-from omnimem.bench.evidence import EvidenceParse
-from omnimem.bench.scoring import LOCOMO_CATEGORIES
+from benchmarks.datasets import load_locomo as load_locomo_qa
+from benchmarks.datasets import MEMGALLERY_QA_TYPES, MemGallerySample, load_memgallery_dir
+from benchmarks.evidence import EvidenceParse
+from benchmarks.scoring import LOCOMO_CATEGORIES
+from omnimem import Context, Memory, NotFoundError
 from omnimem.embed.base import Embedder, Vectors
-from omnimem.index.dense import DenseIndex
-from omnimem.index.sparse import SparseIndex
 from omnimem.ingest.loaders import Dialogue, load_locomo
-from omnimem.memory import Memory
-from omnimem.pyramid import Context
 from omnimem.timeparse import format_time, parse_time
 from omnimem.tokens import count_tokens
 
@@ -468,7 +465,13 @@ class _MemorySearcher:
         return from_contexts(contexts, self._sources)
 
     def _sources(self, unit_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        return {u.id: u.source_ids for u in self.mem.store.get(list(unit_ids))}
+        found = {}
+        for unit_id in unit_ids:  # Memory.get, the public read: the units a budget dropped, by id
+            try:
+                found[unit_id] = self.mem.get(unit_id, user_id=self.user_id).source_ids
+            except NotFoundError:
+                pass
+        return found
 
     def close(self) -> None:
         pass

@@ -1,9 +1,9 @@
-"""Question answering benchmarks with the configured LLM (``omnimem bench ... --qa``).
+"""Question answering benchmarks with the configured LLM (``python -m benchmarks ... --qa``).
 
 Each conversation goes into its own Memory through the public API; every
 question is answered by ``Memory.ask`` with the benchmark's own instructions
 (prompts for benchmarks live here, never in the library) and scored with the
-official rules (``omnimem.bench.scoring``). Writes one JSON line per question
+official rules (``benchmarks.scoring``). Writes one JSON line per question
 (question, gold, prediction, evidence ids used, category, score) and a JSON
 file of aggregated scores.
 """
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from omnimem import Memory, __version__
-from omnimem.bench.datasets import load_locomo as load_locomo_qa
-from omnimem.bench.datasets import load_memgallery_dir
-from omnimem.bench.retrieval import memgallery_dialogues
-from omnimem.bench.scoring import aggregate_locomo, aggregate_memgallery, score_locomo, score_memgallery
+from benchmarks.datasets import load_locomo as load_locomo_qa
+from benchmarks.datasets import load_memgallery_dir
+from benchmarks.retrieval import memgallery_dialogues
+from benchmarks.scoring import aggregate_locomo, aggregate_memgallery, score_locomo, score_memgallery
 from omnimem.embed.base import Embedder
 from omnimem.ingest.loaders import load_locomo
 from omnimem.llm.base import LLM
@@ -104,7 +104,7 @@ def run_qa(
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     usage = llm.usage()
     result = {
-        "benchmark": benchmark, "kind": "qa", "command": f"omnimem bench {benchmark} --qa", "scores": scores,
+        "benchmark": benchmark, "kind": "qa", "command": f"python -m benchmarks {benchmark} --qa", "scores": scores,
         "questions": len(rows), "llm": {"name": llm.name, "calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
                                         "completion_tokens": usage.completion_tokens},
         "embedder": embedder.name, "budget": budget, "omnimem": __version__, "seconds": round(time.perf_counter() - started, 1),

@@ -2,7 +2,7 @@
 
 Nothing is ingested or interpreted here: dates stay the strings the files
 hold (another module parses them), and evidence ids go through
-:func:`omnimem.bench.evidence.parse_evidence`.  A file that is not what it
+:func:`benchmarks.evidence.parse_evidence`.  A file that is not what it
 claims to be raises :class:`~omnimem.errors.MalformedDataError` naming the
 file and the record (``locomo10.json: sample[3].qa[12]: missing key 'question'``).
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omnimem.bench.evidence import EvidenceParse, parse_evidence
+from benchmarks.evidence import EvidenceParse, parse_evidence
 from omnimem.errors import MalformedDataError
 
 MEMGALLERY_QA_TYPES: dict[str, str] = {

@@ -1,6 +1,6 @@
-"""``omnimem bench locomo|memgallery``: the offline benchmark commands (a thin shell).
+"""``python -m benchmarks locomo|memgallery``: the offline retrieval benchmark commands (a thin shell).
 
-Mounted by ``omnimem/cli.py`` as the ``bench`` group through :func:`register`.
+Mounted on the benchmark app by :mod:`benchmarks.cli` through :func:`register`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import typer
 from omnimem.errors import OmnimemError
 
 if TYPE_CHECKING:
-    from omnimem.bench.retrieval import System
+    from benchmarks.retrieval import System
 
 DataDirOpt = Annotated[
     Path | None,
@@ -51,7 +51,7 @@ def data_dir(explicit: Path | None) -> Path:
 
 def choose_systems(spec: str) -> list[System]:
     """Resolve ``--variants`` into systems, in the order asked."""
-    from omnimem.bench.systems import groups as system_groups
+    from benchmarks.systems import groups as system_groups
 
     groups = system_groups()
     by_name = {s.name: s for s in groups["all"]}
@@ -80,7 +80,7 @@ def result_name(benchmark: str, variants: str, conversations: int | None, embedd
 
 
 def command_line(benchmark: str, args: Sequence[str]) -> str:
-    return " ".join(["omnimem", "bench", benchmark, *args])
+    return " ".join(["python", "-m", "benchmarks", benchmark, *args])
 
 
 def _run(
@@ -89,7 +89,7 @@ def _run(
 ) -> None:
     cache_file = os.environ.get("OMNIMEM_BENCH_EMBED_CACHE")  # e.g. /tmp/vectors.npz: faster repeated runs
     if qa:
-        from omnimem.bench.qa import run_qa
+        from benchmarks.qa import run_qa
         from omnimem.embed import create_embedder
         from omnimem.llm import resolve_llm
 
@@ -109,9 +109,9 @@ def _run(
     if not retrieval:
         typer.echo("error: choose what to measure: --retrieval", err=True)
         raise typer.Exit(2)
-    from omnimem.bench import report
-    from omnimem.bench.retrieval import SPLITS, CachedEmbedder, locomo_dataset, memgallery_dataset, run
-    from omnimem.bench.retrieval import split as take_split
+    from benchmarks import report
+    from benchmarks.retrieval import SPLITS, CachedEmbedder, locomo_dataset, memgallery_dataset, run
+    from benchmarks.retrieval import split as take_split
     from omnimem.embed import create_embedder
 
     if split not in SPLITS:
@@ -181,14 +181,3 @@ def register(app: typer.Typer) -> None:
         """Mem-Gallery (20 files, 1,711 QA; images through their captions): evidence recall of retrieval
         (dev: the first 10 files by name, test: the last 10)."""
         _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder, split)
-
-
-def main() -> None:
-    """``python -m omnimem.bench.commands_retrieval``: the same commands before ``omnimem bench`` is mounted."""
-    app = typer.Typer(help="Offline benchmarks.", no_args_is_help=True, add_completion=False)
-    register(app)
-    app()
-
-
-if __name__ == "__main__":
-    main()

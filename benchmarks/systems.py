@@ -3,13 +3,13 @@
 Every omnimem row is ``Memory.search`` under some settings (``Memory(**settings)``):
 an idea is measured by adding it to the core as a setting, never by a second
 implementation of retrieval here. Baselines over raw turns live in
-:mod:`omnimem.bench.baselines`.
+:mod:`benchmarks.baselines`.
 """
 
 from __future__ import annotations
 
-from omnimem.bench.baselines import baseline_systems
-from omnimem.bench.retrieval import MemorySystem, System
+from benchmarks.baselines import baseline_systems
+from benchmarks.retrieval import MemorySystem, System
 
 PAPER = {"fusion": "union", "neighbours": 0, "packing": "line", "summary_words": 60, "embed_context": 0}
 
@@ -61,7 +61,9 @@ def default_systems() -> list[System]:
 
 
 def groups() -> dict[str, list[System]]:
-    named = {"default": default_systems(), "baselines": list(baseline_systems()), "experiments": experiment_systems(),
-             "graph": graph_systems(), "images": image_systems()}
+    named: dict[str, list[System]] = {
+        "default": default_systems(), "baselines": list(baseline_systems()), "experiments": experiment_systems(),
+        "graph": graph_systems(), "images": image_systems(),
+    }
     named["all"] = [*named["default"], *named["graph"], *named["images"], *named["experiments"]]
     return named

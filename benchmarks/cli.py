@@ -1,0 +1,54 @@
+"""The benchmark commands, one typer app: ``python -m benchmarks <command>``.
+
+``register`` adds them to any typer app; ``omnimem bench`` mounts them through it when this
+package is importable (a source checkout). Retrieval and perf are typer commands; the other
+benchmarks are scripts with their own argparse options, passed through unchanged
+(``python -m benchmarks media --help`` shows them).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+from benchmarks import commands_perf, commands_retrieval
+
+SCRIPTS = {  # command -> (module with main(argv), one-line help)
+    "media": ("benchmarks.media_bench", "Media filters against known ground truth: scene cuts, VAD, "
+              "transcription, storage (writes media.json, MEDIA.md)."),
+    "parallel-qa": ("benchmarks.parallel_qa", "Question answering throughput with 1-8 workers over a "
+                    "fixed-latency fake LLM (writes parallel-qa.json, parallel-qa.md)."),
+    "reliability": ("benchmarks.reliability", "The reliability tests at nightly (or --mode ci) sizes, with "
+                    "their numbers (writes reliability.json, RELIABILITY.md)."),
+    "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time: STORE QUERY "
+                   "[--repeats 5]."),
+    "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
+    "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
+}
+PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+def _script_command(app: typer.Typer, name: str, module: str, help_text: str) -> None:
+    @app.command(name, help=help_text, context_settings=PASS_THROUGH, add_help_option=False)
+    def command(ctx: typer.Context) -> None:
+        importlib.import_module(module).main(list(ctx.args))
+
+
+def register(app: typer.Typer) -> None:
+    """Add every benchmark command to ``app``."""
+    commands_retrieval.register(app)
+    commands_perf.register(app)
+    for name, (module, help_text) in SCRIPTS.items():
+        _script_command(app, name, module, help_text)
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(help="omnimem benchmarks: retrieval quality (LoCoMo, Mem-Gallery), speed, media, "
+                      "reliability. Run from the repository root.", no_args_is_help=True, add_completion=False)
+    register(app)
+    return app
+
+
+def main() -> None:
+    build_app()(prog_name="python -m benchmarks")

@@ -1,1 +1,0 @@
-"""Benchmark support: data loaders, evidence ids and answer scoring (LoCoMo, Mem-Gallery)."""

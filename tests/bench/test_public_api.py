@@ -1,0 +1,86 @@
+"""The benchmarks stand outside the library: public API and documented extension points only.
+
+Every ``omnimem`` module the benchmark package imports is listed here and in benchmarks/README.md
+("Extension points"); no benchmark reaches into a Memory's store, indexes or private members. The
+wheel ships ``omnimem`` alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+import pytest
+from setuptools import find_packages
+
+ROOT = Path(__file__).resolve().parents[2]
+FILES = sorted((ROOT / "benchmarks").glob("*.py"))
+
+EXTENSION_POINTS = {
+    "omnimem",  # Memory, Context, Hit, MAU, errors, __version__
+    "omnimem.cli",  # cold start: the CLI's own import cost
+    "omnimem.embed", "omnimem.embed.base",  # the Embedder protocol and registry
+    "omnimem.errors",
+    "omnimem.fusion",  # rank fusion for the raw-turn baselines
+    "omnimem.index.dense", "omnimem.index.sparse",  # DenseIndex / SparseIndex for the baselines and perf recall
+    "omnimem.ingest.loaders",  # LoCoMo / JSONL loaders
+    "omnimem.llm", "omnimem.llm.base",  # the LLM protocol, FakeLLM
+    "omnimem.mau",  # search_text: the text a unit is indexed by
+    "omnimem.media.audio", "omnimem.media.video",  # the media filters the media benchmark measures
+    "omnimem.timeparse", "omnimem.tokens",  # the same time format and token counter as the pyramid
+}
+INTERNALS = {"store", "indexes", "_retriever", "_ingestor", "_lock", "_write_lock", "_check_open", "_need_graph"}
+
+
+def omnimem_imports(tree: ast.AST) -> set[str]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "omnimem":
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "omnimem")
+    return found
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_benchmarks_import_only_public_modules(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert omnimem_imports(tree) <= EXTENSION_POINTS
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "omnimem." in node.value:  # code run in a child process
+            for line in node.value.splitlines():
+                if line.strip().startswith(("from omnimem", "import omnimem")):
+                    assert line.split()[1] in EXTENSION_POINTS, line
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_benchmarks_use_no_memory_internals(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    owners = {"args", "self"}  # argparse's namespace, the benchmark's own objects
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and not (isinstance(n.value, ast.Name) and n.value.id in owners)}
+    assert not used & INTERNALS
+
+
+def test_readme_lists_the_extension_points():
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in readme for name in EXTENSION_POINTS - {"omnimem"})
+
+
+def test_the_wheel_ships_omnimem_only():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    include = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = find_packages(str(ROOT), include=include)
+    assert "omnimem" in packages and not [p for p in packages if not p.startswith("omnimem")]
+    assert not (ROOT / "omnimem" / "bench").exists()
+
+
+def test_python_m_benchmarks_runs_from_the_repository_root():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert all(name in done.stdout for name in ("locomo", "memgallery", "perf", "media", "reliability"))
