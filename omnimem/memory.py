@@ -16,7 +16,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from omnimem.answer import Answer, answer_question
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
-from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, StoreError
+from omnimem import validate
+from omnimem.errors import (
+    ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, ReadOnlyStoreError, StoreError,
+)
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
@@ -30,6 +33,7 @@ from omnimem.pyramid import Context
 from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.timeparse import parse_time
+from omnimem.store.opening import is_writable
 from omnimem.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
@@ -57,12 +61,15 @@ class Memory:
         settings: Settings | None = None,
         config_file: str | Path | None = None,
         actor: str | None = None,
+        read_only: bool = False,
         **overrides: Any,
     ) -> None:
         if settings is not None and (overrides or config_file is not None):
             raise ConfigError("pass either settings= or individual settings, not both")
         self.settings = settings or Settings.load(config_file=config_file, **overrides)
-        self.path = Path(path) if path is not None else None
+        self.path = validate.store_path(path)
+        # a store the user cannot write (or on a read-only file system) is opened read-only, not refused
+        read_only = bool(read_only) or (self.path is not None and self.path.is_dir() and not is_writable(self.path))
         self._lock = threading.RLock()  # store and index access (short)
         self._write_lock = threading.RLock()  # one writer at a time; readers are not blocked while it embeds
         self._closed = False
@@ -70,11 +77,11 @@ class Memory:
         self.actor = actor or _local_user()
         self.novelty = NoveltyFilter(self.settings.novelty_threshold, self.settings.novelty)
         self.llm: LLM | None = None if llm is False else resolve_llm(None if llm is True else llm)
-        self.store = SQLiteStore(self.path)
+        self.store = SQLiteStore(self.path, read_only=read_only)
         try:
             self.embedder = self._resolve_embedder(embedder)
             index_dir = self.path / "index" if self.path is not None else None
-            self.indexes = IndexSet(self.store, self.embedder.dim, index_dir)
+            self.indexes = IndexSet(self.store, self.embedder.dim, index_dir, writable=not read_only)
             self.graph = self._make_graph() if self.settings.graph else None
             self.clip = self._make_clip() if self.settings.clip_model else None
             self._ingestor = Ingestor(self)
@@ -139,9 +146,16 @@ class Memory:
             finally:
                 self.store.close()
 
-    def _check_open(self) -> None:
+    @property
+    def read_only(self) -> bool:
+        """Whether this store was opened read-only (searches and reads work, writes raise)."""
+        return self.store.read_only
+
+    def _check_open(self, *, write: bool = False) -> None:
         if self._closed:
             raise StoreError("this Memory is closed")
+        if write and self.store.read_only:
+            raise ReadOnlyStoreError(f"store {self.path} is open read-only; open it writable to change it")
 
     # -- writes -----------------------------------------------------------------
     def add(
@@ -261,8 +275,10 @@ class Memory:
         CLIP vector for text-to-image search.
         """
         scope = make_scope(user_id, agent_id, session_id)
+        caption = validate.caption(caption)
         data, name = media.read_bytes(image, limit=media.MAX_IMAGE_BYTES)
-        item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope, tz=self._tz)
+        item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope, tz=self._tz,
+                                       max_pixels=self.settings.max_media_pixels)
         if source_id is not None:
             item = replace(item, source_id=clean_text(source_id, what="source_id"))
         if not (caption and caption.strip()) and self.settings.vision_captions and self.llm is not None:
@@ -304,7 +320,8 @@ class Memory:
         stats: dict[str, float] = {}
         results: list[AddResult] = []
         batch: list[Pending] = []
-        for item in media.audio_items(audio, time=time, scope=scope, tz=self._tz, stats=stats):
+        for item in media.audio_items(audio, time=time, scope=scope, tz=self._tz, stats=stats,
+                                      max_seconds=self.settings.max_media_seconds):
             batch.append(item)
             if len(batch) >= 16:
                 results.extend(self._ingest(batch, progress, keep_chain=bool(results)))
@@ -327,8 +344,8 @@ class Memory:
         session_id: str | None = None,
     ) -> MediaResult:
         """Remember a video: one event unit, its scene-change frames, and its speech, all linked."""
-        if fps <= 0 or max_frames < 1:
-            raise InvalidInputError("fps must be positive and max_frames at least 1")
+        fps = validate.real(fps, "fps", low=0.0, high=1000.0, open_low=True)
+        max_frames = validate.whole(max_frames, "max_frames")
         scope = make_scope(user_id, agent_id, session_id)
         detector = None
         if self.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
@@ -337,7 +354,8 @@ class Memory:
             clip = self.clip.embedder
             detector = EmbeddingChangeDetector(lambda image: clip.embed_images([image])[0])
         items, stats, event_id = media.video_items(
-            video, time=time, scope=scope, tz=self._tz, fps=fps, max_frames=max_frames, detector=detector
+            video, time=time, scope=scope, tz=self._tz, fps=fps, max_frames=max_frames, detector=detector,
+            max_pixels=self.settings.max_media_pixels, max_seconds=self.settings.max_media_seconds,
         )
         results = self._ingest(items)
         if not results[0].accepted:  # the same video again: nothing new was stored
@@ -348,8 +366,9 @@ class Memory:
 
     def delete(self, unit_id: str, *, reason: str | None = None) -> None:
         """Remove one unit from every tier and index, with no residue (see :meth:`forget`)."""
+        unit_id = validate.unit_id(unit_id)
         with self._write_lock, self._lock:
-            self._check_open()
+            self._check_open(write=True)
             found = self.store.get([unit_id])
             if not found:
                 raise NotFoundError(f"no unit with id {unit_id!r}")
@@ -384,7 +403,7 @@ class Memory:
             raise InvalidInputError("forget needs a scope, a time range or unit ids; it never means 'everything' "
                                     "(pass all=True to wipe the store)")
         with self._write_lock, self._lock:
-            self._check_open()
+            self._check_open(write=True)
             chosen = self.store.ids_in_scope(scope)
             if start is not None or end is not None:  # only a time range needs the units themselves
                 chosen = [u.id for u in self.store.get(chosen) if _in_range(u, start, end)]
@@ -408,6 +427,7 @@ class Memory:
     # -- reads ------------------------------------------------------------------
     def get(self, unit_id: str) -> MAU:
         """The unit with this id, or NotFoundError."""
+        unit_id = validate.unit_id(unit_id)
         with self._lock:
             self._check_open()
             found = self.store.get([unit_id])
@@ -433,12 +453,10 @@ class Memory:
         Superseded units are withheld unless ``include_superseded``; ``as_of``
         answers from what the memory held at that time (record time).
         """
-        text = clean_text(query, what="query")
-        k = self.settings.top_k if top_k is None else top_k
-        th = self.settings.theta if theta is None else theta
-        limit = self.settings.budget if budget is None else budget
-        if k < 1 or limit < 1:
-            raise InvalidInputError("top_k and budget must be positive")
+        text = clean_text(validate.query(query, self.settings.max_query_chars), what="query")
+        k = self.settings.top_k if top_k is None else validate.whole(top_k, "top_k")
+        th = self.settings.theta if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0)
+        limit = self.settings.budget if budget is None else validate.whole(budget, "budget")
         scope = make_scope(user_id, agent_id, session_id)
         when = parse_time(as_of, default_tz=self._tz) if as_of is not None else None
         return self._retriever.search(text, k, th, limit, scope, include_superseded, when)
@@ -494,6 +512,7 @@ class Memory:
 
     def history(self, unit_id: str) -> list[AuditRecord]:
         """Every logged event about a unit, oldest first (also after it was forgotten)."""
+        unit_id = validate.unit_id(unit_id)
         with self._lock:
             self._check_open()
             return self.store.events(unit_id=unit_id)
@@ -526,14 +545,14 @@ class Memory:
         """Load a dump made by :meth:`export`; every record is validated before any is stored."""
         from omnimem.governance import import_records
 
-        self._check_open()
+        self._check_open(write=True)
         return import_records(self, records)
 
     def reembed(self, embedder: str | Embedder) -> int:
         """Rebuild every vector with another embedding model; the store then records that model."""
         from omnimem.governance import reembed
 
-        self._check_open()
+        self._check_open(write=True)
         instance = create_embedder(embedder) if isinstance(embedder, str) else embedder
         return reembed(self, instance)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from omnimem.errors import NotFoundError
 from omnimem.fusion import rrf_merge, union_merge
 from omnimem.ingest import media
 from omnimem.mau import MAU, Modality, Scope
@@ -154,7 +155,10 @@ class Retriever:
             return str(unit.metadata.get("transcript") or unit.summary)
         if unit.raw_ref is None:
             return unit.summary
-        return m.store.read_raw(unit.raw_ref).decode("utf-8")
+        try:
+            return m.store.read_raw(unit.raw_ref).decode("utf-8")
+        except NotFoundError:  # forgotten by another thread or process during this search: stays at level 1
+            return None
 
     def raw(self, unit: MAU) -> RawContent | None:
         """Level-3 content: media only (a text unit's raw content is its full text, level 2)."""
@@ -174,11 +178,19 @@ class Retriever:
         if not any(h.level == 3 for h in ctx.hits):
             return ctx
         hits = tuple(
-            replace(h, raw=replace(h.raw, data=m.store.read_raw(h.unit.raw_ref)))
+            replace(h, raw=replace(h.raw, data=_read_or_none(m, h.unit.raw_ref)))
             if h.level == 3 and h.raw is not None and h.unit.raw_ref else h
             for h in ctx.hits
         )
         return replace(ctx, hits=hits)
+
+
+def _read_or_none(m: Memory, ref: str) -> bytes | None:
+    """Cold-tier bytes, or None when a concurrent forget removed them mid-search (the label stays)."""
+    try:
+        return m.store.read_raw(ref)
+    except NotFoundError:
+        return None
 
 
 def similarity(qvec: Any, unit: MAU) -> float:

@@ -86,7 +86,7 @@ class Ingestor:
     ) -> list[AddResult]:
         results: list[AddResult] = []
         with self.mem._write_lock:
-            self.mem._check_open()
+            self.mem._check_open(write=True)
             if not keep_chain:
                 self._chain_tail = None
             with self.mem._lock:

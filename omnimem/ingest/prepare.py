@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
+import unicodedata
+
 from omnimem.errors import InvalidInputError
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.timeparse import parse_time
+from omnimem.validate import metadata as clean_metadata
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,19 +73,32 @@ def clean_text(value: object, *, what: str = "text") -> str:
     except UnicodeEncodeError:
         raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
     text = value.strip()
-    if not text:
+    if not visible(text):
         raise InvalidInputError(f"{what} is empty")
     return text
 
 
+def visible(text: str) -> bool:
+    """Whether ``text`` holds anything but whitespace, control, format (zero-width) or NUL characters."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zs", "Zl", "Zp")
+               for ch in text)
+
+
 def clean_id(value: object, what: str) -> str | None:
+    """A scope or source id: non-empty, valid UTF-8, NFC-normalised (so "Ánna" is one user however typed)."""
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not visible(value):
         raise InvalidInputError(f"{what} must be a non-empty string")
-    return value.strip()
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
+    if len(value) > 1000:
+        raise InvalidInputError(f"{what} is longer than 1000 characters")
+    return unicodedata.normalize("NFC", value.strip())
 
 
 def make_scope(user_id: object, agent_id: object, session_id: object) -> Scope:
@@ -105,7 +121,7 @@ def prepare(
     when = parse_time(time, default_tz=tz)  # type: ignore[arg-type]
     source = clean_id(source_id, "source_id")
     digest = content_hash(body, speaker=who, event_time=when, scope=scope, source_id=source)
-    return Pending(body, who, when, scope, source, digest, metadata=dict(metadata or {}))
+    return Pending(body, who, when, scope, source, digest, metadata=clean_metadata(metadata))
 
 
 def prepare_turn(turn: object, index: int, *, scope: Scope, tz: tzinfo) -> Pending:
