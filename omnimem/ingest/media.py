@@ -163,9 +163,11 @@ def video_items(
     max_pixels: int | None = None, max_seconds: float | None = None,
 ) -> tuple[list[Pending], dict[str, float], str]:
     """A video event unit, its kept frames (image units) and its speech (audio units)."""
+    from omnimem.media.limits import check_image
     from omnimem.media.video import process_video
 
     digest, name = file_digest(source)
+    check_image(source if not isinstance(source, Path) else str(source), max_pixels)  # an image posing as a video
     label = name or f"video {digest[:8]}"
     result = process_video(source if not isinstance(source, Path) else str(source), fps=fps,
                            max_frames=max_frames, keep_audio=True, detector=detector,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from omnimem.ingest.prepare import AddResult, Pending
+from omnimem.ingest.prepare import AddResult, Pending, check_storable
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.store.audit import AuditEvent
 from omnimem.store.cold import content_ref
@@ -85,6 +85,7 @@ class Ingestor:
         reason: str | None = None,
     ) -> list[AddResult]:
         results: list[AddResult] = []
+        check_storable(items)
         with self.mem._write_lock:
             self.mem._check_open(write=True)
             if not keep_chain:

@@ -6,7 +6,7 @@ any of it is written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
@@ -122,6 +122,18 @@ def prepare(
     source = clean_id(source_id, "source_id")
     digest = content_hash(body, speaker=who, event_time=when, scope=scope, source_id=source)
     return Pending(body, who, when, scope, source, digest, metadata=clean_metadata(metadata))
+
+
+def check_storable(items: Sequence[Pending]) -> None:
+    """Every string of every item is valid UTF-8 (a last check for paths that skip :func:`prepare`, e.g. import)."""
+    for n, item in enumerate(items):
+        fields = (item.text, item.speaker, item.source_id, *item.source_ids, *item.scope.as_dict().values())
+        try:
+            for value in fields:
+                if value is not None:
+                    value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(f"item {n}: text, speaker, source or scope ids hold lone surrogates") from None
 
 
 def prepare_turn(turn: object, index: int, *, scope: Scope, tz: tzinfo) -> Pending:

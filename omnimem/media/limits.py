@@ -28,12 +28,14 @@ def check_seconds(seconds: float | None, limit: float | None, what: str = "media
         raise MediaTooLargeError(f"{what} lasts {seconds:.0f} s; the limit is {limit:.0f} s (setting max_media_seconds)")
 
 
-def check_image(data: bytes, max_pixels: int | None) -> None:
+def check_image(data: MediaSource, max_pixels: int | None) -> None:
     """The image's declared size against the limit; unreadable headers are left to the decoder's errors."""
     pil_image = require("PIL.Image", "vision")
     try:
-        with pil_image.open(io.BytesIO(data)) as image:  # reads the header only
+        with pil_image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as image:  # the header only
             width, height = image.size
+    except pil_image.DecompressionBombError as exc:  # Pillow's own (higher) limit, also from the header
+        raise MediaTooLargeError(f"image is too large: {exc}") from None
     except Exception:  # noqa: BLE001 - not an image Pillow can open: decode_image raises the typed error
         return
     check_pixels(width, height, max_pixels)
@@ -42,6 +44,8 @@ def check_image(data: bytes, max_pixels: int | None) -> None:
 def check_video_stream(container: Any, stream: Any, max_pixels: int | None, max_seconds: float | None) -> None:
     """A video stream's declared frame size and the container's declared duration."""
     context = stream.codec_context
+    if max_pixels is not None:
+        context.options = {**context.options, "max_pixels": str(max_pixels)}
     check_pixels(int(context.width or 0), int(context.height or 0), max_pixels, "a video frame")
     check_seconds(float(container.duration) / 1_000_000 if container.duration else None, max_seconds, "the video")
 

@@ -141,12 +141,12 @@ def _keyframes(
     first_t: float | None = None
     last_t = 0.0
     next_t = 0.0
-    with open_container(source) as container:
+    with open_container(source, max_pixels=limits[0]) as container:
         if not container.streams.video:
             raise UnsupportedMediaError("the file has no video stream")
         has_audio = len(container.streams.audio) > 0
         stream = container.streams.video[0]
-        check_video_stream(container, stream, *limits)  # before any frame is decoded
+        check_video_stream(container, stream, *limits)  # before any frame is decoded; FFmpeg enforces it too
         stream.thread_type = "AUTO"
         rate = float(stream.average_rate or 25)
         try:
