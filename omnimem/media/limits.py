@@ -35,19 +35,35 @@ def check_image(data: MediaSource, max_pixels: int | None) -> None:
         with pil_image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as image:  # the header only
             width, height = image.size
     except pil_image.DecompressionBombError as exc:  # Pillow's own (higher) limit, also from the header
-        raise MediaTooLargeError(f"image is too large: {exc}") from None
+        raise MediaTooLargeError(f"image declares more pixels than Pillow decodes safely ({exc}); the limit is "
+                                 f"{max_pixels} (setting max_media_pixels)") from None
     except Exception:  # noqa: BLE001 - not an image Pillow can open: decode_image raises the typed error
         return
     check_pixels(width, height, max_pixels)
 
 
-def check_video_stream(container: Any, stream: Any, max_pixels: int | None, max_seconds: float | None) -> None:
-    """A video stream's declared frame size and the container's declared duration."""
+def check_video_stream(container: Any, stream: Any, max_pixels: int | None, max_seconds: float | None) -> bool:
+    """A video stream's declared frame size and the container's declared duration.
+
+    Returns whether the frame size is unknown because FFmpeg's probe already
+    refused a frame over ``max_pixels`` (then a decoding error means "too large").
+    """
     context = stream.codec_context
     if max_pixels is not None:
-        context.options = {**context.options, "max_pixels": str(max_pixels)}
-    check_pixels(int(context.width or 0), int(context.height or 0), max_pixels, "a video frame")
+        context.options = {**context.options, "max_pixels": str(ffmpeg_pixels(max_pixels))}
+    width, height = int(context.width or 0), int(context.height or 0)
+    check_pixels(width, height, max_pixels, "a video frame")
     check_seconds(float(container.duration) / 1_000_000 if container.duration else None, max_seconds, "the video")
+    return max_pixels is not None and not (width and height)
+
+
+def ffmpeg_pixels(max_pixels: int) -> int:
+    """FFmpeg's own guard: looser than ours, since it counts padded (coded) sizes; ours is exact."""
+    return 2 * max_pixels + 65_536
+
+
+def too_many_pixels(max_pixels: int | None) -> MediaTooLargeError:
+    return MediaTooLargeError(f"a video frame is larger than {max_pixels:,} pixels (setting max_media_pixels)")
 
 
 def audio_seconds(source: MediaSource) -> float | None:

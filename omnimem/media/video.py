@@ -21,7 +21,7 @@ from omnimem.media.audio import AudioResult, VadSettings, process_audio
 from omnimem.media.audio_io import MediaSource, open_container
 from omnimem.media.errors import CorruptMediaError, EmptyMediaError, UnsupportedMediaError
 from omnimem.media.image import perceptual_hash
-from omnimem.media.limits import check_pixels, check_seconds, check_video_stream
+from omnimem.media.limits import check_pixels, check_seconds, check_video_stream, ffmpeg_pixels, too_many_pixels
 from omnimem.media.scene import (
     EmbeddingChangeDetector,
     PixelChangeDetector,
@@ -141,12 +141,12 @@ def _keyframes(
     first_t: float | None = None
     last_t = 0.0
     next_t = 0.0
-    with open_container(source, max_pixels=limits[0]) as container:
+    with open_container(source, max_pixels=ffmpeg_pixels(limits[0]) if limits[0] else None) as container:
         if not container.streams.video:
             raise UnsupportedMediaError("the file has no video stream")
         has_audio = len(container.streams.audio) > 0
         stream = container.streams.video[0]
-        check_video_stream(container, stream, *limits)  # before any frame is decoded; FFmpeg enforces it too
+        unknown_size = check_video_stream(container, stream, *limits)  # before decoding; FFmpeg enforces it too
         stream.thread_type = "AUTO"
         rate = float(stream.average_rate or 25)
         try:
@@ -167,6 +167,8 @@ def _keyframes(
                         truncated = True
                         break
         except av.FFmpegError as exc:
+            if unknown_size:  # the probe refused a frame over the limit, so FFmpeg does not know the size
+                raise too_many_pixels(limits[0]) from exc
             raise CorruptMediaError(f"video stream is damaged: {exc}") from exc
         duration = _duration(container, last_t)
     if sampled == 0:

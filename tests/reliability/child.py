@@ -14,6 +14,7 @@ Roles (``config["role"]``):
   (a ``time.time()`` value); they report what they wrote, saw and raised.
 - ``second``: opens a store another process is using, writes and reads.
 - ``forget``: forgets one user (with ``die_at``, dies part way).
+- ``orphan``: adds one long text and dies inside its write transaction.
 
 Text carries a unique token per unit (``k<seed>x<n>``) and a tag naming its
 user (``owner<user>``), so the parent can search for exactly one unit and
@@ -259,6 +260,12 @@ def main() -> None:
     role = cfg["role"]
     if role == "ingest":
         ingest(cfg)
+        return
+    if role == "orphan":  # one long text, killed inside its write transaction: its cold file has no unit
+        from omnimem import Memory
+
+        arm("in_tx", 1)
+        Memory(cfg["path"]).add(cfg["text"], user_id=cfg["user"])
         return
     if role == "forget":  # one forget, usually killed part way (die_at)
         from omnimem import Memory
