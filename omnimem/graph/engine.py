@@ -94,6 +94,13 @@ class KnowledgeGraph:
         self.units_per_entity = units_per_entity
         self.resolver = EntityResolver(lambda names: embed(list(names)), threshold=threshold)
 
+    def use_embedder(self, embed: Embed) -> None:
+        """Compare entity names with another model from now on (after a re-embed); cached vectors go."""
+        self.embed = embed
+        old = self.resolver
+        self.resolver = EntityResolver(lambda names: embed(list(names)), threshold=old.threshold,
+                                       cosine_weight=old.cosine_weight, cache_size=old.cache_size)
+
     # -- ingest -----------------------------------------------------------------
     def extract(self, units: Sequence[MAU]) -> list[Extraction]:
         """Run the extractor on "speaker: text" (slow: called outside the store's locks).

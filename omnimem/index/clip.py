@@ -17,13 +17,13 @@ import numpy as np
 
 from omnimem.index.dense import DenseIndex, Ids
 from omnimem.mau import MAU, Modality
-from omnimem.store.sqlite import SQLiteStore
+from omnimem.store.base import Store
 
 
 class ClipSearch:
     """CLIP vectors of image units and the index over them."""
 
-    def __init__(self, store: SQLiteStore, embedder: object) -> None:
+    def __init__(self, store: Store, embedder: object) -> None:
         from omnimem.media.clip import CLIPImageEmbedder
 
         assert isinstance(embedder, CLIPImageEmbedder)

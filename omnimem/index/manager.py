@@ -30,11 +30,13 @@ log = logging.getLogger(__name__)
 class IndexSet:
     """Dense + sparse indexes of one store, persisted under ``folder``."""
 
-    def __init__(self, store: Store, dim: int, folder: Path | None, *, sparse_context: int = 0) -> None:
+    def __init__(self, store: Store, dim: int, folder: Path | None, *, sparse_context: int = 0,
+                 writable: bool = True) -> None:
         self.store = store
         self.dim = dim
         self.folder = folder
         self.sparse_context = sparse_context  # BM25 also indexes the words of this many units before each
+        self.writable = writable  # a read-only store loads its index files (or rebuilds in memory), never saves
         self._lock = threading.RLock()
         self.dense = DenseIndex(dim)
         self.sparse = SparseIndex(self._texts)
@@ -63,6 +65,8 @@ class IndexSet:
         assert self.folder is not None
         if not self.folder.exists():
             return False
+        if not self.writable:  # no lock file can be made; a torn read fails to load and is rebuilt in memory
+            return self._load_files(seq)
         with _file_lock(self.folder / ".lock"):
             return self._load_files(seq)
 
@@ -131,7 +135,7 @@ class IndexSet:
         stale: the files are removed instead (the next open rebuilds), so a
         forgotten unit's vector or words never stay behind on disk.
         """
-        if self.folder is None:
+        if self.folder is None or not self.writable:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         with self._lock, _file_lock(self.folder / ".lock"):

@@ -22,15 +22,15 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.graph.store import delete_units_cascade
-from omnimem.errors import NotAStoreError, SchemaVersionError, StoreError
+from omnimem.errors import InvalidInputError, NotAStoreError, ReadOnlyStoreError, SchemaVersionError, StoreError
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
 from omnimem.store import tombstones, versions
 from omnimem.store.base import StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
+from omnimem.store.opening import DB_NAME, check_writable, connect
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
 
-DB_NAME = "omnimem.db"
 log = logging.getLogger(__name__)
 _COLUMNS = (
     "rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
@@ -55,8 +55,9 @@ def _scope_clause(scope: Scope, *, exact: bool) -> tuple[str, list[Any]]:
 class SQLiteStore:
     """Hot tier in ``omnimem.db``, cold tier in ``cold/``, one folder per store."""
 
-    def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only and path is not None
         self._busy_ms = int(busy_timeout_ms)
         self._lock = threading.RLock()
         self.last_write_seq = 0
@@ -66,14 +67,13 @@ class SQLiteStore:
             self.cold = MemoryColdStore()
         else:
             self._check_folder(path)
-            path.mkdir(parents=True, exist_ok=True)
+            if not self.read_only:
+                check_writable(path)
             try:
-                self._conn = sqlite3.connect(
-                    str(path / DB_NAME), check_same_thread=False, isolation_level=None, timeout=busy_timeout_ms / 1000
-                )
-                self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn = connect(path / DB_NAME, busy_timeout_ms, read_only=self.read_only)
+                if not self.read_only:
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    self._conn.execute("PRAGMA synchronous=NORMAL")
             except sqlite3.DatabaseError as exc:
                 raise NotAStoreError(f"{path} does not hold a readable omnimem store: {exc}") from exc
             self.cold = FileColdStore(path / "cold")
@@ -91,8 +91,13 @@ class SQLiteStore:
         """Bring the schema up to date, each migration in its own transaction.
 
         The version is read inside the write transaction, so two processes
-        opening a new store at once never run the same migration twice.
+        opening a new store at once never run the same migration twice. A
+        read-only store is only checked: it must be up to date.
         """
+        if self.read_only:
+            if self._current_version() != SCHEMA_VERSION:
+                raise ReadOnlyStoreError(f"store {self.path} needs a schema upgrade; open it writable once")
+            return
         with self._lock:
             for number, _name, sql in MIGRATIONS:
                 try:
@@ -154,10 +159,13 @@ class SQLiteStore:
 
     # -- writes -------------------------------------------------------------
     class _Tx:
-        def __init__(self, conn: sqlite3.Connection) -> None:
+        def __init__(self, conn: sqlite3.Connection, read_only: bool) -> None:
             self.conn = conn
+            self.read_only = read_only
 
         def __enter__(self) -> sqlite3.Connection:
+            if self.read_only:
+                raise ReadOnlyStoreError("this store is open read-only; open it writable to change it")
             self.conn.execute("BEGIN IMMEDIATE")
             return self.conn
 
@@ -165,7 +173,7 @@ class SQLiteStore:
             self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
     def _tx(self) -> SQLiteStore._Tx:
-        return SQLiteStore._Tx(self._conn)
+        return SQLiteStore._Tx(self._conn, self.read_only)
 
     def _bump(self) -> None:
         """Advance the change counter inside the caller's transaction.
@@ -195,12 +203,14 @@ class SQLiteStore:
         event: AuditEvent | None = None,
         supersedes: Mapping[str, Sequence[str]] | None = None,
     ) -> list[tuple[int, MAU]]:
-        for data in raw.values():  # cold files first: an orphan file is harmless, a dangling ref is not
-            self.cold.put(data)
         out: list[tuple[int, MAU]] = []
+        journal = None
         with self._lock:
             try:
                 with self._tx() as conn:
+                    # cold files first (an orphan file is swept, a dangling ref would be lost content), written
+                    # under the write lock so a sweep in another process never takes a file still being committed
+                    journal = self.cold.put_journaled(raw)
                     last: dict[Scope, str | None] = {}
                     # row ids assigned here (inside the write lock of BEGIN IMMEDIATE) so one
                     # executemany inserts the whole batch
@@ -224,9 +234,9 @@ class SQLiteStore:
                     self._bump()
             except sqlite3.Error as exc:
                 raise StoreError(f"writing {len(units)} unit(s) failed, nothing was stored: {exc}") from exc
-        for ref, data in raw.items():  # another process may have unlinked a shared file meanwhile
-            if not self.cold.exists(ref):
-                self.cold.put(data)
+            except OSError as exc:
+                raise StoreError(f"writing the cold tier failed, nothing was stored: {exc}") from exc
+            self.cold.journal_done(journal)
         return out
 
     @staticmethod
@@ -342,15 +352,24 @@ class SQLiteStore:
         return removed
 
     def _finish_pending(self) -> None:
-        """Unlink cold files whose last unit is gone (also those a crash left behind).
+        """Unlink cold files whose last unit is gone, or that a crashed write left without a unit.
 
-        Runs after the migrations (``_migrate``), so the table always exists.
+        Runs after the migrations (``_migrate``), so the table always exists;
+        under the write lock, which every cold-tier write holds too, so a file
+        is never unlinked while another process commits a unit that uses it.
         """
-        for (ref,) in self._conn.execute("SELECT ref FROM pending_cold").fetchall():
-            still = self._conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone()
-            if still is None:
-                self.cold.delete(ref)
-            self._conn.execute("DELETE FROM pending_cold WHERE ref = ?", (ref,))
+        if self.read_only:
+            return
+        journals = self.cold.interrupted()
+        if journals or self._conn.execute("SELECT 1 FROM pending_cold LIMIT 1").fetchone():
+            with self._tx() as conn:
+                refs = [r for (r,) in conn.execute("SELECT ref FROM pending_cold")]
+                for ref in refs + [r for _, names in journals for r in names]:
+                    if conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone() is None:
+                        self.cold.delete(ref)
+                conn.execute("DELETE FROM pending_cold")
+                for name, _ in journals:
+                    self.cold.journal_done(name)
         if self._conn.execute("SELECT value FROM meta WHERE key = 'scrub_pending'").fetchone():
             self.scrub()
 
@@ -543,7 +562,7 @@ class SQLiteStore:
         then marked pending and finished at the next open, delete or close.
         Returns whether it completed. Never fails a delete that committed.
         """
-        if self.path is None:
+        if self.path is None or self.read_only:
             return True
         with self._lock:
             self._conn.execute("PRAGMA busy_timeout=1000")

@@ -1,0 +1,90 @@
+"""Argument checks of the facade: every bad value becomes an :class:`InvalidInputError`.
+
+``Memory`` calls these before delegating, so a wrong type, a NaN or an
+absurd size never reaches SQLite, numpy or the file system as a raw
+exception.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from omnimem.errors import InvalidInputError
+
+MAX_METADATA_BYTES = 1_000_000
+
+
+def store_path(path: object) -> Path | None:
+    """The store folder: ``None`` (in memory), a string or a path, without NUL bytes."""
+    if path is None:
+        return None
+    if isinstance(path, bytes) or not isinstance(path, str | os.PathLike):
+        raise InvalidInputError(f"path must be a folder name (str or Path), got {type(path).__name__}")
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text or "\x00" in text:
+        raise InvalidInputError("path must be a non-empty folder name without NUL characters")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError("path holds characters that are not valid UTF-8 (lone surrogates)") from None
+    return Path(text)
+
+
+def unit_id(value: object, what: str = "unit_id") -> str:
+    """One unit id (a non-empty string), not a list of them."""
+    if not isinstance(value, str):
+        hint = "; pass one id (call it once per id)" if isinstance(value, list | tuple | set) else ""
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}{hint}")
+    if not value or "\x00" in value or len(value) > 200:
+        raise InvalidInputError(f"{what} {value[:40]!r} is not a unit id")
+    return value
+
+
+def whole(value: object, what: str, *, minimum: int = 1) -> int:
+    """A whole number >= ``minimum`` (``True`` and ``"5"`` are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise InvalidInputError(f"{what} must be at least {minimum}, got {value}")
+    return value
+
+
+def real(value: object, what: str, *, low: float, high: float, open_low: bool = False) -> float:
+    """A finite number within [low, high] ((low, high] with ``open_low``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(f"{what} must be a number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number) or number > high or number < low or (open_low and number == low):
+        raise InvalidInputError(f"{what} must be a finite number within {'(' if open_low else '['}{low}, {high}], "
+                                f"got {value!r}")
+    return number
+
+
+def query(value: object, limit: int) -> str:
+    """A query no longer than ``limit`` characters (checked before any cleaning or embedding)."""
+    if isinstance(value, str) and len(value) > limit:
+        raise InvalidInputError(f"query is {len(value)} characters long; the limit is {limit} (setting max_query_chars)")
+    return value  # type: ignore[return-value]  # clean_text checks the type next
+
+
+def metadata(value: object) -> dict[str, Any]:
+    """A JSON-serialisable mapping with string keys and valid UTF-8, of bounded size."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"metadata must be a mapping, got {type(value).__name__}")
+    try:
+        text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a ValueError too: caught first
+        raise InvalidInputError("metadata holds characters that are not valid UTF-8 (lone surrogates)") from None
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInputError(f"metadata must be JSON (string keys, finite numbers, no cycles): {exc}") from None
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInputError(f"metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
+    return json.loads(text)  # type: ignore[no-any-return]  # a plain copy: later changes by the caller do not leak in
