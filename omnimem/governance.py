@@ -119,7 +119,7 @@ def _link_versions(parts: Parts, checked: list[Checked]) -> None:
             replaced = tuple(o for olds in todo.values() for o in olds)
             parts.store.supersede(todo, AuditEvent("supersede", parts.actor, (*todo, *replaced), reason="import",
                                                  details={"supersedes": todo}))
-            parts.indexes.sync()
+            parts.search.sync()
 
 
 def rewrite_vectors(parts: Parts, embedder: Embedder, *, batch: int = 256) -> int:

@@ -99,11 +99,11 @@ def history(parts: Parts, unit_id: object, scope: Scope) -> list[AuditRecord]:
 
 def remove(parts: Parts, ids: list[str], event: AuditEvent, forgotten: Scope | None = None) -> None:
     """Delete units everywhere, then scrub: rewrite index files, checkpoint the WAL."""
-    parts.indexes.sync()
+    parts.search.sync()
     removed = parts.store.delete(ids, event=event, forgotten=forgotten)
     if removed:
-        parts.indexes.removed([rid for rid, _ in removed], parts.store.last_write_seq)
-    parts.indexes.save()  # the files on disk must not keep forgotten vectors or words
+        parts.search.removed([rid for rid, _ in removed], parts.store.last_write_seq)
+    parts.search.save()  # the files on disk must not keep forgotten vectors or words
     parts.store.scrub()
 
 

@@ -85,7 +85,7 @@ class Memory:
 
     @property
     def indexes(self) -> IndexSet:
-        return self.engine.parts.indexes
+        return self.engine.indexes
 
     @property
     def embedder(self) -> Embedder:

@@ -20,7 +20,7 @@ from omnimem.ingest import media
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.pyramid import Candidate, Context, RawContent, build_context
 from omnimem.engine.parts import Parts
-from omnimem.store.base import Store
+from omnimem.store.base import Candidates, SearchFilter, Store
 
 if TYPE_CHECKING:
     from omnimem.graph.engine import GraphInfo
@@ -44,10 +44,10 @@ class Retriever:
         qvec = m.embedder.embed([text])[0]
         with m.lock:
             m.check_open()
-            m.indexes.sync()
-            allowed = m.store.rids_in_scope(scope, include_superseded=include_superseded, as_of=when)
-            dense = m.indexes.search_dense(qvec, depth, allowed) if settings.dense else []
-            sparse = m.indexes.search_sparse(text, depth, allowed) if settings.sparse else []
+            m.search.sync()
+            view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
+            dense = view.dense(qvec, depth) if settings.dense else []
+            sparse = view.text(text, depth) if settings.sparse else []
             order = merge([r for r, _ in dense], [r for r, _ in sparse])
             units = m.store.get_rows(order)
         dense_ids = {r for r, _ in dense}
@@ -60,12 +60,12 @@ class Retriever:
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
             candidates.append(Candidate(unit, similarity(qvec, unit), sources))
         if settings.neighbours and settings.expand_top:
-            candidates = self._with_neighbours(candidates, qvec, scope, allowed)
+            candidates = self._with_neighbours(candidates, qvec, scope, view)
         if m.clip is not None:
-            candidates += self._clip_candidates(text, k, allowed, {c.unit.id for c in candidates}, qvec)
+            candidates += self._clip_candidates(text, k, view, {c.unit.id for c in candidates}, qvec)
         graph_info = None
         if m.graph is not None and m.settings.graph_k > 0:
-            candidates, graph_info = self._graph_candidates(text, qvec, scope, allowed, candidates)
+            candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
         ctx = build_context(
             text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
             max_level=settings.max_level, packing=settings.packing, count=m.count_tokens,
@@ -75,7 +75,7 @@ class Retriever:
         return self._with_raw_bytes(ctx)
 
     def _with_neighbours(
-        self, candidates: list[Candidate], qvec: Any, scope: Scope, allowed: Any
+        self, candidates: list[Candidate], qvec: Any, scope: Scope, view: Candidates
     ) -> list[Candidate]:
         """Put the turns just before and after each of the best hits right after it.
 
@@ -86,7 +86,6 @@ class Retriever:
         m = self.parts
         reach, top = m.settings.neighbours, m.settings.expand_top
         present = {c.unit.id for c in candidates}
-        allowed_set = None if allowed is None else set(allowed.tolist())
         extra: dict[str, list[Candidate]] = {}  # anchor id -> its neighbours
         frontier = [(c.unit, c.unit.id) for c in candidates[:top]]
         for _ in range(reach):
@@ -100,9 +99,9 @@ class Retriever:
             with m.lock:
                 found = m.store.get_with_rids(sorted(wanted))
             frontier = []
+            admitted = view.admitted([rid for rid, _ in found])  # same scope, supersession and as_of
             for rid, unit in found:
-                usable = rid in allowed_set if allowed_set is not None else unit.active
-                if not usable or not in_scope(unit, scope):
+                if rid not in admitted or not in_scope(unit, scope):
                     continue
                 present.add(unit.id)
                 extra.setdefault(wanted[unit.id], []).append(
@@ -114,18 +113,18 @@ class Retriever:
             out.extend(sorted(extra.get(cand.unit.id, []), key=lambda c: c.unit.event_time or c.unit.record_time))
         return out
 
-    def _clip_candidates(self, query: str, k: int, allowed: Any, present: set[str], qvec: Any) -> list[Candidate]:
+    def _clip_candidates(self, query: str, k: int, view: Candidates, present: set[str], qvec: Any) -> list[Candidate]:
         """Images whose CLIP vector is near the query's, not already found by text."""
         m = self.parts
         assert m.clip is not None
-        found = m.clip.search(query, k, allowed)
+        found = m.clip.search(query, k, view)
         with m.lock:
             rows = m.store.get_rows([rid for rid, _ in found])
         return [Candidate(rows[rid], similarity(qvec, rows[rid]), frozenset({"clip"}))
                 for rid, _ in found if rid in rows and rows[rid].id not in present]
 
     def _graph_candidates(
-        self, query: str, qvec: Any, scope: Scope, allowed: Any, candidates: list[Candidate]
+        self, query: str, qvec: Any, scope: Scope, view: Candidates, candidates: list[Candidate]
     ) -> tuple[list[Candidate], GraphInfo]:
         """Mark hybrid hits the graph also reached; append the best graph-only units."""
         m = self.parts
@@ -138,11 +137,11 @@ class Retriever:
         pool = sorted((uid for uid in unit_scores if uid not in present), key=lambda u: (-unit_scores[u], u))[:500]
         with m.lock:
             found = m.store.get_with_rids(pool)
-        allowed_set = None if allowed is None else set(allowed.tolist())  # scope, supersession and as_of at once
+        admitted = view.admitted([rid for rid, _ in found])  # scope, supersession and as_of at once
         top = max(unit_scores.values())
         ranked: list[tuple[float, MAU]] = []
         for rid, unit in found:
-            if allowed_set is not None and rid not in allowed_set:
+            if rid not in admitted:
                 continue
             weight = 0.5 + 0.5 * unit_scores[unit.id] / top
             ranked.append((max(similarity(qvec, unit), 0.0) * weight, unit))

@@ -34,6 +34,7 @@ from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditRecord
 from omnimem.store.base import Store
 from omnimem.store.opening import is_writable
+from omnimem.store.embedded_search import EmbeddedSearch
 from omnimem.store.sqlite import SQLiteStore
 from omnimem.timeparse import zone
 from omnimem.tokens import TokenCounter
@@ -52,14 +53,14 @@ class LocalEngine:
     ) -> None:
         # a store the user cannot write (or on a read-only file system) is opened read-only, not refused
         read_only = read_only or (path is not None and path.is_dir() and not is_writable(path))
-        store: Store = SQLiteStore(path, read_only=read_only)
+        store = SQLiteStore(path, read_only=read_only)  # the embedded backend: SQLite + FAISS/bm25s
         try:
             model = _resolve_embedder(store, path, embedder if embedder is not None else settings.embedder)
             folder = path / "index" if path is not None else None
-            indexes = IndexSet(store, model.dim, folder, sparse_context=settings.sparse_context,
-                               writable=not read_only)
+            self._search = EmbeddedSearch(store, IndexSet(store, model.dim, folder, writable=not read_only,
+                                                          sparse_context=settings.sparse_context))
             self.parts = Parts(
-                settings=settings, store=store, embedder=model, indexes=indexes, path=path,
+                settings=settings, store=store, embedder=model, search=self._search, path=path,
                 tz=zone(settings.timezone), actor=actor, count_tokens=count_tokens,
                 novelty=NoveltyFilter(settings.novelty_threshold, settings.novelty), llm=llm,
             )
@@ -81,15 +82,14 @@ class LocalEngine:
             raise ConfigError("graph_extractor='llm' needs an LLM; configure one or use 'spacy'")
         use_llm = choice == "llm" or (choice == "auto" and p.llm is not None)
         extractor = LLMExtractor(p.llm) if use_llm and p.llm is not None else SpacyExtractor()
-        assert isinstance(p.store, SQLiteStore)
-        return KnowledgeGraph(p.store.connection, p.embedder.embed, extractor, hops=p.settings.graph_hops,
+        return KnowledgeGraph(p.store, p.embedder.embed, extractor, hops=p.settings.graph_hops,
                               beta=p.settings.graph_beta)
 
     def _make_clip(self) -> ClipSearch:
         from omnimem.index.clip import ClipSearch
         from omnimem.media.clip import CLIPImageEmbedder
 
-        return ClipSearch(self.parts.store, CLIPImageEmbedder(str(self.parts.settings.clip_model)))
+        return ClipSearch(CLIPImageEmbedder(str(self.parts.settings.clip_model)))
 
     # -- lifecycle of the engine ----------------------------------------------
     def close(self) -> None:
@@ -100,13 +100,18 @@ class LocalEngine:
                 return
             p.closed = True
             try:
-                p.indexes.save()
+                p.search.save()
             finally:
                 p.store.close()
 
     @property
     def read_only(self) -> bool:
         return self.parts.read_only
+
+    @property
+    def indexes(self) -> IndexSet:
+        """The embedded backend's dense and sparse indexes (for inspection)."""
+        return self._search.indexes
 
     # -- writes -----------------------------------------------------------------
     def ingest(self, items: Sequence[Pending], progress: Progress | None = None, **options: Any) -> list[AddResult]:
@@ -213,9 +218,11 @@ class LocalEngine:
             p.check_open(write=True)
             count = governance.rewrite_vectors(p, embedder)
             p.embedder = embedder
-            p.indexes = IndexSet(p.store, embedder.dim, p.indexes.folder,
-                                 sparse_context=p.indexes.sparse_context)  # rebuilt: the counter moved
-            p.indexes.save()
+            old = self._search.indexes
+            self._search = EmbeddedSearch(self._search.store, IndexSet(
+                self._search.store, embedder.dim, old.folder, sparse_context=old.sparse_context))  # the counter moved
+            p.search = self._search
+            p.search.save()
             if p.graph is not None:  # entity resolution compares names with the same model
                 p.graph.use_embedder(embedder.embed)
         return count
@@ -269,7 +276,7 @@ class LocalEngine:
                 "embedder": p.embedder.name,
                 "dim": p.embedder.dim,
                 **p.store.stats(),
-                "index": p.indexes.sizes(),
+                "index": p.search.sizes(),
                 "filters": p.store.filter_stats(),
                 "llm": None,
             }

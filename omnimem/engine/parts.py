@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING
 from omnimem.config import Settings
 from omnimem.embed.base import Embedder
 from omnimem.errors import ReadOnlyStoreError, StoreError
-from omnimem.index.manager import IndexSet
 from omnimem.llm.base import LLM
 from omnimem.novelty import NoveltyFilter
-from omnimem.store.base import Store
+from omnimem.store.base import CandidateSearch, Store
 from omnimem.tokens import TokenCounter
 
 if TYPE_CHECKING:  # the graph and CLIP need extras: built only when switched on
@@ -30,12 +29,12 @@ if TYPE_CHECKING:  # the graph and CLIP need extras: built only when switched on
 
 @dataclass(eq=False)
 class Parts:
-    """Store, indexes, models, settings and the locks that guard them."""
+    """Store and search contracts, models, settings and the locks that guard them."""
 
     settings: Settings
     store: Store
     embedder: Embedder
-    indexes: IndexSet
+    search: CandidateSearch  # dense, text and image candidates, filtered inside the backend
     path: Path | None
     tz: tzinfo
     actor: str

@@ -22,7 +22,7 @@ from omnimem.index.dense import DenseIndex, Ids
 from omnimem.index.sparse import SparseIndex
 from omnimem.ingest.embedding import EmbedInput, embed_texts
 from omnimem.mau import MAU, Modality, search_text
-from omnimem.store.base import Store
+from omnimem.store.sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 class IndexSet:
     """Dense + sparse indexes of one store, persisted under ``folder``."""
 
-    def __init__(self, store: Store, dim: int, folder: Path | None, *, sparse_context: int = 0,
+    def __init__(self, store: SQLiteStore, dim: int, folder: Path | None, *, sparse_context: int = 0,
                  writable: bool = True) -> None:
         self.store = store
         self.dim = dim

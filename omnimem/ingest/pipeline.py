@@ -17,6 +17,7 @@ from omnimem.ingest.prepare import AddResult, Pending, check_storable
 from omnimem.ingest.embedding import EmbedInput, embed_texts
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.store.audit import AuditEvent
+from omnimem.store.base import RowWriter, SearchFilter
 from omnimem.store.cold import content_ref
 from omnimem.summarise import summarise
 
@@ -91,7 +92,7 @@ class Ingestor:
             if not keep_chain:
                 self._chain_tail = None
             with self.parts.lock:
-                self.parts.indexes.sync()
+                self.parts.search.sync()
             recent: dict[Scope, list[tuple[str, str]]] = {}
             for start in range(0, len(items), BATCH):
                 batch = items[start : start + BATCH]
@@ -191,17 +192,12 @@ class Ingestor:
             )
             if item.chain:
                 chained = unit_id
-        hooks: list[Callable[[Any], None] | None] = []
+        derived: list[RowWriter] = []  # graph and CLIP rows, written in the transaction of their units
         if self.parts.graph is not None:
             described = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
-            hooks.append(self.parts.graph.writer(described, self.parts.graph.extract(described)))
-        if self.parts.clip is not None:
-            hooks.append(self.parts.clip.writer(units, raw))
-        writers = [h for h in hooks if h is not None]
-
-        def graph_write(conn: Any) -> None:
-            for write in writers:
-                write(conn)
+            derived.append(self.parts.graph.writer(described, self.parts.graph.extract(described)))
+        if self.parts.clip is not None and (clip_rows := self.parts.clip.writer(units, raw)) is not None:
+            derived.append(clip_rows)
 
         supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
         replaced = tuple(old for olds in supersedes.values() for old in olds)
@@ -211,8 +207,8 @@ class Ingestor:
             # a plain hash in the append-only log would let anyone confirm a guess at forgotten content
         )
         with self.parts.lock:
-            rows = self.parts.store.insert(units, raw, graph_write, event=event, supersedes=supersedes)
-            self.parts.indexes.added(rows, vectors, self.parts.store.last_write_seq)
+            rows = self.parts.store.insert(units, raw, derived=derived, event=event, supersedes=supersedes)
+            self.parts.search.added(rows, vectors, self.parts.store.last_write_seq)
             self.parts.store.add_stats(counts)
         self._chain_tail = chained
         for (pos, _, unit_id), _unit in zip(accepted, units):
@@ -230,8 +226,7 @@ class Ingestor:
         for unit, vector in zip(units, vectors):
             same_owner = Scope(unit.user_id, unit.agent_id, None)
             with self.parts.lock:
-                allowed = self.parts.store.rids_in_scope(same_owner)
-                near = self.parts.indexes.search_dense(vector, 6, allowed)
+                near = self.parts.search.within(SearchFilter(same_owner)).dense(vector, 6)
                 rows = self.parts.store.get_rows([rid for rid, score in near if score >= 0.5])
             earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
                        and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)]
@@ -241,7 +236,7 @@ class Ingestor:
                                    f"proposed by the model: {why}" if why else "proposed by the model")
                 with self.parts.lock:
                     self.parts.store.supersede({unit.id: chosen}, event)
-                    self.parts.indexes.sync()
+                    self.parts.search.sync()
 
 
 def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:

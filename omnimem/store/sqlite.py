@@ -21,37 +21,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.graph.store import delete_units_cascade
+from omnimem.store.graph_sql import SQLiteGraphRows, delete_units_cascade
 from omnimem.errors import InvalidInputError, NotAStoreError, ReadOnlyStoreError, SchemaVersionError, StoreError
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
 from omnimem.store import tombstones, versions
-from omnimem.store.base import StoreMeta
+from omnimem.store.base import RowWriter, StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
 from omnimem.store.opening import DB_NAME, check_writable, connect
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
+from omnimem.store.unit_rows import COLUMNS as _COLUMNS, chunks as _chunks, scope_clause as _scope_clause
+from omnimem.store.unit_rows import to_row as _row, to_unit as _unit
 
 log = logging.getLogger(__name__)
-_COLUMNS = (
-    "rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
-    "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
-    "superseded_by, superseded_at"
-)
-
-
-def _scope_clause(scope: Scope, *, exact: bool) -> tuple[str, list[Any]]:
-    """SQL for a scope; ``exact`` also matches NULL columns (novelty, links)."""
-    parts: list[str] = []
-    args: list[Any] = []
-    for col, value in scope.as_dict().items():
-        if value is not None:
-            parts.append(f"{col} = ?")
-            args.append(value)
-        elif exact:
-            parts.append(f"{col} IS NULL")
-    return (" AND ".join(parts) or "1=1"), args
-
-
 class SQLiteStore:
     """Hot tier in ``omnimem.db``, cold tier in ``cold/``, one folder per store."""
 
@@ -189,17 +171,17 @@ class SQLiteStore:
         self.last_write_seq = int(row[0])
 
     @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
-        """The connection, held under the store's lock (for the graph's queries)."""
+    def graph_rows(self) -> Iterator[SQLiteGraphRows]:
+        """The graph's rows, read under the store's lock."""
         with self._lock:
-            yield self._conn
+            yield SQLiteGraphRows(self._conn)
 
     def insert(
         self,
         units: Sequence[MAU],
         raw: Mapping[str, bytes],
-        extra: Callable[[Any], None] | None = None,
         *,
+        derived: Sequence[RowWriter] = (),
         event: AuditEvent | None = None,
         supersedes: Mapping[str, Sequence[str]] | None = None,
     ) -> list[tuple[int, MAU]]:
@@ -225,8 +207,8 @@ class SQLiteStore:
                         f"INSERT INTO units ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         [(rid, *_row(unit)) for rid, unit in out],
                     )
-                    if extra is not None:  # derived rows (the graph) commit or roll back with the units
-                        extra(conn)
+                    for write in derived:  # graph and CLIP rows commit or roll back with the units
+                        write(SQLiteGraphRows(conn))
                     for new_id, old_ids in (supersedes or {}).items():
                         versions.mark_superseded(conn, old_ids, new_id, units[0].record_time)
                     if event is not None:
@@ -592,41 +574,3 @@ class SQLiteStore:
             except sqlite3.Error as exc:  # another process may hold the store; it finishes the work later
                 log.info("close: pending cold-tier deletes or WAL checkpoint left for later (%s)", exc)
             self._conn.close()
-
-
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def _row(unit: MAU) -> tuple[Any, ...]:
-    emb = np.asarray(unit.embedding, dtype=np.float32).tobytes() if unit.embedding is not None else b""
-    return (
-        unit.id, unit.summary, unit.modality.value, unit.speaker,
-        unit.event_time.isoformat() if unit.event_time else None,
-        unit.record_time.isoformat(), unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id,
-        unit.links.prev_id, json.dumps(list(unit.source_ids)), unit.raw_ref, unit.content_hash,
-        json.dumps(unit.metadata), emb, unit.record_time.timestamp(), unit.superseded_by,
-        unit.superseded_at.isoformat() if unit.superseded_at else None,
-    )
-
-
-def _unit(row: Sequence[Any], next_id: str | None) -> MAU:
-    (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
-     prev_id, source_ids, raw_ref, chash, metadata, emb, _record_ts, superseded_by, superseded_at) = row
-    return MAU(
-        id=uid,
-        summary=summary,
-        modality=Modality(modality),
-        event_time=datetime.fromisoformat(event_time) if event_time else None,
-        record_time=datetime.fromisoformat(record_time),
-        scope=Scope(user_id, agent_id, session_id),
-        content_hash=chash,
-        speaker=speaker,
-        raw_ref=raw_ref,
-        links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
-        embedding=np.frombuffer(emb, dtype=np.float32) if emb else None,
-        metadata=json.loads(metadata),
-        superseded_by=superseded_by,
-        superseded_at=datetime.fromisoformat(superseded_at) if superseded_at else None,
-    )

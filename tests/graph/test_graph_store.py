@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from omnimem.graph import store
+from omnimem.store import graph_sql as store
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import SpacyExtractor
 from omnimem.graph.model import Entity, EntityType, Relation, Scope
