@@ -20,7 +20,7 @@ from typing import Any
 import faiss
 import pytest
 
-from omnimem import Memory
+from omnimem import Memory, Scope
 
 # share of w0's operations that add and at once forget a throwaway session while the others run
 FORGET_SHARE = 0.1
@@ -54,8 +54,9 @@ def test_two_writers_and_two_readers(tmp_path: Path, sizes: Any, rel: Any, relia
     leaks = [leak for role, r in results.items() if role.startswith("r") for leak in r["leaks"]]
     written = {role: results[role]["ids"] for role in ("w0", "w1")}
     with Memory(path) as mem:
-        stored = Counter(mem.store._conn.execute("SELECT user_id FROM units").fetchall())
-        present = {r[0] for r in mem.store._conn.execute("SELECT id FROM units")}
+        units = mem.store.get(mem.store.ids_in_scope(Scope()))
+        stored = Counter((u.user_id,) for u in units)
+        present = {u.id for u in units}
         lost = [uid for ids in written.values() for uid in ids if uid not in present]
         index = rel.index_problems(mem)
     by_user = Counter(u for role in written for line in rel.read_log(tmp_path / f"{role}.jsonl") for u in [line["user"]])
@@ -86,7 +87,7 @@ def test_a_second_process_can_open_a_store_in_use(tmp_path: Path, rel: Any) -> N
         later = first.add("ownerann also bought a paddle", user_id="ann").id  # the first keeps working
         assert first.forget(user_id="bob") == 1
     with Memory(path) as again:
-        assert {r[0] for r in again.store._conn.execute("SELECT id FROM units")} == {mine, later}
+        assert set(again.store.ids_in_scope(Scope())) == {mine, later}
         assert rel.index_problems(again) == []
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 
-from omnimem import Memory
+from omnimem import Memory, Scope
 
 # where the child dies; the CI run covers the first five (the brief's embedding, commit,
 # index save on close and forget, plus a timed kill), the nightly run cycles through all
@@ -93,7 +93,7 @@ def _check_after_crash(path: Path, model: Model, rel: Any, iteration: int) -> di
     rng = random.Random(iteration)
     with Memory(path) as mem:  # it opens (the embedder comes from the store)
         problems += [f"indexes: {p}" for p in rel.index_problems(mem, seed=iteration)]
-        stored = {r[0] for r in mem.store._conn.execute("SELECT id FROM units")}
+        stored = set(mem.store.ids_in_scope(Scope()))
         # a forget that began and did not return may or may not have committed
         missing = [uid for uid, u in model.units.items() if uid not in stored and u["user"] not in model.pending]
         problems += [f"reported committed but missing: {uid}" for uid in missing]
