@@ -1,8 +1,9 @@
 """Settings: explicit arguments, then ``OMNIMEM_*`` variables, then a TOML file.
 
 The file is ``$OMNIMEM_CONFIG`` if set, else ``~/.config/omnimem/config.toml``
-when it exists. Core keys live at the top level of the file; other parts
-(e.g. the LLM layer) read their own tables.
+when it exists. Core keys live at the top level of the file; the LLM layer's
+keys in its ``[llm]`` table, with ``OMNIMEM_LLM_*`` variables. Both go
+through one resolver, :func:`layered`, so the order is the same everywhere.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,28 @@ from typing import Any
 from omnimem.errors import ConfigError
 
 ENV_PREFIX = "OMNIMEM_"
+
+
+def layered(
+    names: Iterable[str], *, arguments: Mapping[str, object], env_prefix: str, file_values: Mapping[str, object],
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, tuple[object, str]]:
+    """Each setting's value and where it came from: arguments > environment > config file.
+
+    ``None`` arguments and empty variables count as "not given"; settings
+    given nowhere are left out (their defaults apply).
+    """
+    env = os.environ if environ is None else environ
+    found: dict[str, tuple[object, str]] = {}
+    for name in names:
+        variable = env_prefix + name.upper()
+        if arguments.get(name) is not None:
+            found[name] = (arguments[name], "argument")
+        elif env.get(variable):
+            found[name] = (env[variable], f"${variable}")
+        elif name in file_values:
+            found[name] = (file_values[name], "config file")
+    return found
 
 
 def config_path(explicit: str | Path | None = None) -> Path | None:
@@ -102,24 +125,17 @@ class Settings:
     @classmethod
     def load(cls, *, config_file: str | Path | None = None, **overrides: Any) -> Settings:
         """Resolve settings: ``overrides`` > environment > config file > defaults."""
-        values: dict[str, Any] = {}
         known = {f.name: f for f in fields(cls)}
         path = config_path(config_file)
-        for key, value in read_config_file(path).items():
-            if key in known:
-                values[key] = value
-            elif not isinstance(value, dict):  # tables ([llm], ...) belong to other parts
+        file_values = read_config_file(path)
+        for key, value in file_values.items():
+            if key not in known and not isinstance(value, dict):  # tables ([llm], ...) belong to other parts
                 raise ConfigError(f"config file {path}: unknown setting {key!r}")
-        for key in known:
-            env = os.environ.get(ENV_PREFIX + key.upper())
-            if env is not None and env != "":
-                values[key] = env
-        for key, value in overrides.items():
+        for key in overrides:
             if key not in known:
                 raise ConfigError(f"unknown setting {key!r}")
-            if value is not None:
-                values[key] = value
-        return cls()._with(values)
+        found = layered(known, arguments=overrides, env_prefix=ENV_PREFIX, file_values=file_values)
+        return cls()._with({key: value for key, (value, _source) in found.items()})
 
     def _with(self, values: Mapping[str, Any]) -> Settings:
         coerced: dict[str, Any] = {}

@@ -74,7 +74,8 @@ class Memory:
         self.actor = actor or _local_user()
         self.engine = LocalEngine(
             self.path, settings=self.settings, embedder=embedder, count_tokens=resolve_counter(tokenizer),
-            llm=None if llm is False else resolve_llm(None if llm is True else llm), actor=self.actor,
+            llm=None if llm is False else resolve_llm(None if llm is True else llm, config_file=config_file),
+            actor=self.actor,
             read_only=bool(read_only),
         )
 

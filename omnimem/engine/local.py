@@ -29,6 +29,7 @@ from omnimem.ingest.prepare import AddResult, Pending, prepare
 from omnimem.llm.base import LLM
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.novelty import NoveltyFilter
+from omnimem.providers import create_provider
 from omnimem.pyramid import Context
 from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditRecord
@@ -74,22 +75,21 @@ class LocalEngine:
 
     def _make_graph(self) -> KnowledgeGraph:
         from omnimem.graph.engine import KnowledgeGraph
-        from omnimem.graph.extract import LLMExtractor, SpacyExtractor
 
         p = self.parts
         choice = p.settings.graph_extractor
         if choice == "llm" and p.llm is None:
             raise ConfigError("graph_extractor='llm' needs an LLM; configure one or use 'spacy'")
         use_llm = choice == "llm" or (choice == "auto" and p.llm is not None)
-        extractor = LLMExtractor(p.llm) if use_llm and p.llm is not None else SpacyExtractor()
+        extractor = create_provider("graph_extractor", "llm", llm=p.llm) if use_llm and p.llm is not None \
+            else create_provider("graph_extractor", "spacy")
         return KnowledgeGraph(p.store, p.embedder.embed, extractor, hops=p.settings.graph_hops,
                               beta=p.settings.graph_beta)
 
     def _make_clip(self) -> ClipSearch:
         from omnimem.index.clip import ClipSearch
-        from omnimem.media.clip import CLIPImageEmbedder
 
-        return ClipSearch(CLIPImageEmbedder(str(self.parts.settings.clip_model)))
+        return ClipSearch(create_provider("clip", "clip", path=str(self.parts.settings.clip_model)))
 
     # -- lifecycle of the engine ----------------------------------------------
     def close(self) -> None:
@@ -145,7 +145,8 @@ class LocalEngine:
         """One image unit, unless it is the same file or a near-duplicate of a recent image of its scope."""
         p = self.parts
         if not captioned and p.settings.vision_captions and p.llm is not None:
-            described = media.describe_image(p.llm, data, str(item.metadata["mime"]))
+            captioner = create_provider("captioner", "vision-llm", llm=p.llm)
+            described = captioner.caption(data, str(item.metadata["mime"]))
             item = replace(item, text=described, metadata={**item.metadata, "caption": "vision-llm"})
         with p.write_lock:
             with p.lock:
@@ -170,7 +171,8 @@ class LocalEngine:
         results: list[AddResult] = []
         batch: list[Pending] = []
         for item in media.audio_items(audio, time=time, scope=scope, tz=p.tz, stats=stats,
-                                      max_seconds=p.settings.max_media_seconds):
+                                      max_seconds=p.settings.max_media_seconds,
+                                      transcriber=create_provider("transcriber", "whisper")):
             batch.append(item)
             if len(batch) >= 16:
                 results.extend(self.ingest(batch, progress, keep_chain=bool(results)))

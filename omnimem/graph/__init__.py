@@ -30,8 +30,8 @@ from omnimem.graph.model import (
     InvalidExtractionError,
     Reached,
     Relation,
-    Scope,
 )
+from omnimem.mau import Scope  # the one scope type, re-exported for graph users
 
 if TYPE_CHECKING:
     from omnimem.graph.expand import expand, find_seeds

@@ -26,7 +26,6 @@ import numpy.typing as npt
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import Extractor
 from omnimem.graph.model import Entity, Extraction, Relation
-from omnimem.graph.model import Scope as GraphScope
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 from omnimem.mau import MAU, Scope, search_text
 from omnimem.store.base import GraphRows, GraphSource, RowWriter
@@ -65,8 +64,8 @@ class Neighbor:
         return f"{self.entity} d={self.distance} score={self.score:.3f}"
 
 
-def entity_scope(scope: Scope) -> GraphScope:
-    return GraphScope(scope.user_id, scope.agent_id, None)
+def entity_scope(scope: Scope) -> Scope:
+    return Scope(scope.user_id, scope.agent_id, None)
 
 
 class KnowledgeGraph:
@@ -113,7 +112,7 @@ class KnowledgeGraph:
         """A function that writes the units' entities and relations inside the unit transaction."""
 
         def write(rows: GraphRows) -> None:
-            pools: dict[GraphScope, CandidateIndex] = {}
+            pools: dict[Scope, CandidateIndex] = {}
             for unit, extraction in zip(units, extractions, strict=True):
                 scope = entity_scope(unit.scope)
                 if scope not in pools:

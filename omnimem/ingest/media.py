@@ -123,9 +123,12 @@ def image_item(
 
 def audio_items(
     source: Source, *, time: object, scope: Scope, tz: tzinfo, stats: dict[str, float], block_s: float = 60.0,
-    max_seconds: float | None = None,
+    max_seconds: float | None = None, transcriber: Any = None,
 ) -> Iterator[Pending]:
-    """Speech segments as audio units, streamed; ``stats`` is filled as it goes."""
+    """Speech segments as audio units, streamed; ``stats`` is filled as it goes.
+
+    ``transcriber`` is a ``Transcriber`` provider (default: the built-in Whisper).
+    """
     from omnimem.media.audio import SpeechStream, encode_wav, transcribe
     from omnimem.media.limits import audio_seconds, check_seconds
 
@@ -139,7 +142,7 @@ def audio_items(
     count = 0
     for segment, samples in stream:
         check_seconds(segment.end_s, max_seconds, "the audio")  # a header without a duration
-        text = transcribe(samples)
+        text = transcriber.transcribe(samples) if transcriber is not None else transcribe(samples)
         speech += segment.duration_s
         count += 1
         said = text or "(speech without recognised words)"
@@ -220,6 +223,18 @@ CAPTION_PROMPT = (
     "Describe this image in one or two plain sentences for a searchable memory: what it shows, the setting, "
     "and any readable text. Do not guess names or dates."
 )
+
+
+class VisionCaptioner:
+    """The ``vision-llm`` captioner provider: an OpenAI-compatible vision model describes the image."""
+
+    name = "vision-llm"
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+
+    def caption(self, data: bytes, mime: str) -> str:
+        return describe_image(self.llm, data, mime)
 
 
 def describe_image(llm: Any, data: bytes, mime: str) -> str:

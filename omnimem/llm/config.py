@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 
-from omnimem.config import read_config_file
+from omnimem.config import layered, read_config_file
 from omnimem.errors import ConfigError
 
 JsonMode = Literal["json_schema", "json_object", "text"]
@@ -115,15 +115,9 @@ class LLMConfig:
             "json_mode": json_mode,
         }
         file_values = _read_config_file(config_path or env.get(CONFIG_PATH_ENV) or None)
-        merged: dict[str, object] = {}
-        for name, argument in arguments.items():
-            env_value = env.get(ENV_PREFIX + name.upper()) or None
-            if argument is not None:
-                merged[name] = _coerce(name, argument, "argument")
-            elif env_value is not None:
-                merged[name] = _coerce(name, env_value, f"${ENV_PREFIX}{name.upper()}")
-            elif name in file_values:
-                merged[name] = _coerce(name, file_values[name], "config file [llm]")
+        found = layered(arguments, arguments=arguments, env_prefix=ENV_PREFIX, file_values=file_values, environ=env)
+        merged = {name: _coerce(name, value, "config file [llm]" if source == "config file" else source)
+                  for name, (value, source) in found.items()}
 
         if merged.get("base_url") is None and merged.get("model") is None:
             return None

@@ -320,6 +320,30 @@ def transcribe(
     return " ".join(piece.text.strip() for piece in pieces).strip()
 
 
+class WhisperTranscriber:
+    """The ``whisper`` transcriber provider (faster-whisper, offline)."""
+
+    name = "whisper"
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, language: str | None = "en") -> None:
+        self.model_path, self.language = model_path, language
+
+    def transcribe(self, samples: Samples) -> str:
+        return transcribe(samples, model_path=self.model_path, language=self.language)
+
+
+class SileroSpeechDetector:
+    """The ``silero`` voice-activity provider: speech spans by Silero VAD."""
+
+    name = "silero"
+
+    def __init__(self, vad: VadSettings | None = None) -> None:
+        self.vad = vad or VadSettings()
+
+    def spans(self, samples: Samples) -> list[tuple[int, int]]:
+        return _vad_spans(samples, self.vad)
+
+
 def process_audio(
     source: MediaSource,
     *,

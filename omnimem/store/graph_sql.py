@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.graph.model import Entity, EntityType, Relation, Scope, name_key
+from omnimem.graph.model import Entity, EntityType, Relation, name_key
+from omnimem.mau import Scope
 
 GRAPH_SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS entities (

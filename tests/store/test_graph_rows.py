@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 
 from omnimem.graph.model import Entity, EntityType, Relation
-from omnimem.graph.model import Scope as GraphScope
 from omnimem.mau import Scope
 from omnimem.store.base import GraphRows, SearchFilter
 from tests.store.conftest import Backend
 from tests.store.test_unit_store import unit
 
-ANN = GraphScope("ann", None, None)
+ANN = Scope("ann", None, None)
 
 
 def entity(eid: str, name: str) -> Entity:
