@@ -148,7 +148,7 @@ class Memory:
         ``allow_forgotten`` (see "What remains after a forget" in the README).
         """
         scope = make_scope(user_id, agent_id, session_id)
-        item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self.engine.parts.tz,
+        item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self.engine.tz,
                        metadata=metadata)
         if supersedes:
             self.engine.check_supersedable(supersedes, scope)
@@ -197,7 +197,7 @@ class Memory:
         if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
             raise InvalidInputError("turns must be a list of mappings")
         scope = make_scope(user_id, agent_id, session_id)
-        items = [prepare_turn(t, i, scope=scope, tz=self.engine.parts.tz) for i, t in enumerate(turns)]
+        items = [prepare_turn(t, i, scope=scope, tz=self.engine.tz) for i, t in enumerate(turns)]
         if restate:
             return self.engine.restate(items, scope, progress)
         return self.engine.ingest(items, progress, allow_forgotten=allow_forgotten)
@@ -226,7 +226,7 @@ class Memory:
         caption = clean_caption(caption)
         data, name = media.read_bytes(image, limit=media.MAX_IMAGE_BYTES)
         item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope,
-                                       tz=self.engine.parts.tz, max_pixels=self.settings.max_media_pixels)
+                                       tz=self.engine.tz, max_pixels=self.settings.max_media_pixels)
         if source_id is not None:
             item = replace(item, source_id=clean_text(source_id, what="source_id"))
         return self.engine.add_image(item, phash, data, captioned=bool(caption and caption.strip()))
@@ -339,7 +339,7 @@ class Memory:
         th = self.settings.theta if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0)
         limit = self.settings.budget if budget is None else validate.whole(budget, "budget")
         scope = make_scope(user_id, agent_id, session_id)
-        when = parse_time(as_of, default_tz=self.engine.parts.tz) if as_of is not None else None
+        when = parse_time(as_of, default_tz=self.engine.tz) if as_of is not None else None
         return self.engine.search(text, k, th, limit, scope, include_superseded, when)
 
     # -- graph API ------------------------------------------------------------

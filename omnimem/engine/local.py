@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +109,11 @@ class LocalEngine:
         return self.parts.read_only
 
     @property
+    def tz(self) -> tzinfo:
+        """The zone for times given without an offset (setting ``timezone``)."""
+        return self.parts.tz
+
+    @property
     def indexes(self) -> IndexSet:
         """The embedded backend's dense and sparse indexes (for inspection)."""
         return self._search.indexes
@@ -172,7 +177,8 @@ class LocalEngine:
         batch: list[Pending] = []
         for item in media.audio_items(audio, time=time, scope=scope, tz=p.tz, stats=stats,
                                       max_seconds=p.settings.max_media_seconds,
-                                      transcriber=create_provider("transcriber", "whisper")):
+                                      transcriber=create_provider("transcriber", "whisper"),
+                                      detector=create_provider("vad", "silero")):
             batch.append(item)
             if len(batch) >= 16:
                 results.extend(self.ingest(batch, progress, keep_chain=bool(results)))

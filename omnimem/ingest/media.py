@@ -123,11 +123,12 @@ def image_item(
 
 def audio_items(
     source: Source, *, time: object, scope: Scope, tz: tzinfo, stats: dict[str, float], block_s: float = 60.0,
-    max_seconds: float | None = None, transcriber: Any = None,
+    max_seconds: float | None = None, transcriber: Any = None, detector: Any = None,
 ) -> Iterator[Pending]:
     """Speech segments as audio units, streamed; ``stats`` is filled as it goes.
 
-    ``transcriber`` is a ``Transcriber`` provider (default: the built-in Whisper).
+    ``transcriber`` and ``detector`` are ``transcriber`` and ``vad`` providers
+    (default: the built-in Whisper and Silero).
     """
     from omnimem.media.audio import SpeechStream, encode_wav, transcribe
     from omnimem.media.limits import audio_seconds, check_seconds
@@ -137,7 +138,8 @@ def audio_items(
     if max_seconds is not None:
         check_seconds(audio_seconds(source if not isinstance(source, Path) else str(source)), max_seconds, "the audio")
     label = name or f"audio {digest[:8]}"
-    stream = SpeechStream(source if not isinstance(source, Path) else str(source), block_s=block_s)
+    stream = SpeechStream(source if not isinstance(source, Path) else str(source), block_s=block_s,
+                          detector=detector)
     speech = 0.0
     count = 0
     for segment, samples in stream:
