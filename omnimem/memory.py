@@ -213,7 +213,7 @@ class Memory:
         if item.content_hash == old.content_hash:
             raise InvalidInputError("the update changes nothing")
         item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,))
-        return self._ingest([item], action="update", reason=reason, allow_forgotten=True)[0]
+        return self._ingest([item], action="update", reason=validate.note(reason), allow_forgotten=True)[0]
 
     def _check_supersedable(self, ids: list[str]) -> None:
         with self._lock:
@@ -345,7 +345,7 @@ class Memory:
     ) -> MediaResult:
         """Remember a video: one event unit, its scene-change frames, and its speech, all linked."""
         fps = validate.real(fps, "fps", low=0.0, high=1000.0, open_low=True)
-        max_frames = validate.whole(max_frames, "max_frames")
+        max_frames = validate.whole(max_frames, "max_frames", maximum=100_000)
         scope = make_scope(user_id, agent_id, session_id)
         detector = None
         if self.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
@@ -372,7 +372,7 @@ class Memory:
             found = self.store.get([unit_id])
             if not found:
                 raise NotFoundError(f"no unit with id {unit_id!r}")
-            self._remove([unit_id], AuditEvent("delete", self.actor, (unit_id,), found[0].scope, reason))
+            self._remove([unit_id], AuditEvent("delete", self.actor, (unit_id,), found[0].scope, validate.note(reason)))
 
     def forget(
         self,
@@ -412,7 +412,7 @@ class Memory:
                 chosen = [uid for uid in chosen if uid in wanted]
             details = {"since": start.isoformat() if start else None, "until": end.isoformat() if end else None,
                        "all": all}
-            self._remove(chosen, AuditEvent("forget", self.actor, (), scope, reason, details))
+            self._remove(chosen, AuditEvent("forget", self.actor, (), scope, validate.note(reason), details))
             return len(chosen)
 
     def _remove(self, ids: list[str], event: AuditEvent) -> None:
@@ -454,7 +454,7 @@ class Memory:
         answers from what the memory held at that time (record time).
         """
         text = clean_text(validate.query(query, self.settings.max_query_chars), what="query")
-        k = self.settings.top_k if top_k is None else validate.whole(top_k, "top_k")
+        k = self.settings.top_k if top_k is None else validate.whole(top_k, "top_k", maximum=10_000)
         th = self.settings.theta if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0)
         limit = self.settings.budget if budget is None else validate.whole(budget, "budget")
         scope = make_scope(user_id, agent_id, session_id)
@@ -485,8 +485,7 @@ class Memory:
         session_id: str | None = None,
     ) -> list[Neighbor]:
         """Entities within ``hops`` of the entity called ``name`` (or with that alias), scored."""
-        if hops < 0:
-            raise InvalidInputError("hops must be >= 0")
+        hops = validate.whole(hops, "hops", minimum=0, maximum=10)
         scope = make_scope(user_id, agent_id, session_id)
         return self._need_graph().neighbors(clean_text(name, what="name"), scope, hops)
 
@@ -525,7 +524,7 @@ class Memory:
         scope = make_scope(user_id, agent_id, session_id)
         with self._lock:
             self._check_open()
-            return self.store.events(scope=scope, limit=limit)
+            return self.store.events(scope=scope, limit=None if limit is None else validate.whole(limit, "limit"))
 
     # -- data access and model changes ------------------------------------------
     def export(
@@ -605,8 +604,9 @@ def _in_range(unit: MAU, start: datetime | None, end: datetime | None) -> bool:
 
 
 def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> list[T]:
-    if workers < 1:
-        raise InvalidInputError("workers must be at least 1")
+    workers = validate.whole(workers, "workers", maximum=256)
+    if isinstance(items, str | bytes) or not isinstance(items, Sequence):
+        raise InvalidInputError("pass a list of queries")
     if workers == 1 or len(items) <= 1:
         return [fn(item) for item in items]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="omnimem") as pool:

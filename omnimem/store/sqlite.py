@@ -557,9 +557,10 @@ class SQLiteStore:
                 if self.path is not None:
                     self._finish_pending()
                     self.scrub()
-            except sqlite3.Error as exc:  # another process may hold the store; it finishes the work later
+            except (sqlite3.Error, OSError, StoreError) as exc:  # another process finishes the work later
                 log.info("close: pending cold-tier deletes or WAL checkpoint left for later (%s)", exc)
-            self._conn.close()
+            finally:
+                self._conn.close()
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
