@@ -180,9 +180,9 @@ class Memory:
         """
         scope = make_scope(user_id, agent_id, session_id)
         item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self._tz, metadata=metadata)
+        if supersedes is not None:
+            supersedes = validate.unit_ids(supersedes, "supersedes")
         if supersedes:
-            if isinstance(supersedes, str):
-                raise InvalidInputError("supersedes must be a list of unit ids")
             self._check_supersedable(list(supersedes))
             item = replace(item, supersedes=tuple(supersedes))
         return self._ingest([item], allow_forgotten=allow_forgotten, action="supersede" if supersedes else "add")[0]
@@ -397,6 +397,7 @@ class Memory:
         content) keeps the log truthful and stops re-ingest from restoring it.
         """
         scope = make_scope(user_id, agent_id, session_id)
+        unit_ids, all = None if unit_ids is None else validate.unit_ids(unit_ids), validate.flag(all, "all")
         start = parse_time(since, default_tz=self._tz) if since is not None else None
         end = parse_time(until, default_tz=self._tz) if until is not None else None
         if scope.is_empty() and start is None and end is None and unit_ids is None and not all:
@@ -535,7 +536,7 @@ class Memory:
         from omnimem.governance import export_records
 
         scope = make_scope(user_id, agent_id, session_id)
-        if scope.is_empty() and not all:
+        if scope.is_empty() and not validate.flag(all, "all"):
             raise InvalidInputError("export needs a scope; pass all=True to export the whole store")
         self._check_open()
         return export_records(self, scope)
@@ -544,6 +545,8 @@ class Memory:
         """Load a dump made by :meth:`export`; every record is validated before any is stored."""
         from omnimem.governance import import_records
 
+        if isinstance(records, str | bytes | Mapping) or not isinstance(records, Iterable):
+            raise InvalidInputError("records must be an iterable of mappings (what export() yields)")
         self._check_open(write=True)
         return import_records(self, records)
 

@@ -61,6 +61,19 @@ def unit_id(value: object, what: str = "unit_id") -> str:
     return value
 
 
+def unit_ids(value: object, what: str = "unit_ids") -> list[str]:
+    """A list of unit ids; one string is refused (it is not a list of its characters)."""
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple | set | frozenset):
+        raise InvalidInputError(f"{what} must be a list of unit ids, got {type(value).__name__}")
+    return [unit_id(v, what) for v in value]
+
+
+def flag(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{what} must be True or False, got {type(value).__name__}")
+    return value
+
+
 def note(value: object, what: str = "reason") -> str | None:
     """Optional free text for the audit log (a reason): a string of valid UTF-8, at most 10,000 characters."""
     if value is None:
