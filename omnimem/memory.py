@@ -17,9 +17,7 @@ from omnimem.answer import Answer, answer_question
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem import validate
-from omnimem.errors import (
-    ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, ReadOnlyStoreError, StoreError,
-)
+from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError, StoreError
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
@@ -33,7 +31,7 @@ from omnimem.pyramid import Context
 from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.timeparse import parse_time
-from omnimem.store.opening import is_writable
+from omnimem.store.opening import open_read_only
 from omnimem.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
@@ -68,8 +66,7 @@ class Memory:
             raise ConfigError("pass either settings= or individual settings, not both")
         self.settings = settings or Settings.load(config_file=config_file, **overrides)
         self.path = validate.store_path(path)
-        # a store the user cannot write (or on a read-only file system) is opened read-only, not refused
-        read_only = bool(read_only) or (self.path is not None and self.path.is_dir() and not is_writable(self.path))
+        read_only = open_read_only(self.path, read_only)
         self._lock = threading.RLock()  # store and index access (short)
         self._write_lock = threading.RLock()  # one writer at a time; readers are not blocked while it embeds
         self._closed = False
@@ -154,8 +151,8 @@ class Memory:
     def _check_open(self, *, write: bool = False) -> None:
         if self._closed:
             raise StoreError("this Memory is closed")
-        if write and self.store.read_only:
-            raise ReadOnlyStoreError(f"store {self.path} is open read-only; open it writable to change it")
+        if write:
+            self.store.check_writable()
 
     # -- writes -----------------------------------------------------------------
     def add(
@@ -275,10 +272,9 @@ class Memory:
         CLIP vector for text-to-image search.
         """
         scope = make_scope(user_id, agent_id, session_id)
-        caption = validate.caption(caption)
         data, name = media.read_bytes(image, limit=media.MAX_IMAGE_BYTES)
-        item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope, tz=self._tz,
-                                       max_pixels=self.settings.max_media_pixels)
+        item, phash = media.image_item(data, filename=name, caption=validate.caption(caption), time=time, scope=scope,
+                                       tz=self._tz, max_pixels=self.settings.max_media_pixels)
         if source_id is not None:
             item = replace(item, source_id=clean_text(source_id, what="source_id"))
         if not (caption and caption.strip()) and self.settings.vision_captions and self.llm is not None:
@@ -545,10 +541,8 @@ class Memory:
         """Load a dump made by :meth:`export`; every record is validated before any is stored."""
         from omnimem.governance import import_records
 
-        if isinstance(records, str | bytes | Mapping) or not isinstance(records, Iterable):
-            raise InvalidInputError("records must be an iterable of mappings (what export() yields)")
         self._check_open(write=True)
-        return import_records(self, records)
+        return import_records(self, validate.records(records))
 
     def reembed(self, embedder: str | Embedder) -> int:
         """Rebuild every vector with another embedding model; the store then records that model."""
@@ -607,9 +601,7 @@ def _in_range(unit: MAU, start: datetime | None, end: datetime | None) -> bool:
 
 
 def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> list[T]:
-    workers = validate.whole(workers, "workers", maximum=256)
-    if isinstance(items, str | bytes) or not isinstance(items, Sequence):
-        raise InvalidInputError("pass a list of queries")
+    workers, items = validate.whole(workers, "workers", maximum=256), validate.texts(items)
     if workers == 1 or len(items) <= 1:
         return [fn(item) for item in items]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="omnimem") as pool:

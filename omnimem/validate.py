@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,20 @@ def unit_ids(value: object, what: str = "unit_ids") -> list[str]:
     if isinstance(value, str | bytes) or not isinstance(value, list | tuple | set | frozenset):
         raise InvalidInputError(f"{what} must be a list of unit ids, got {type(value).__name__}")
     return [unit_id(v, what) for v in value]
+
+
+def records(value: object) -> Any:
+    """What ``import_records`` reads: an iterable of mappings (not one mapping, not a string)."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInputError("records must be an iterable of mappings (what export() yields)")
+    return value
+
+
+def texts(value: object) -> Any:
+    """A list of queries or questions (one string is refused: it is not a list of its characters)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise InvalidInputError(f"pass a list of queries, got {type(value).__name__}")
+    return value
 
 
 def flag(value: object, what: str) -> bool:

@@ -79,6 +79,10 @@ class SQLiteStore:
         self._conn.execute("PRAGMA secure_delete=ON")
         self._migrate()
 
+    def check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"store {self.path} is open read-only; open it writable to change it")
+
     @staticmethod
     def _check_folder(path: Path) -> None:
         if path.exists() and not path.is_dir():
