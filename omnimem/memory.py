@@ -150,6 +150,8 @@ class Memory:
         scope = make_scope(user_id, agent_id, session_id)
         item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self.engine.tz,
                        metadata=metadata)
+        if supersedes is not None:
+            supersedes = validate.unit_ids(supersedes, "supersedes")
         if supersedes:
             self.engine.check_supersedable(supersedes, scope)
             item = replace(item, supersedes=tuple(supersedes))
@@ -174,7 +176,7 @@ class Memory:
         A unit outside the given scope is not found.
         """
         scope = make_scope(user_id, agent_id, session_id)
-        return self.engine.update(unit_id, scope, text, time, speaker, reason)
+        return self.engine.update(unit_id, scope, text, time, speaker, validate.note(reason))
 
     def add_dialogue(
         self,
@@ -263,7 +265,7 @@ class Memory:
     ) -> MediaResult:
         """Remember a video: one event unit, its scene-change frames, and its speech, all linked."""
         fps = validate.real(fps, "fps", low=0.0, high=1000.0, open_low=True)
-        max_frames = validate.whole(max_frames, "max_frames")
+        max_frames = validate.whole(max_frames, "max_frames", maximum=100_000)
         scope = make_scope(user_id, agent_id, session_id)
         return self.engine.add_video(video, time, scope, fps, max_frames)
 
@@ -277,7 +279,7 @@ class Memory:
         ``chain=True`` removes every version instead: the units it replaced and
         the ones that replaced it. A unit outside the given scope is not found.
         """
-        self.engine.delete(unit_id, make_scope(user_id, agent_id, session_id), reason, chain)
+        self.engine.delete(unit_id, make_scope(user_id, agent_id, session_id), validate.note(reason), chain)
 
     def forget(
         self,
@@ -305,8 +307,9 @@ class Memory:
         README ("What remains after a forget").
         """
         return self.engine.forget(
-            make_scope(user_id, agent_id, session_id), since=since, until=until, unit_ids=unit_ids,
-            everything=all, all_users=all_users, reason=reason,
+            make_scope(user_id, agent_id, session_id), since=since, until=until,
+            unit_ids=None if unit_ids is None else validate.unit_ids(unit_ids), everything=validate.flag(all, "all"),
+            all_users=all_users, reason=validate.note(reason),
         )
 
     # -- reads ------------------------------------------------------------------
@@ -335,7 +338,7 @@ class Memory:
         answers from what the memory held at that time (record time).
         """
         text = clean_text(validate.query(query, self.settings.max_query_chars), what="query")
-        k = self.settings.top_k if top_k is None else validate.whole(top_k, "top_k")
+        k = self.settings.top_k if top_k is None else validate.whole(top_k, "top_k", maximum=10_000)
         th = self.settings.theta if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0)
         limit = self.settings.budget if budget is None else validate.whole(budget, "budget")
         scope = make_scope(user_id, agent_id, session_id)
@@ -357,8 +360,7 @@ class Memory:
         session_id: str | None = None,
     ) -> list[Neighbor]:
         """Entities within ``hops`` of the entity called ``name`` (or with that alias), scored."""
-        if hops < 0:
-            raise InvalidInputError("hops must be >= 0")
+        hops = validate.whole(hops, "hops", minimum=0, maximum=10)
         scope = make_scope(user_id, agent_id, session_id)
         return self.engine.neighbors(clean_text(name, what="name"), scope, hops)
 
@@ -397,7 +399,7 @@ class Memory:
     ) -> list[AuditRecord]:
         """The audit log (append-only), optionally for one scope and only the last ``limit`` events."""
         scope = make_scope(user_id, agent_id, session_id)
-        return self.engine.log(scope, limit)
+        return self.engine.log(scope, None if limit is None else validate.whole(limit, "limit"))
 
     # -- data access and model changes ------------------------------------------
     def export(
@@ -406,7 +408,7 @@ class Memory:
     ) -> Iterator[dict[str, Any]]:
         """Everything held about a scope as JSON-ready records (see :mod:`omnimem.governance`)."""
         scope = make_scope(user_id, agent_id, session_id)
-        if scope.is_empty() and not all:
+        if scope.is_empty() and not validate.flag(all, "all"):
             raise InvalidInputError("export needs a scope; pass all=True to export the whole store")
         return self.engine.export(scope)
 
@@ -417,7 +419,7 @@ class Memory:
         and units recorded before their user or agent was forgotten, unless
         ``allow_forgotten``. Returns counts: units, stored, skipped, forgotten.
         """
-        return self.engine.import_records(records, allow_forgotten)
+        return self.engine.import_records(validate.records(records), allow_forgotten)
 
     def reembed(self, embedder: str | Embedder) -> int:
         """Rebuild every vector with another embedding model; the store then records that model."""
@@ -452,8 +454,7 @@ def _local_user() -> str:
 
 
 def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> list[T]:
-    if workers < 1:
-        raise InvalidInputError("workers must be at least 1")
+    workers, items = validate.whole(workers, "workers", maximum=256), validate.texts(items)
     if workers == 1 or len(items) <= 1:
         return [fn(item) for item in items]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="omnimem") as pool:

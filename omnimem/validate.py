@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,22 +35,82 @@ def store_path(path: object) -> Path | None:
     return Path(text)
 
 
+def media_file(value: object) -> bytes | Path:
+    """Media given as bytes or as the path of an existing file."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+        raise InvalidInputError(f"media must be bytes or a file path, got {type(value).__name__}")
+    path = store_path(value)  # the same checks as a folder name: no NUL, valid UTF-8
+    assert path is not None
+    try:
+        if path.is_file():
+            return path
+    except (OSError, ValueError):
+        pass
+    raise InvalidInputError(f"{str(path)[:200]} is not a file")
+
+
 def unit_id(value: object, what: str = "unit_id") -> str:
     """One unit id (a non-empty string), not a list of them."""
     if not isinstance(value, str):
         hint = "; pass one id (call it once per id)" if isinstance(value, list | tuple | set) else ""
         raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}{hint}")
-    if not value or "\x00" in value or len(value) > 200:
+    if not value or "\x00" in value or len(value) > 200 or not _utf8(value):
         raise InvalidInputError(f"{what} {value[:40]!r} is not a unit id")
     return value
 
 
-def whole(value: object, what: str, *, minimum: int = 1) -> int:
-    """A whole number >= ``minimum`` (``True`` and ``"5"`` are not numbers here)."""
+def unit_ids(value: object, what: str = "unit_ids") -> list[str]:
+    """A list of unit ids; one string is refused (it is not a list of its characters)."""
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple | set | frozenset):
+        raise InvalidInputError(f"{what} must be a list of unit ids, got {type(value).__name__}")
+    return [unit_id(v, what) for v in value]
+
+
+def records(value: object) -> Any:
+    """What ``import_records`` reads: an iterable of mappings (not one mapping, not a string)."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInputError("records must be an iterable of mappings (what export() yields)")
+    return value
+
+
+def texts(value: object) -> Any:
+    """A list of queries or questions (one string is refused: it is not a list of its characters)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise InvalidInputError(f"pass a list of queries, got {type(value).__name__}")
+    return value
+
+
+def flag(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{what} must be True or False, got {type(value).__name__}")
+    return value
+
+
+def note(value: object, what: str = "reason") -> str | None:
+    """Optional free text for the audit log (a reason): a string of valid UTF-8, at most 10,000 characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _utf8(value) or len(value) > 10_000:
+        raise InvalidInputError(f"{what} must be text (valid UTF-8, at most 10,000 characters)")
+    return value
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def whole(value: object, what: str, *, minimum: int = 1, maximum: int = 1_000_000) -> int:
+    """A whole number within [minimum, maximum] (``True`` and ``"5"`` are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise InvalidInputError(f"{what} must be at least {minimum}, got {value}")
+    if not minimum <= value <= maximum:
+        raise InvalidInputError(f"{what} must be within [{minimum}, {maximum}], got {value}")
     return value
 
 

@@ -256,3 +256,16 @@ def test_cli_store_under_an_unwritable_parent_is_one_error_line(tmp_path: Path, 
         res = CliRunner().invoke(app, ["add", "hello", "--store", str(store)])
         lines = [line for line in res.stderr.splitlines() if line.strip()]
         assert res.exit_code != 0 and len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+
+
+def test_index_files_that_cannot_be_written_at_close_are_a_store_error(tmp_path: Path):
+    path = tmp_path / "mem"
+    m = Memory(path, embedder="fake")
+    m.add("a note about the harbor", user_id="u")
+    shutil.rmtree(path / "index", ignore_errors=True)
+    (path / "index").write_text("not a folder any more")
+    with pytest.raises(StoreError, match="index"):
+        m.close()
+    (path / "index").unlink()
+    with Memory(path) as again:  # the hot tier is the truth: indexes are rebuilt
+        assert again.search("harbor", user_id="u").hits

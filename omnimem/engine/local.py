@@ -34,7 +34,7 @@ from omnimem.pyramid import Context
 from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditRecord
 from omnimem.store.base import Store
-from omnimem.store.opening import is_writable
+from omnimem.store.opening import open_read_only
 from omnimem.store.embedded_search import EmbeddedSearch
 from omnimem.store.sqlite import SQLiteStore
 from omnimem.timeparse import zone
@@ -52,8 +52,7 @@ class LocalEngine:
         self, path: Path | None, *, settings: Settings, embedder: str | Embedder | None, llm: LLM | None,
         actor: str, count_tokens: TokenCounter, read_only: bool = False,
     ) -> None:
-        # a store the user cannot write (or on a read-only file system) is opened read-only, not refused
-        read_only = read_only or (path is not None and path.is_dir() and not is_writable(path))
+        read_only = open_read_only(path, read_only)  # a store the user cannot write is opened read-only
         store = SQLiteStore(path, read_only=read_only)  # the embedded backend: SQLite + FAISS/bm25s
         try:
             model = _resolve_embedder(store, path, embedder if embedder is not None else settings.embedder)

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from omnimem.embed.base import Vectors
+from omnimem.errors import StoreError
 from omnimem.index.dense import DenseIndex, Ids
 from omnimem.index.sparse import SparseIndex
 from omnimem.ingest.embedding import EmbedInput, embed_texts
@@ -137,19 +138,25 @@ class IndexSet:
         """
         if self.folder is None or not self.writable:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with self._lock, _file_lock(self.folder / ".lock"):
-            state = self.folder / "state.json"
+        try:
+            self._save(self.folder)
+        except OSError as exc:  # the hot tier is the truth: stale or missing files are rebuilt at the next open
+            raise StoreError(f"cannot write the index files in {self.folder}: {exc.strerror or exc}") from None
+
+    def _save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with self._lock, _file_lock(folder / ".lock"):
+            state = folder / "state.json"
             state.unlink(missing_ok=True)  # until all files are written, none of them is trusted
             if self.store.seq() != self.seen_seq:
-                (self.folder / "dense.faiss").unlink(missing_ok=True)
-                shutil.rmtree(self.folder / "bm25", ignore_errors=True)
+                (folder / "dense.faiss").unlink(missing_ok=True)
+                shutil.rmtree(folder / "bm25", ignore_errors=True)
                 return
-            self.dense.save(self.folder / "dense.faiss")
-            if not self.sparse.save(self.folder):
+            self.dense.save(folder / "dense.faiss")
+            if not self.sparse.save(folder):
                 # a stale BM25 is rebuilt on the next search; do not keep an old one
-                shutil.rmtree(self.folder / "bm25", ignore_errors=True)
-            tmp = self.folder / f".state.json.{os.getpid()}.{threading.get_ident()}.tmp"
+                shutil.rmtree(folder / "bm25", ignore_errors=True)
+            tmp = folder / f".state.json.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp.write_text(json.dumps({"seq": self.seen_seq, "dim": self.dim, "sparse_context": self.sparse_context}),
                            encoding="utf-8")
             tmp.replace(state)

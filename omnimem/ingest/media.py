@@ -21,6 +21,7 @@ from omnimem.errors import InvalidInputError, InvalidTimeError
 from omnimem.ingest.prepare import AddResult, Pending
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.timeparse import parse_time
+from omnimem.validate import media_file
 
 # Token cost of raw content at pyramid level 3 (documented in the README):
 IMAGE_TOKENS = 85  # one low-detail image tile in OpenAI-style vision models
@@ -48,13 +49,12 @@ class MediaResult:
 
 def read_bytes(source: Source, *, limit: int) -> tuple[bytes, str | None]:
     """Bytes of ``source`` and its file name (paths only)."""
-    if isinstance(source, bytes | bytearray):
-        data = bytes(source)
+    source = media_file(source)
+    if isinstance(source, bytes):
+        data = source
         name = None
     else:
-        path = Path(source)
-        if not path.is_file():
-            raise InvalidInputError(f"{path} is not a file")
+        path = source
         if path.stat().st_size > limit:
             raise InvalidInputError(f"{path} is larger than {limit} bytes")
         data, name = path.read_bytes(), path.name
@@ -65,11 +65,10 @@ def read_bytes(source: Source, *, limit: int) -> tuple[bytes, str | None]:
 
 def file_digest(source: Source) -> tuple[str, str | None]:
     """SHA-256 of a file or bytes, streamed for paths (long media stays out of memory)."""
-    if isinstance(source, bytes | bytearray):
+    source = media_file(source)
+    if isinstance(source, bytes):
         return hashlib.sha256(source).hexdigest(), None
-    path = Path(source)
-    if not path.is_file():
-        raise InvalidInputError(f"{path} is not a file")
+    path = source
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -133,6 +132,7 @@ def audio_items(
     from omnimem.media.audio import SpeechStream, encode_wav, transcribe
     from omnimem.media.limits import audio_seconds, check_seconds
 
+    source = media_file(source)
     digest, name = file_digest(source)
     base = parse_time(time, default_tz=tz) if time is not None else None  # type: ignore[arg-type]
     if max_seconds is not None:
@@ -171,6 +171,7 @@ def video_items(
     from omnimem.media.limits import check_image
     from omnimem.media.video import process_video
 
+    source = media_file(source)
     digest, name = file_digest(source)
     check_image(source if not isinstance(source, Path) else str(source), max_pixels)  # an image posing as a video
     label = name or f"video {digest[:8]}"

@@ -169,7 +169,7 @@ def _coerce(name: str, value: object, source: str) -> object:
             number = float(cast(str | int | float, value))
         low = _MINIMUM.get(name, 0)
         if not math.isfinite(number) or number < low or (name == "timeout" and number <= 0):
-            raise ValueError(f"{name} must be {'> 0' if name == 'timeout' else f'>= {low}'} (a finite number)")
+            raise ValueError(f"{name} must be {'> 0' if name == 'timeout' else f'>= {low}'} (and finite)")
         return number
     except (TypeError, ValueError, OverflowError) as exc:
         raise ConfigError(f"invalid LLM setting {name}={value!r} from {source}: {exc}") from exc

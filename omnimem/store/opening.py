@@ -24,6 +24,11 @@ def is_writable(path: Path) -> bool:
     return os.access(path, os.W_OK | os.X_OK) and (not db.exists() or os.access(db, os.W_OK))
 
 
+def open_read_only(path: Path | None, asked: bool) -> bool:
+    """Read-only when asked, or when the store exists and cannot be written (instead of refusing it)."""
+    return bool(asked) or (path is not None and path.is_dir() and not is_writable(path))
+
+
 def check_writable(path: Path) -> None:
     """Create the folder if needed; a part that cannot be written is a typed error before anything commits."""
     try:

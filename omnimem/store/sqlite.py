@@ -62,6 +62,10 @@ class SQLiteStore:
         self._conn.execute("PRAGMA secure_delete=ON")
         self._migrate()
 
+    def check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"store {self.path} is open read-only; open it writable to change it")
+
     @staticmethod
     def _check_folder(path: Path) -> None:
         if path.exists() and not path.is_dir():
@@ -571,6 +575,7 @@ class SQLiteStore:
                 if self.path is not None:
                     self._finish_pending()
                     self.scrub()
-            except sqlite3.Error as exc:  # another process may hold the store; it finishes the work later
+            except (sqlite3.Error, OSError, StoreError) as exc:  # another process finishes the work later
                 log.info("close: pending cold-tier deletes or WAL checkpoint left for later (%s)", exc)
-            self._conn.close()
+            finally:
+                self._conn.close()
