@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
 
 from omnimem import validate
 from omnimem.answer import Answer, answer_question
@@ -45,8 +42,10 @@ class Memory:
 
     ``Memory()`` lives in memory; ``Memory(path="./mem")`` is an embedded store
     on disk (SQLite hot tier, content-addressed cold tier, FAISS + BM25
-    indexes). Scope ids (``user_id``, ``agent_id``, ``session_id``) are
-    keyword-only everywhere.
+    indexes). One argument chooses the engine (``url=`` is reserved for the
+    PostgreSQL and server engines); the facade checks arguments and delegates
+    to it (:mod:`omnimem.engine`). Scope ids (``user_id``, ``agent_id``,
+    ``session_id``) are keyword-only everywhere.
     """
 
     def __init__(

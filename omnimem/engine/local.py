@@ -33,8 +33,8 @@ from omnimem.providers import create_provider
 from omnimem.pyramid import Context
 from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditRecord
-from omnimem.store.base import Store
 from omnimem.store.opening import open_read_only
+from omnimem.store.base import Store
 from omnimem.store.embedded_search import EmbeddedSearch
 from omnimem.store.sqlite import SQLiteStore
 from omnimem.timeparse import zone

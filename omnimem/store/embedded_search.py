@@ -13,8 +13,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from omnimem.index.dense import DenseIndex, Ids
 from omnimem.index.manager import IndexSet
 from omnimem.mau import MAU

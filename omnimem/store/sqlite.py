@@ -11,7 +11,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.store.graph_sql import SQLiteGraphRows, delete_units_cascade
-from omnimem.errors import InvalidInputError, NotAStoreError, ReadOnlyStoreError, SchemaVersionError, StoreError
+from omnimem.errors import NotAStoreError, ReadOnlyStoreError, SchemaVersionError, StoreError
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
 from omnimem.store import tombstones, versions
