@@ -4,7 +4,9 @@
     python -m benchmarks reliability --mode ci  # the CI sizes, for a quick look
 
 Runs ``pytest tests/reliability`` with ``OMNIMEM_RELIABILITY=<mode>`` (>= 50
-SIGKILLed ingest processes, two writers and two readers for 30 s, a larger
+SIGKILLed ingest processes, then every user forgotten and the whole store
+grepped for their text, two writers and two readers for 30 s, 400 rounds of
+add-then-forget while two threads search the same units, a larger
 hypothesis state machine, larger negative-eval corpora). The tests record what
 they measured; this script adds the configuration, versions, machine and date
 and writes ``results/reliability.json`` (raw) and ``results/RELIABILITY.md``
@@ -89,7 +91,7 @@ def run(mode: str) -> dict[str, Any]:
 
 def table(data: dict[str, Any]) -> str:
     r = data["results"]
-    crash, conc = r.get("crash", {}), r.get("concurrency", {})
+    crash, conc, fs = r.get("crash", {}), r.get("concurrency", {}), r.get("forget_search", {})
     neg, graph, sm = r.get("negative", {}), r.get("negative_graph", {}), r.get("state_machine", {})
     rows = [
         ("Crash: ingest processes SIGKILLed, store reopened and checked",
@@ -103,12 +105,20 @@ def table(data: dict[str, Any]) -> str:
          crash.get("forgotten_residue_outside_cold_tier")),
         ("Crash: forgotten content left in the cold tier after an interrupted forget + retry",
          crash.get("forgotten_residue_in_cold_tier")),
+        ("Crash: cold-tier files without a unit after reopen (writes killed before COMMIT)",
+         crash.get("cold_files_without_a_unit_after_reopen")),
+        ("Crash + forget: files holding any forgotten text after forgetting every user (whole store grepped)",
+         f"{crash.get('files_with_forgotten_text_after_forgetting_all')} "
+         f"({crash.get('units_forgotten_at_the_end')} units forgotten at the end)"),
         ("Concurrency: 2 writer + 2 reader processes, seconds", conc.get("seconds")),
         ("Concurrency: writes / forgotten under load / searches",
          f"{conc.get('writes')} / {conc.get('forgotten_under_load')} / {conc.get('searches')}"),
         ("Concurrency: errors reaching the user", conc.get("errors")),
         ("Concurrency: writes lost", conc.get("writes_lost")),
         ("Concurrency: units of another user seen by a reader", conc.get("leaks_across_users")),
+        ("Forget during search: add-then-forget rounds / searches (2 threads, second handle) / hits read in full",
+         f"{fs.get('forget_rounds')} / {fs.get('searches')} / {fs.get('hits_with_full_text')}"),
+        ("Forget during search: errors reaching the user (was about 3% NotFoundError)", fs.get("errors")),
         ("Negative evals (dense, BM25, hybrid, as_of, include_superseded): searches",
          f"{neg.get('searches')} over {neg.get('units')} units, {neg.get('forgotten')} forgotten"),
         ("Negative evals: forgotten units returned (search and export)",

@@ -11,6 +11,7 @@ from omnimem.errors import (
     NotAStoreError,
     NotFoundError,
     OmnimemError,
+    ReadOnlyStoreError,
     SchemaVersionError,
     StoreError,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "NotFoundError",
     "OmnimemError",
     "RawContent",
+    "ReadOnlyStoreError",
     "Scope",
     "Settings",
     "SchemaVersionError",

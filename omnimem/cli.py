@@ -61,7 +61,7 @@ def _memory(
         yield mem
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 2) -> None:  # 2: the input is wrong; 1: omnimem or the store failed
     typer.echo(f"error: {' '.join(message.split())}", err=True)
     raise typer.Exit(code)
 
@@ -112,7 +112,7 @@ def ingest(
                 err.print("note: no LLM is configured; --restate stores each turn as 'On <date>, <speaker> said: ...'",
                           markup=False, highlight=False)
             columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-            with Progress(*columns, console=err, disable=as_json) as bar:
+            with Progress(*columns, console=err, disable=as_json, transient=True) as bar:  # errors stay one line
                 task = bar.add_task(f"ingesting {file.name}", total=total)
                 for d in dialogues:
                     results = mem.add_dialogue(
@@ -204,7 +204,8 @@ def add_audio(
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
     with _errors(), _memory(store) as mem:
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err, disable=as_json) as bar:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err, disable=as_json,
+                      transient=True) as bar:
             task = bar.add_task(f"transcribing {file.name}: 0 segments", total=None)
             done = [0]
 

@@ -1,15 +1,17 @@
 """Settings: explicit arguments, then ``OMNIMEM_*`` variables, then a TOML file.
 
 The file is ``$OMNIMEM_CONFIG`` if set, else ``~/.config/omnimem/config.toml``
-when it exists. Core keys live at the top level of the file; other parts
-(e.g. the LLM layer) read their own tables.
+when it exists. Core keys live at the top level of the file; the LLM layer's
+keys in its ``[llm]`` table, with ``OMNIMEM_LLM_*`` variables. Both go
+through one resolver, :func:`layered`, so the order is the same everywhere.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,28 @@ from typing import Any
 from omnimem.errors import ConfigError
 
 ENV_PREFIX = "OMNIMEM_"
+
+
+def layered(
+    names: Iterable[str], *, arguments: Mapping[str, object], env_prefix: str, file_values: Mapping[str, object],
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, tuple[object, str]]:
+    """Each setting's value and where it came from: arguments > environment > config file.
+
+    ``None`` arguments and empty variables count as "not given"; settings
+    given nowhere are left out (their defaults apply).
+    """
+    env = os.environ if environ is None else environ
+    found: dict[str, tuple[object, str]] = {}
+    for name in names:
+        variable = env_prefix + name.upper()
+        if arguments.get(name) is not None:
+            found[name] = (arguments[name], "argument")
+        elif env.get(variable):
+            found[name] = (env[variable], f"${variable}")
+        elif name in file_values:
+            found[name] = (file_values[name], "config file")
+    return found
 
 
 def config_path(explicit: str | Path | None = None) -> Path | None:
@@ -30,14 +54,26 @@ def config_path(explicit: str | Path | None = None) -> Path | None:
     return default if default.exists() else None
 
 
-def read_config_file(path: Path | None) -> dict[str, Any]:
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a few lines; /dev/zero or a disk image is a mistake
+
+
+def read_config_file(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The parsed TOML file (UTF-8, at most ``MAX_CONFIG_BYTES``); any problem is a ConfigError."""
     if path is None:
         return {}
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
+    except (OSError, ValueError) as exc:  # a folder, no permission, a NUL in the name
+        raise ConfigError(f"config file {path} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
 
@@ -83,26 +119,24 @@ class Settings:
     graph_k: int = 10  # graph-only units merged into the results per query
     timezone: str = "UTC"
     store: str | None = None  # default store folder for the CLI
+    max_query_chars: int = 20_000  # longer queries are refused (a 20 MB query took 22 s and 3.3 GB)
+    max_media_pixels: int = 50_000_000  # per image or video frame, checked from headers before decoding
+    max_media_seconds: float = 14_400.0  # per audio or video input (4 hours)
 
     @classmethod
     def load(cls, *, config_file: str | Path | None = None, **overrides: Any) -> Settings:
         """Resolve settings: ``overrides`` > environment > config file > defaults."""
-        values: dict[str, Any] = {}
         known = {f.name: f for f in fields(cls)}
-        file_values = read_config_file(config_path(config_file))
+        path = config_path(config_file)
+        file_values = read_config_file(path)
         for key, value in file_values.items():
-            if key in known:
-                values[key] = value
-        for key in known:
-            env = os.environ.get(ENV_PREFIX + key.upper())
-            if env is not None and env != "":
-                values[key] = env
-        for key, value in overrides.items():
+            if key not in known and not isinstance(value, dict):  # tables ([llm], ...) belong to other parts
+                raise ConfigError(f"config file {path}: unknown setting {key!r}")
+        for key in overrides:
             if key not in known:
                 raise ConfigError(f"unknown setting {key!r}")
-            if value is not None:
-                values[key] = value
-        return cls()._with(values)
+        found = layered(known, arguments=overrides, env_prefix=ENV_PREFIX, file_values=file_values)
+        return cls()._with({key: value for key, (value, _source) in found.items()})
 
     def _with(self, values: Mapping[str, Any]) -> Settings:
         coerced: dict[str, Any] = {}
@@ -118,6 +152,8 @@ class Settings:
                     coerced[f.name] = int(raw)
                 elif isinstance(default, float):
                     coerced[f.name] = float(raw)
+                    if not math.isfinite(coerced[f.name]):
+                        raise ValueError(raw)
                 else:
                     coerced[f.name] = None if raw is None else str(raw)
             except (TypeError, ValueError):
@@ -145,6 +181,8 @@ class Settings:
             raise ConfigError("graph_extractor must be auto, spacy or llm")
         if self.graph_hops < 0 or self.graph_k < 0 or not 0.0 < self.graph_beta <= 1.0:
             raise ConfigError("graph_hops and graph_k must be >= 0 and graph_beta within (0, 1]")
+        if self.max_query_chars < 1 or self.max_media_pixels < 1 or not self.max_media_seconds > 0:
+            raise ConfigError("max_query_chars, max_media_pixels and max_media_seconds must be positive")
         if self.max_level not in (1, 2, 3):
             raise ConfigError("max_level must be 1, 2 or 3")
         if not -1.0 <= self.theta <= 1.0:

@@ -52,6 +52,12 @@ class NotAStoreError(StoreError):
     status = 400
 
 
+class ReadOnlyStoreError(StoreError):
+    """A write was asked of a store opened read-only (or that cannot be written)."""
+
+    status = 409
+
+
 class EmbedderMismatchError(StoreError):
     """The store was built by a different embedder than the one configured."""
 

@@ -14,52 +14,53 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from omnimem.embed.base import Embedder
+from omnimem.engine.parts import Parts
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.ingest.dump import FORMAT, VERSION, Checked, check_dump
 from omnimem.ingest.embedding import EmbedInput, embed_texts
+from omnimem.ingest.pipeline import Ingestor
 from omnimem.mau import Modality, Scope
+from omnimem.retrieval import full_text
 from omnimem.store.audit import AuditEvent
 
-if TYPE_CHECKING:
-    from omnimem.embed.base import Embedder
-    from omnimem.memory import Memory
 
 
-def export_records(mem: Memory, scope: Scope) -> Iterator[dict[str, Any]]:
+def export_records(parts: Parts, scope: Scope) -> Iterator[dict[str, Any]]:
     """Everything the store holds about ``scope``, as JSON-ready records."""
-    with mem._lock:
-        units = mem.store.get(mem.store.ids_in_scope(scope))
-    yield {"kind": "header", "format": FORMAT, "version": VERSION, "embedder": mem.embedder.name,
+    with parts.lock:
+        units = parts.store.get(parts.store.ids_in_scope(scope))
+    yield {"kind": "header", "format": FORMAT, "version": VERSION, "embedder": parts.embedder.name,
            "exported_at": datetime.now(timezone.utc).isoformat(), **scope.as_dict(), "units": len(units)}
     for unit in units:
         record = {"kind": "unit", **unit.to_dict()}
-        record["text"] = mem._retriever.full_text(unit) if unit.modality is Modality.TEXT else unit.summary
+        record["text"] = full_text(parts.store, unit) if unit.modality is Modality.TEXT else unit.summary
         if unit.raw_ref and unit.modality is not Modality.TEXT:
-            record["raw"] = base64.b64encode(mem.store.read_raw(unit.raw_ref)).decode("ascii")
+            record["raw"] = base64.b64encode(parts.store.read_raw(unit.raw_ref)).decode("ascii")
         yield record
-    if mem.graph is not None:
-        for entity in mem.graph.entities(scope):
-            yield {"kind": "entity", **mem.graph.details(entity)}
+    if parts.graph is not None:
+        for entity in parts.graph.entities(scope):
+            yield {"kind": "entity", **parts.graph.details(entity)}
     ids = {u.id for u in units}
     seen: set[int] = set()
     for unit_id in sorted(ids):
-        for event in mem.store.events(unit_id=unit_id):
+        for event in parts.store.events(unit_id=unit_id):
             if event.seq not in seen:
                 seen.add(event.seq)
                 yield {"kind": "event", **event.to_dict()}
 
 
 def import_records(
-    mem: Memory, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False
+    parts: Parts, ingestor: Ingestor, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False
 ) -> dict[str, int]:
     """Validate a whole dump, then store its units (skipping ones already present or forgotten)."""
     if not isinstance(allow_forgotten, bool):
         raise InvalidInputError("allow_forgotten must be True or False")
     checked = check_dump(records)
-    with mem._lock:
-        present = {u.id: u for u in mem.store.get([c.item.unit_id or "" for c in checked])}
+    with parts.lock:
+        present = {u.id: u for u in parts.store.get([c.item.unit_id or "" for c in checked])}
     todo: list[Checked] = []
     for c in checked:
         old = present.get(c.item.unit_id or "")
@@ -67,28 +68,28 @@ def import_records(
             raise MalformedDataError(f"{c.where}: the id is already taken by a unit of another scope")
         if old is None:
             todo.append(c)
-    todo, forgotten = _not_forgotten(mem, todo, allow_forgotten)
+    todo, forgotten = _not_forgotten(parts, todo, allow_forgotten)
     stored = 0
     for group in _by_scope(todo):  # one audit event per scope, so each user's log shows its import
         items = [c.item for c in group]
-        results = mem._ingest(items, allow_forgotten=allow_forgotten, action="import", reason="import")
+        results = ingestor.ingest(items, allow_forgotten=allow_forgotten, action="import", reason="import")
         stored += sum(r.accepted for r in results)
         forgotten += sum(r.reason.startswith("forgotten") for r in results)
-    _link_versions(mem, checked)
+    _link_versions(parts, checked)
     return {"units": len(checked), "stored": stored, "skipped": len(checked) - stored, "forgotten": forgotten}
 
 
-def _not_forgotten(mem: Memory, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:
+def _not_forgotten(parts: Parts, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:
     """Drop units recorded before their user/agent was forgotten as a whole (an old backup)."""
     if allow:
         return todo, 0
     since: dict[tuple[str | None, str | None], datetime | None] = {}
     kept: list[Checked] = []
-    with mem._lock:
+    with parts.lock:
         for c in todo:
             owner = (c.item.scope.user_id, c.item.scope.agent_id)
             if owner not in since:
-                since[owner] = mem.store.forgotten_since(c.item.scope)
+                since[owner] = parts.store.forgotten_since(c.item.scope)
             when = since[owner]
             if when is None or (c.recorded is not None and c.recorded > when):
                 kept.append(c)
@@ -102,13 +103,13 @@ def _by_scope(todo: list[Checked]) -> list[list[Checked]]:
     return list(groups.values())
 
 
-def _link_versions(mem: Memory, checked: list[Checked]) -> None:
+def _link_versions(parts: Parts, checked: list[Checked]) -> None:
     """Restore supersession between imported units (already checked to share user and agent)."""
     pairs = [(c.item.unit_id or "", c.superseded_by) for c in checked if c.superseded_by]
     if not pairs:
         return
-    with mem._write_lock, mem._lock:
-        units = {u.id: u for u in mem.store.get(list({i for pair in pairs for i in pair if i}))}
+    with parts.write_lock, parts.lock:
+        units = {u.id: u for u in parts.store.get(list({i for pair in pairs for i in pair if i}))}
         todo: dict[str, list[str]] = {}
         for old, new in pairs:
             if old in units and new in units and units[old].active and (
@@ -116,26 +117,27 @@ def _link_versions(mem: Memory, checked: list[Checked]) -> None:
                 todo.setdefault(new or "", []).append(old)
         if todo:
             replaced = tuple(o for olds in todo.values() for o in olds)
-            mem.store.supersede(todo, AuditEvent("supersede", mem.actor, (*todo, *replaced), reason="import",
+            parts.store.supersede(todo, AuditEvent("supersede", parts.actor, (*todo, *replaced), reason="import",
                                                  details={"supersedes": todo}))
-            mem.indexes.sync()
+            parts.search.sync()
 
 
-def reembed(mem: Memory, embedder: Embedder, *, batch: int = 256) -> int:
-    """Replace every vector with ``embedder``'s and record it as the store's embedder."""
-    with mem._write_lock, mem._lock:
-        rows = list(mem.store.embed_rows())
-        inputs = [EmbedInput(scope, sp, su, Modality(mod), datetime.fromisoformat(when) if when else None)
-                  for _, scope, sp, su, mod, when in rows]
-        texts = embed_texts(inputs, context=mem.settings.embed_context, dates=mem.settings.embed_dates)
-        vectors: list[Any] = []
-        for start in range(0, len(texts), batch):
-            vectors.extend(embedder.embed(texts[start : start + batch]))
-        mem.store.replace_vectors([row[0] for row in rows], vectors, embedder.name, embedder.dim,
-                                  AuditEvent("reembed", mem.actor, (), reason=f"{mem.embedder.name} -> {embedder.name}",
-                                             details={"units": len(rows)}))
-        mem.embedder = embedder
-        mem.indexes = type(mem.indexes)(mem.store, embedder.dim, mem.indexes.folder,
-                                        sparse_context=mem.indexes.sparse_context)  # rebuilt: the counter moved
-        mem.indexes.save()
+def rewrite_vectors(parts: Parts, embedder: Embedder, *, batch: int = 256) -> int:
+    """Replace every stored vector with ``embedder``'s and record it as the store's embedder.
+
+    The caller (the engine) holds the write lock and swaps its embedder and
+    indexes afterwards (see :meth:`omnimem.engine.local.LocalEngine.reembed`).
+    """
+    with parts.lock:
+        rows = list(parts.store.embed_rows())
+    inputs = [EmbedInput(scope, sp, su, Modality(mod), datetime.fromisoformat(when) if when else None)
+              for _, scope, sp, su, mod, when in rows]
+    texts = embed_texts(inputs, context=parts.settings.embed_context, dates=parts.settings.embed_dates)
+    vectors: list[Any] = []
+    for start in range(0, len(texts), batch):
+        vectors.extend(embedder.embed(texts[start : start + batch]))
+    with parts.lock:
+        parts.store.replace_vectors([row[0] for row in rows], vectors, embedder.name, embedder.dim,
+                                    AuditEvent("reembed", parts.actor, (), details={"units": len(rows)},
+                                               reason=f"{parts.embedder.name} -> {embedder.name}"))
     return len(rows)

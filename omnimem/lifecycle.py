@@ -10,22 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
+from omnimem import validate
+from omnimem.engine.parts import Parts
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.mau import MAU, Scope
 from omnimem.store import tombstones
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.timeparse import parse_time
 
-if TYPE_CHECKING:
-    from omnimem.memory import Memory
-
 
 def check_id(unit_id: object) -> str:
-    if not isinstance(unit_id, str) or not unit_id.strip():
+    uid = validate.unit_id(unit_id)
+    if not uid.strip():
         raise InvalidInputError("unit_id must be a non-empty string")
-    return unit_id
+    return uid
 
 
 def within(owner: Scope, scope: Scope) -> bool:
@@ -37,23 +36,23 @@ def _missing(unit_id: str) -> NotFoundError:
     return NotFoundError(f"no unit with id {unit_id!r}")
 
 
-def scoped_unit(mem: Memory, unit_id: object, scope: Scope) -> MAU:
+def scoped_unit(parts: Parts, unit_id: object, scope: Scope) -> MAU:
     """The unit with this id if it lies in ``scope``; else NotFoundError (never "exists elsewhere")."""
     uid = check_id(unit_id)
-    with mem._lock:
-        mem._check_open()
-        found = mem.store.get([uid])
+    with parts.lock:
+        parts.check_open()
+        found = parts.store.get([uid])
     if not found or not within(found[0].scope, scope):
         raise _missing(uid)
     return found[0]
 
 
-def check_supersedable(mem: Memory, ids: Sequence[str], owner: Scope) -> None:
+def check_supersedable(parts: Parts, ids: Sequence[str], owner: Scope) -> None:
     """Units a new unit of ``owner`` may replace: current ones of the same user and agent."""
     if isinstance(ids, str) or not all(isinstance(i, str) for i in ids):
         raise InvalidInputError("supersedes must be a list of unit ids")
-    with mem._lock:
-        found = {u.id: u for u in mem.store.get(list(ids))}
+    with parts.lock:
+        found = {u.id: u for u in parts.store.get(list(ids))}
     for uid in ids:
         unit = found.get(uid)
         if unit is None or (unit.user_id, unit.agent_id) != (owner.user_id, owner.agent_id):
@@ -62,49 +61,60 @@ def check_supersedable(mem: Memory, ids: Sequence[str], owner: Scope) -> None:
             raise InvalidInputError(f"unit {uid} is already superseded by {unit.superseded_by}; use that one")
 
 
-def versions(mem: Memory, unit: MAU) -> list[str]:
+def versions(parts: Parts, unit: MAU) -> list[str]:
     """Every version of a memory: the units it replaced and the ones that replaced it, transitively."""
     owner = (unit.user_id, unit.agent_id)
     seen = {unit.id}
     todo = [unit.id]
     while todo:
-        with mem._lock:
-            linked = mem.store.predecessors(todo) + [u.superseded_by for u in mem.store.get(todo) if u.superseded_by]
-            units = [u for u in mem.store.get(linked) if (u.user_id, u.agent_id) == owner and u.id not in seen]
+        with parts.lock:
+            linked = parts.store.predecessors(todo) + [u.superseded_by for u in parts.store.get(todo) if u.superseded_by]
+            units = [u for u in parts.store.get(linked) if (u.user_id, u.agent_id) == owner and u.id not in seen]
         todo = [u.id for u in units]
         seen.update(todo)
     return sorted(seen)
 
 
-def delete(mem: Memory, unit_id: object, scope: Scope, reason: str | None, chain: bool) -> None:
+def delete(parts: Parts, unit_id: object, scope: Scope, reason: str | None, chain: bool) -> None:
     if not isinstance(chain, bool):
         raise InvalidInputError("chain must be True or False")
-    with mem._write_lock, mem._lock:
-        unit = scoped_unit(mem, unit_id, scope)
-        ids = versions(mem, unit) if chain else [unit.id]
-        mem._remove(ids, AuditEvent("delete", mem.actor, (unit.id,), unit.scope, reason, {"chain": chain}))
+    with parts.write_lock, parts.lock:
+        parts.check_open(write=True)
+        unit = scoped_unit(parts, unit_id, scope)
+        ids = versions(parts, unit) if chain else [unit.id]
+        remove(parts, ids, AuditEvent("delete", parts.actor, (unit.id,), unit.scope, reason, {"chain": chain}))
 
 
-def history(mem: Memory, unit_id: object, scope: Scope) -> list[AuditRecord]:
+def history(parts: Parts, unit_id: object, scope: Scope) -> list[AuditRecord]:
     uid = check_id(unit_id)
-    with mem._lock:
-        mem._check_open()
+    with parts.lock:
+        parts.check_open()
         if not scope.is_empty():
-            found = mem.store.get([uid])
-            owner = found[0].scope if found else mem.store.tombstone_owner(uid)
+            found = parts.store.get([uid])
+            owner = found[0].scope if found else parts.store.tombstone_owner(uid)
             if owner is None or not within(owner, scope):
                 raise _missing(uid)
-        return mem.store.events(unit_id=uid)
+        return parts.store.events(unit_id=uid)
+
+
+def remove(parts: Parts, ids: list[str], event: AuditEvent, forgotten: Scope | None = None) -> None:
+    """Delete units everywhere, then scrub: rewrite index files, checkpoint the WAL."""
+    parts.search.sync()
+    removed = parts.store.delete(ids, event=event, forgotten=forgotten)
+    if removed:
+        parts.search.removed([rid for rid, _ in removed], parts.store.last_write_seq)
+    parts.search.save()  # the files on disk must not keep forgotten vectors or words
+    parts.store.scrub()
 
 
 def forget(
-    mem: Memory, scope: Scope, *, since: object, until: object, unit_ids: object, everything: object,
+    parts: Parts, scope: Scope, *, since: object, until: object, unit_ids: object, everything: object,
     all_users: object, reason: object,
 ) -> int:
     """Select and remove units (see :meth:`Memory.forget`)."""
     ids = _check_forget_args(unit_ids, everything, all_users, reason, since, until)
-    start = parse_time(since, default_tz=mem._tz) if since is not None else None  # type: ignore[arg-type]
-    end = parse_time(until, default_tz=mem._tz) if until is not None else None  # type: ignore[arg-type]
+    start = parse_time(since, default_tz=parts.tz) if since is not None else None  # type: ignore[arg-type]
+    end = parse_time(until, default_tz=parts.tz) if until is not None else None  # type: ignore[arg-type]
     owned = scope.user_id is not None or scope.agent_id is not None
     if everything and (not scope.is_empty() or start or end or ids is not None or all_users):
         raise InvalidInputError("all=True wipes the whole store and takes no other criteria")
@@ -118,18 +128,18 @@ def forget(
     whole = Scope() if everything else (
         Scope(scope.user_id, scope.agent_id) if tombstones.whole_scope(scope, timed=timed, by_ids=ids is not None)
         else None)
-    with mem._write_lock, mem._lock:
-        mem._check_open()
-        chosen = mem.store.ids_in_scope(scope)
+    with parts.write_lock, parts.lock:
+        parts.check_open(write=True)
+        chosen = parts.store.ids_in_scope(scope)
         if timed:  # only a time range needs the units themselves
-            chosen = [u.id for u in mem.store.get(chosen) if _in_range(u, start, end)]
+            chosen = [u.id for u in parts.store.get(chosen) if _in_range(u, start, end)]
         if ids is not None:
             wanted = set(ids)
             chosen = [uid for uid in chosen if uid in wanted]
         details = {"since": start.isoformat() if start else None, "until": end.isoformat() if end else None,
                    "all": bool(everything), "all_users": bool(all_users), "by_ids": ids is not None}
         why = reason if isinstance(reason, str) else None  # checked above
-        mem._remove(chosen, AuditEvent("forget", mem.actor, (), scope, why, details), forgotten=whole)
+        remove(parts, chosen, AuditEvent("forget", parts.actor, (), scope, why, details), forgotten=whole)
         return len(chosen)
 
 

@@ -2,37 +2,33 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-
+from omnimem import validate
 from omnimem.answer import Answer, answer_question
 from omnimem.config import Settings
-from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
-from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, StoreError
+from omnimem.embed import Embedder, create_embedder
+from omnimem.engine.local import LocalEngine
+from omnimem.errors import ConfigError, InvalidInputError
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
 from omnimem.ingest import media
 from omnimem.ingest.media import MediaResult
-from omnimem.ingest.pipeline import Ingestor, Progress
-from omnimem.ingest.prepare import AddResult, Pending, clean_text, make_scope, prepare, prepare_turn
-from omnimem import lifecycle
-from omnimem.mau import MAU, Modality, Scope
-from omnimem.novelty import NoveltyFilter
+from omnimem.ingest.pipeline import Progress
+from omnimem.ingest.prepare import AddResult, clean_caption, clean_text, make_scope, prepare, prepare_turn
+from omnimem.mau import MAU
 from omnimem.pyramid import Context
-from omnimem.retrieval import Retriever
-from omnimem.store.audit import AuditEvent, AuditRecord
-from omnimem.tokens import TokenCounter, resolve_counter
+from omnimem.store.audit import AuditRecord
+from omnimem.store.base import Store
 from omnimem.timeparse import parse_time
-from omnimem.store.sqlite import SQLiteStore
+from omnimem.tokens import TokenCounter, resolve_counter
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
     from omnimem.graph.engine import KnowledgeGraph, Neighbor
@@ -46,85 +42,71 @@ class Memory:
 
     ``Memory()`` lives in memory; ``Memory(path="./mem")`` is an embedded store
     on disk (SQLite hot tier, content-addressed cold tier, FAISS + BM25
-    indexes). Scope ids (``user_id``, ``agent_id``, ``session_id``) are
-    keyword-only everywhere.
+    indexes). One argument chooses the engine (``url=`` is reserved for the
+    PostgreSQL and server engines); the facade checks arguments and delegates
+    to it (:mod:`omnimem.engine`). Scope ids (``user_id``, ``agent_id``,
+    ``session_id``) are keyword-only everywhere.
     """
 
     def __init__(
         self,
         path: str | Path | None = None,
         *,
+        url: str | None = None,
         embedder: str | Embedder | None = None,
         llm: LLM | str | bool | None = None,
         settings: Settings | None = None,
         config_file: str | Path | None = None,
         actor: str | None = None,
         tokenizer: TokenCounter | str | None = None,
+        read_only: bool = False,
         **overrides: Any,
     ) -> None:
         if settings is not None and (overrides or config_file is not None):
             raise ConfigError("pass either settings= or individual settings, not both")
+        if url is not None:  # one argument chooses the engine: in memory, a folder, or (later) a URL
+            if path is not None:
+                raise InvalidInputError("pass either path= (an embedded store) or url= (a server), not both")
+            raise ConfigError(f"no engine serves {str(url)[:40]!r} yet; use Memory() or Memory(path=...)")
         self.settings = settings or Settings.load(config_file=config_file, **overrides)
-        self.path = Path(path) if path is not None else None
-        self._lock = threading.RLock()  # store and index access (short)
-        self._write_lock = threading.RLock()  # one writer at a time; readers are not blocked while it embeds
-        self._closed = False
-        self._tz = _zone(self.settings.timezone)
+        self.path = validate.store_path(path)
         self.actor = actor or _local_user()
-        self.count_tokens = resolve_counter(tokenizer)  # budgets are in this counter's tokens (default cl100k)
-        self.novelty = NoveltyFilter(self.settings.novelty_threshold, self.settings.novelty)
-        self.llm: LLM | None = None if llm is False else resolve_llm(None if llm is True else llm)
-        self.store = SQLiteStore(self.path)
-        try:
-            self.embedder = self._resolve_embedder(embedder)
-            index_dir = self.path / "index" if self.path is not None else None
-            self.indexes = IndexSet(self.store, self.embedder.dim, index_dir,
-                                    sparse_context=self.settings.sparse_context)
-            self.graph = self._make_graph() if self.settings.graph else None
-            self.clip = self._make_clip() if self.settings.clip_model else None
-            self._ingestor = Ingestor(self)
-            self._retriever = Retriever(self)
-        except BaseException:
-            self.store.close()
-            raise
-
-    def _make_graph(self) -> KnowledgeGraph:
-        from omnimem.graph.engine import KnowledgeGraph
-        from omnimem.graph.extract import LLMExtractor, SpacyExtractor
-
-        choice = self.settings.graph_extractor
-        if choice == "llm" and self.llm is None:
-            raise ConfigError("graph_extractor='llm' needs an LLM; configure one or use 'spacy'")
-        use_llm = choice == "llm" or (choice == "auto" and self.llm is not None)
-        extractor = LLMExtractor(self.llm) if use_llm and self.llm is not None else SpacyExtractor()
-        return KnowledgeGraph(
-            self.store.connection, self.embedder.embed, extractor,
-            hops=self.settings.graph_hops, beta=self.settings.graph_beta,
+        self.engine = LocalEngine(
+            self.path, settings=self.settings, embedder=embedder, count_tokens=resolve_counter(tokenizer),
+            llm=None if llm is False else resolve_llm(None if llm is True else llm, config_file=config_file),
+            actor=self.actor,
+            read_only=bool(read_only),
         )
 
-    def _make_clip(self) -> ClipSearch:
-        from omnimem.index.clip import ClipSearch
-        from omnimem.media.clip import CLIPImageEmbedder
+    # -- the engine's parts, for inspection (tools, tests, benchmarks) ---------
+    @property
+    def store(self) -> Store:
+        return self.engine.parts.store
 
-        return ClipSearch(self.store, CLIPImageEmbedder(str(self.settings.clip_model)))
+    @property
+    def indexes(self) -> IndexSet:
+        return self.engine.indexes
 
-    def _resolve_embedder(self, requested: str | Embedder | None) -> Embedder:
-        wanted = requested if requested is not None else self.settings.embedder
-        meta = self.store.meta()
-        if isinstance(wanted, str) or wanted is None:
-            name = canonical_name(wanted) if wanted else (meta.embedder if meta else DEFAULT_EMBEDDER)
-            if meta is not None and name != meta.embedder:
-                raise EmbedderMismatchError(_mismatch(self.path, meta.embedder, name))
-            instance = create_embedder(name)
-        else:
-            instance = wanted
-            if meta is not None and instance.name != meta.embedder:
-                raise EmbedderMismatchError(_mismatch(self.path, meta.embedder, instance.name))
-        if meta is None:
-            meta = self.store.init_meta(instance.name, instance.dim)
-        if meta.dim != instance.dim:
-            raise EmbedderMismatchError(f"store vectors have {meta.dim} dimensions, {instance.name} gives {instance.dim}")
-        return instance
+    @property
+    def embedder(self) -> Embedder:
+        return self.engine.parts.embedder
+
+    @property
+    def llm(self) -> LLM | None:
+        return self.engine.parts.llm
+
+    @property
+    def graph(self) -> KnowledgeGraph | None:
+        return self.engine.parts.graph
+
+    @property
+    def clip(self) -> ClipSearch | None:
+        return self.engine.parts.clip
+
+    @property
+    def count_tokens(self) -> TokenCounter:
+        """Budgets are in this counter's tokens (default cl100k)."""
+        return self.engine.parts.count_tokens
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -135,18 +117,12 @@ class Memory:
 
     def close(self) -> None:
         """Persist the indexes and release the store. Safe to call twice."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            try:
-                self.indexes.save()
-            finally:
-                self.store.close()
+        self.engine.close()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreError("this Memory is closed")
+    @property
+    def read_only(self) -> bool:
+        """Whether this store was opened read-only (searches and reads work, writes raise)."""
+        return self.engine.read_only
 
     # -- writes -----------------------------------------------------------------
     def add(
@@ -171,11 +147,14 @@ class Memory:
         ``allow_forgotten`` (see "What remains after a forget" in the README).
         """
         scope = make_scope(user_id, agent_id, session_id)
-        item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self._tz, metadata=metadata)
+        item = prepare(text, time=time, speaker=speaker, source_id=source_id, scope=scope, tz=self.engine.tz,
+                       metadata=metadata)
+        if supersedes is not None:
+            supersedes = validate.unit_ids(supersedes, "supersedes")
         if supersedes:
-            lifecycle.check_supersedable(self, supersedes, scope)
+            self.engine.check_supersedable(supersedes, scope)
             item = replace(item, supersedes=tuple(supersedes))
-        return self._ingest([item], allow_forgotten=allow_forgotten, action="supersede" if supersedes else "add")[0]
+        return self.engine.ingest([item], allow_forgotten=allow_forgotten, action="supersede" if supersedes else "add")[0]
 
     def update(
         self,
@@ -195,19 +174,8 @@ class Memory:
         the old (search returns the new one; ``include_superseded=True`` both).
         A unit outside the given scope is not found.
         """
-        old = self.get(unit_id, user_id=user_id, agent_id=agent_id, session_id=session_id)
-        if old.modality is not Modality.TEXT:
-            raise InvalidInputError("only text units can be updated; add the new media and pass supersedes=")
-        lifecycle.check_supersedable(self, [old.id], old.scope)
-        body = text if text is not None else (self._retriever.full_text(old) or old.summary)
-        item = prepare(
-            body, time=time if time is not None else old.event_time, speaker=speaker if speaker is not None else old.speaker,
-            source_id=None, scope=old.scope, tz=self._tz, metadata=old.metadata,
-        )
-        if item.content_hash == old.content_hash:
-            raise InvalidInputError("the update changes nothing")
-        item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,))
-        return self._ingest([item], action="update", reason=reason, allow_forgotten=True)[0]
+        scope = make_scope(user_id, agent_id, session_id)
+        return self.engine.update(unit_id, scope, text, time, speaker, validate.note(reason))
 
     def add_dialogue(
         self,
@@ -230,14 +198,10 @@ class Memory:
         if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
             raise InvalidInputError("turns must be a list of mappings")
         scope = make_scope(user_id, agent_id, session_id)
-        items = [prepare_turn(t, i, scope=scope, tz=self._tz) for i, t in enumerate(turns)]
+        items = [prepare_turn(t, i, scope=scope, tz=self.engine.tz) for i, t in enumerate(turns)]
         if restate:
-            return self._ingestor.restate(items, scope, progress)
-        return self._ingest(items, progress, allow_forgotten=allow_forgotten)
-
-    def _ingest(self, items: Sequence[Pending], progress: Progress | None = None, **options: Any) -> list[AddResult]:
-        """Store validated units (see :class:`omnimem.ingest.pipeline.Ingestor`)."""
-        return self._ingestor.ingest(items, progress, **options)
+            return self.engine.restate(items, scope, progress)
+        return self.engine.ingest(items, progress, allow_forgotten=allow_forgotten)
 
     # -- media -------------------------------------------------------------
     def add_image(
@@ -260,28 +224,13 @@ class Memory:
         CLIP vector for text-to-image search.
         """
         scope = make_scope(user_id, agent_id, session_id)
+        caption = clean_caption(caption)
         data, name = media.read_bytes(image, limit=media.MAX_IMAGE_BYTES)
-        item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope, tz=self._tz)
+        item, phash = media.image_item(data, filename=name, caption=caption, time=time, scope=scope,
+                                       tz=self.engine.tz, max_pixels=self.settings.max_media_pixels)
         if source_id is not None:
             item = replace(item, source_id=clean_text(source_id, what="source_id"))
-        if not (caption and caption.strip()) and self.settings.vision_captions and self.llm is not None:
-            described = media.describe_image(self.llm, data, str(item.metadata["mime"]))
-            item = replace(item, text=described, metadata={**item.metadata, "caption": "vision-llm"})
-        with self._write_lock:
-            with self._lock:
-                if self.store.find_hashes([item.content_hash]):  # the very same file: reported as a duplicate
-                    return self._ingest([item])[0]
-                recent = self.store.recent_metadata(scope, Modality.IMAGE, self.settings.novelty_window * 5)
-            from omnimem.media import hash_distance, is_near_duplicate
-
-            for unit_id, meta in recent:
-                other = meta.get("phash")
-                if other and is_near_duplicate(phash, other):
-                    distance = hash_distance(phash, other)
-                    with self._lock:
-                        self.store.add_stats({"image_near_duplicate": 1})
-                    return AddResult(None, False, f"near-duplicate image (phash distance {distance})", None, unit_id)
-            return self._ingest([item])[0]
+        return self.engine.add_image(item, phash, data, captioned=bool(caption and caption.strip()))
 
     def add_audio(
         self,
@@ -300,19 +249,7 @@ class Memory:
         was stored (re-running skips it).
         """
         scope = make_scope(user_id, agent_id, session_id)
-        stats: dict[str, float] = {}
-        results: list[AddResult] = []
-        batch: list[Pending] = []
-        for item in media.audio_items(audio, time=time, scope=scope, tz=self._tz, stats=stats):
-            batch.append(item)
-            if len(batch) >= 16:
-                results.extend(self._ingest(batch, progress, keep_chain=bool(results)))
-                batch = []
-        if batch:
-            results.extend(self._ingest(batch, progress, keep_chain=bool(results)))
-        with self._write_lock, self._lock:
-            self.store.add_stats({k: v for k, v in stats.items() if k != "speech_segments"})
-        return MediaResult(tuple(results), stats)
+        return self.engine.add_audio(audio, time, scope, progress)
 
     def add_video(
         self,
@@ -326,24 +263,10 @@ class Memory:
         session_id: str | None = None,
     ) -> MediaResult:
         """Remember a video: one event unit, its scene-change frames, and its speech, all linked."""
-        if fps <= 0 or max_frames < 1:
-            raise InvalidInputError("fps must be positive and max_frames at least 1")
+        fps = validate.real(fps, "fps", low=0.0, high=1000.0, open_low=True)
+        max_frames = validate.whole(max_frames, "max_frames", maximum=100_000)
         scope = make_scope(user_id, agent_id, session_id)
-        detector = None
-        if self.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
-            from omnimem.media.scene import EmbeddingChangeDetector
-
-            clip = self.clip.embedder
-            detector = EmbeddingChangeDetector(lambda image: clip.embed_images([image])[0])
-        items, stats, event_id = media.video_items(
-            video, time=time, scope=scope, tz=self._tz, fps=fps, max_frames=max_frames, detector=detector
-        )
-        results = self._ingest(items)
-        if not results[0].accepted:  # the same video again: nothing new was stored
-            return MediaResult(tuple(results), stats, results[0].duplicate_of)
-        with self._write_lock, self._lock:
-            self.store.add_stats(stats)
-        return MediaResult(tuple(results), stats, event_id)
+        return self.engine.add_video(video, time, scope, fps, max_frames)
 
     def delete(
         self, unit_id: str, *, reason: str | None = None, chain: bool = False, user_id: str | None = None,
@@ -355,7 +278,7 @@ class Memory:
         ``chain=True`` removes every version instead: the units it replaced and
         the ones that replaced it. A unit outside the given scope is not found.
         """
-        lifecycle.delete(self, unit_id, make_scope(user_id, agent_id, session_id), reason, chain)
+        self.engine.delete(unit_id, make_scope(user_id, agent_id, session_id), validate.note(reason), chain)
 
     def forget(
         self,
@@ -382,26 +305,18 @@ class Memory:
         ones replaced become current again. What stays is described in the
         README ("What remains after a forget").
         """
-        return lifecycle.forget(
-            self, make_scope(user_id, agent_id, session_id), since=since, until=until, unit_ids=unit_ids,
-            everything=all, all_users=all_users, reason=reason,
+        return self.engine.forget(
+            make_scope(user_id, agent_id, session_id), since=since, until=until,
+            unit_ids=None if unit_ids is None else validate.unit_ids(unit_ids), everything=validate.flag(all, "all"),
+            all_users=all_users, reason=validate.note(reason),
         )
-
-    def _remove(self, ids: list[str], event: AuditEvent, forgotten: Scope | None = None) -> None:
-        """Delete units everywhere, then scrub: rewrite index files, checkpoint the WAL."""
-        self.indexes.sync()
-        removed = self.store.delete(ids, event=event, forgotten=forgotten)
-        if removed:
-            self.indexes.removed([rid for rid, _ in removed], self.store.last_write_seq)
-        self.indexes.save()  # the files on disk must not keep forgotten vectors or words
-        self.store.scrub()
 
     # -- reads ------------------------------------------------------------------
     def get(
         self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
     ) -> MAU:
         """The unit with this id; NotFoundError if there is none in the given scope."""
-        return lifecycle.scoped_unit(self, unit_id, make_scope(user_id, agent_id, session_id))
+        return self.engine.get(unit_id, make_scope(user_id, agent_id, session_id))
 
     def search(
         self,
@@ -421,62 +336,47 @@ class Memory:
         Superseded units are withheld unless ``include_superseded``; ``as_of``
         answers from what the memory held at that time (record time).
         """
-        text = clean_text(query, what="query")
-        k = self.settings.top_k if top_k is None else top_k
-        th = self.settings.theta if theta is None else theta
-        limit = self.settings.budget if budget is None else budget
-        if k < 1 or limit < 1:
-            raise InvalidInputError("top_k and budget must be positive")
+        text = clean_text(validate.query(query, self.settings.max_query_chars), what="query")
+        k = self.settings.top_k if top_k is None else validate.whole(top_k, "top_k", maximum=10_000)
+        th = self.settings.theta if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0)
+        limit = self.settings.budget if budget is None else validate.whole(budget, "budget")
         scope = make_scope(user_id, agent_id, session_id)
-        when = parse_time(as_of, default_tz=self._tz) if as_of is not None else None
-        return self._retriever.search(text, k, th, limit, scope, include_superseded, when)
+        when = parse_time(as_of, default_tz=self.engine.tz) if as_of is not None else None
+        return self.engine.search(text, k, th, limit, scope, include_superseded, when)
 
     # -- graph API ------------------------------------------------------------
-    def _need_graph(self) -> KnowledgeGraph:
-        if self.graph is None:
-            raise ConfigError("the knowledge graph is off; open the store with Memory(..., graph=True)")
-        return self.graph
-
     def entities(
         self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
     ) -> list[Entity]:
         """Entities of a scope (``str()`` shows name, type and aliases)."""
-        scope = make_scope(user_id, agent_id, session_id)
-        graph = self._need_graph()
-        found = graph.entities(scope)
-        if session_id is None:
-            return found
-        with self._lock:
-            in_session = set(self.store.ids_in_scope(scope))
-        return [e for e in found if in_session & set(graph.details(e)["units"])]
+        return self.engine.entities(make_scope(user_id, agent_id, session_id))
 
     def neighbors(
         self, name: str, *, hops: int = 2, user_id: str | None = None, agent_id: str | None = None,
         session_id: str | None = None,
     ) -> list[Neighbor]:
         """Entities within ``hops`` of the entity called ``name`` (or with that alias), scored."""
-        if hops < 0:
-            raise InvalidInputError("hops must be >= 0")
+        hops = validate.whole(hops, "hops", minimum=0, maximum=10)
         scope = make_scope(user_id, agent_id, session_id)
-        return self._need_graph().neighbors(clean_text(name, what="name"), scope, hops)
+        return self.engine.neighbors(clean_text(name, what="name"), scope, hops)
 
     def entity_details(
         self, name: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> list[dict[str, Any]]:
         """The entities called ``name`` (or with that alias): aliases, relations and the units behind them."""
-        graph, scope = self._need_graph(), make_scope(user_id, agent_id, None)
+        graph, scope = self.engine.need_graph(), make_scope(user_id, agent_id, None)
         return [graph.details(e) for e in graph.find(clean_text(name, what="name"), scope)]
 
     def export_graph(self, *, format: str = "json", user_id: str | None = None, agent_id: str | None = None) -> str:
         """A scope's knowledge graph as ``json`` or ``graphml`` (entities with aliases and units, relations)."""
         if format not in ("json", "graphml"):
             raise InvalidInputError(f"unknown graph format {format!r}; use json or graphml")
-        return self._need_graph().export(make_scope(user_id, agent_id, None), format)
+        return self.engine.need_graph().export(make_scope(user_id, agent_id, None), format)
 
     @staticmethod
     def exists(path: str | Path) -> bool:
         """Whether ``path`` holds an omnimem store (``Memory(path)`` creates one where there is none)."""
-        from omnimem.store.sqlite import DB_NAME
+        from omnimem.store.opening import DB_NAME
 
         return (Path(path) / DB_NAME).is_file()
 
@@ -507,7 +407,7 @@ class Memory:
 
         With a scope, a unit outside it (or whose owner is no longer known) is not found.
         """
-        return lifecycle.history(self, unit_id, make_scope(user_id, agent_id, session_id))
+        return self.engine.history(unit_id, make_scope(user_id, agent_id, session_id))
 
     def log(
         self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
@@ -515,9 +415,7 @@ class Memory:
     ) -> list[AuditRecord]:
         """The audit log (append-only), optionally for one scope and only the last ``limit`` events."""
         scope = make_scope(user_id, agent_id, session_id)
-        with self._lock:
-            self._check_open()
-            return self.store.events(scope=scope, limit=limit)
+        return self.engine.log(scope, None if limit is None else validate.whole(limit, "limit"))
 
     # -- data access and model changes ------------------------------------------
     def export(
@@ -525,13 +423,10 @@ class Memory:
         all: bool = False,
     ) -> Iterator[dict[str, Any]]:
         """Everything held about a scope as JSON-ready records (see :mod:`omnimem.governance`)."""
-        from omnimem.governance import export_records
-
         scope = make_scope(user_id, agent_id, session_id)
-        if scope.is_empty() and not all:
+        if scope.is_empty() and not validate.flag(all, "all"):
             raise InvalidInputError("export needs a scope; pass all=True to export the whole store")
-        self._check_open()
-        return export_records(self, scope)
+        return self.engine.export(scope)
 
     def import_records(self, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False) -> dict[str, int]:
         """Load a dump made by :meth:`export`; every record is validated before any is stored.
@@ -540,18 +435,13 @@ class Memory:
         and units recorded before their user or agent was forgotten, unless
         ``allow_forgotten``. Returns counts: units, stored, skipped, forgotten.
         """
-        from omnimem.governance import import_records
-
-        self._check_open()
-        return import_records(self, records, allow_forgotten=allow_forgotten)
+        return self.engine.import_records(validate.records(records), allow_forgotten)
 
     def reembed(self, embedder: str | Embedder) -> int:
         """Rebuild every vector with another embedding model; the store then records that model."""
-        from omnimem.governance import reembed
-
-        self._check_open()
+        self.engine.parts.check_open(write=True)
         instance = create_embedder(embedder) if isinstance(embedder, str) else embedder
-        return reembed(self, instance)
+        return self.engine.reembed(instance)
 
     def search_many(self, queries: Sequence[str], *, workers: int = 4, **kwargs: Any) -> list[Context]:
         """``search`` for many queries on a thread pool; results in input order."""
@@ -563,21 +453,7 @@ class Memory:
 
     def stats(self) -> dict[str, Any]:
         """Counts and configuration, for ``omnimem stats``."""
-        with self._lock:
-            self._check_open()
-            data: dict[str, Any] = {
-                "path": str(self.path) if self.path else None,
-                "embedder": self.embedder.name,
-                "dim": self.embedder.dim,
-                **self.store.stats(),
-                "index": self.indexes.sizes(),
-                "filters": self.store.filter_stats(),
-                "llm": None,
-            }
-        if self.llm is not None:
-            usage = self.llm.usage()
-            data["llm"] = {"name": self.llm.name, **{k: getattr(usage, k) for k in usage.__dataclass_fields__}}
-        return data
+        return self.engine.stats()
 
     def __repr__(self) -> str:
         where = str(self.path) if self.path else ":memory:"
@@ -594,25 +470,8 @@ def _local_user() -> str:
 
 
 def _parallel(fn: Callable[[str], T], items: Sequence[str], workers: int) -> list[T]:
-    if workers < 1:
-        raise InvalidInputError("workers must be at least 1")
+    workers, items = validate.whole(workers, "workers", maximum=256), validate.texts(items)
     if workers == 1 or len(items) <= 1:
         return [fn(item) for item in items]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="omnimem") as pool:
         return list(pool.map(fn, items))
-
-
-def _zone(name: str) -> ZoneInfo | timezone:
-    if name.upper() == "UTC":
-        return timezone.utc
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"unknown timezone {name!r}") from None
-
-
-def _mismatch(path: Path | None, stored: str, wanted: str) -> str:
-    return (
-        f"store {path} was built with embedder {stored!r}, not {wanted!r}; open it without choosing an "
-        f"embedder, or switch it with: omnimem reembed --embedder {wanted} --store {path}"
-    )

@@ -14,38 +14,40 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_merge, union_merge
 from omnimem.ingest import media
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.pyramid import Candidate, Context, RawContent, build_context
+from omnimem.engine.parts import Parts
+from omnimem.store.base import Candidates, SearchFilter, Store
 
 if TYPE_CHECKING:
     from omnimem.graph.engine import GraphInfo
-    from omnimem.memory import Memory
 
 
 class Retriever:
-    """Runs searches against one Memory's store and indexes."""
+    """Runs searches against one engine's store and indexes."""
 
-    def __init__(self, mem: Memory) -> None:
-        self.mem = mem
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None
     ) -> Context:
         """Dense + BM25 fused, same-session neighbours, CLIP and graph candidates, then the pyramid."""
-        m = self.mem
+        m = self.parts
         settings = m.settings
         depth = k if settings.fusion == "union" else max(k, settings.depth or limit // 20)
         merge = union_merge if settings.fusion == "union" else partial(
             rrf_merge, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         qvec = m.embedder.embed([text])[0]
-        with m._lock:
-            m._check_open()
-            m.indexes.sync()
-            allowed = m.store.rids_in_scope(scope, include_superseded=include_superseded, as_of=when)
-            dense = m.indexes.search_dense(qvec, depth, allowed) if settings.dense else []
-            sparse = m.indexes.search_sparse(text, depth, allowed) if settings.sparse else []
+        with m.lock:
+            m.check_open()
+            m.search.sync()
+            view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
+            dense = view.dense(qvec, depth) if settings.dense else []
+            sparse = view.text(text, depth) if settings.sparse else []
             order = merge([r for r, _ in dense], [r for r, _ in sparse])
             units = m.store.get_rows(order)
         dense_ids = {r for r, _ in dense}
@@ -60,12 +62,12 @@ class Retriever:
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
             candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
         if settings.neighbours and settings.expand_top:
-            candidates = self._with_neighbours(candidates, qvec, scope, allowed)
+            candidates = self._with_neighbours(candidates, qvec, scope, view)
         if m.clip is not None:
-            candidates += self._clip_candidates(text, k, allowed, {c.unit.id for c in candidates}, qvec)
+            candidates += self._clip_candidates(text, k, view, {c.unit.id for c in candidates}, qvec)
         graph_info = None
         if m.graph is not None and m.settings.graph_k > 0:
-            candidates, graph_info = self._graph_candidates(text, qvec, scope, allowed, candidates)
+            candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
         ctx = build_context(
             text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
             max_level=settings.max_level, packing=settings.packing, count=m.count_tokens,
@@ -75,7 +77,7 @@ class Retriever:
         return self._with_raw_bytes(ctx)
 
     def _with_neighbours(
-        self, candidates: list[Candidate], qvec: Any, scope: Scope, allowed: Any
+        self, candidates: list[Candidate], qvec: Any, scope: Scope, view: Candidates
     ) -> list[Candidate]:
         """Put the turns just before and after each of the best hits right after it.
 
@@ -83,10 +85,9 @@ class Retriever:
         did you paint?" / "a sunset"); on LoCoMo this lifted recall within 6,000
         tokens by 3 points. Neighbours must be searchable in the same scope.
         """
-        m = self.mem
+        m = self.parts
         reach, top = m.settings.neighbours, m.settings.expand_top
         present = {c.unit.id for c in candidates}
-        allowed_set = None if allowed is None else set(allowed.tolist())
         extra: dict[str, list[Candidate]] = {}  # anchor id -> its neighbours
         frontier = [(c.unit, c.unit.id) for c in candidates[:top]]
         for _ in range(reach):
@@ -97,12 +98,12 @@ class Retriever:
                         wanted[near] = anchor
             if not wanted:
                 break
-            with m._lock:
+            with m.lock:
                 found = m.store.get_with_rids(sorted(wanted))
             frontier = []
+            admitted = view.admitted([rid for rid, _ in found])  # same scope, supersession and as_of
             for rid, unit in found:
-                usable = rid in allowed_set if allowed_set is not None else unit.active
-                if not usable or not in_scope(unit, scope):
+                if rid not in admitted or not in_scope(unit, scope):
                     continue
                 present.add(unit.id)
                 extra.setdefault(wanted[unit.id], []).append(
@@ -114,21 +115,21 @@ class Retriever:
             out.extend(sorted(extra.get(cand.unit.id, []), key=lambda c: c.unit.event_time or c.unit.record_time))
         return out
 
-    def _clip_candidates(self, query: str, k: int, allowed: Any, present: set[str], qvec: Any) -> list[Candidate]:
+    def _clip_candidates(self, query: str, k: int, view: Candidates, present: set[str], qvec: Any) -> list[Candidate]:
         """Images whose CLIP vector is near the query's, not already found by text."""
-        m = self.mem
+        m = self.parts
         assert m.clip is not None
-        found = m.clip.search(query, k, allowed)
-        with m._lock:
+        found = m.clip.search(query, k, view)
+        with m.lock:
             rows = m.store.get_rows([rid for rid, _ in found])
         return [Candidate(rows[rid], similarity(qvec, rows[rid]), frozenset({"clip"}))
                 for rid, _ in found if rid in rows and rows[rid].id not in present]
 
     def _graph_candidates(
-        self, query: str, qvec: Any, scope: Scope, allowed: Any, candidates: list[Candidate]
+        self, query: str, qvec: Any, scope: Scope, view: Candidates, candidates: list[Candidate]
     ) -> tuple[list[Candidate], GraphInfo]:
         """Mark hybrid hits the graph also reached; append the best graph-only units."""
-        m = self.mem
+        m = self.parts
         assert m.graph is not None
         unit_scores, info = m.graph.expand_units(query, scope)
         if not unit_scores:
@@ -136,13 +137,13 @@ class Retriever:
         present = {c.unit.id for c in candidates}
         marked = [replace(c, sources=c.sources | {"graph"}) if c.unit.id in unit_scores else c for c in candidates]
         pool = sorted((uid for uid in unit_scores if uid not in present), key=lambda u: (-unit_scores[u], u))[:500]
-        with m._lock:
+        with m.lock:
             found = m.store.get_with_rids(pool)
-        allowed_set = None if allowed is None else set(allowed.tolist())  # scope, supersession and as_of at once
+        admitted = view.admitted([rid for rid, _ in found])  # scope, supersession and as_of at once
         top = max(unit_scores.values())
         ranked: list[tuple[float, MAU]] = []
         for rid, unit in found:
-            if allowed_set is not None and rid not in allowed_set:
+            if rid not in admitted:
                 continue
             weight = 0.5 + 0.5 * unit_scores[unit.id] / top
             ranked.append((max(similarity(qvec, unit), 0.0) * weight, unit))
@@ -152,13 +153,8 @@ class Retriever:
         return marked + added, info
 
     def full_text(self, unit: MAU) -> str | None:
-        """Level-2 text: the full text of a long unit (cold tier), a transcript, or the summary."""
-        m = self.mem
-        if unit.modality is not Modality.TEXT:
-            return str(unit.metadata.get("transcript") or unit.summary)
-        if unit.raw_ref is None:
-            return unit.summary
-        return m.store.read_raw(unit.raw_ref).decode("utf-8")
+        """Level-2 text (see :func:`full_text`)."""
+        return full_text(self.parts.store, unit)
 
     def raw(self, unit: MAU) -> RawContent | None:
         """Level-3 content: media only (a text unit's raw content is its full text, level 2)."""
@@ -174,15 +170,35 @@ class Retriever:
 
     def _with_raw_bytes(self, ctx: Context) -> Context:
         """Load cold-tier bytes only for the hits that reached level 3."""
-        m = self.mem
+        m = self.parts
         if not any(h.level == 3 for h in ctx.hits):
             return ctx
         hits = tuple(
-            replace(h, raw=replace(h.raw, data=m.store.read_raw(h.unit.raw_ref)))
+            replace(h, raw=replace(h.raw, data=_read_or_none(m.store, h.unit.raw_ref)))
             if h.level == 3 and h.raw is not None and h.unit.raw_ref else h
             for h in ctx.hits
         )
         return replace(ctx, hits=hits)
+
+
+def full_text(store: Store, unit: MAU) -> str | None:
+    """Level-2 text: the full text of a long unit (cold tier), a transcript, or the summary."""
+    if unit.modality is not Modality.TEXT:
+        return str(unit.metadata.get("transcript") or unit.summary)
+    if unit.raw_ref is None:
+        return unit.summary
+    try:
+        return store.read_raw(unit.raw_ref).decode("utf-8")
+    except NotFoundError:  # forgotten by another thread or process during this search: stays at level 1
+        return None
+
+
+def _read_or_none(store: Store, ref: str) -> bytes | None:
+    """Cold-tier bytes, or None when a concurrent forget removed them mid-search (the label stays)."""
+    try:
+        return store.read_raw(ref)
+    except NotFoundError:
+        return None
 
 
 def similarity(qvec: Any, unit: MAU) -> float:

@@ -5,6 +5,10 @@ cold tier and comes back at level 2. With an LLM the summary is written by
 the model; without one it is the first ``max_words`` words followed by
 " …", exactly what the core has always stored. Text of ``max_words`` words
 or fewer is its own summary, and no LLM is called for it.
+
+Words are not enough for text without spaces (Chinese, Japanese, Thai, a
+long URL): a 40,000-character Chinese text is one "word". So a summary is
+also held to ``TOKENS_PER_WORD * max_words`` tokens, cut by counting tokens.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from omnimem.errors import ConfigError, InvalidInputError
 from omnimem.llm.base import LLM, Message
+from omnimem.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +36,7 @@ Reply with only a JSON object: {{"summary": "..."}}
 """
 
 ELLIPSIS = " …"
+TOKENS_PER_WORD = 2  # English averages 1.3 tokens a word: word-cut summaries of English stay as they were
 
 
 class SummaryReply(BaseModel):
@@ -51,7 +57,7 @@ def summarise(text: str, llm: LLM | None, *, max_words: int = 60) -> str:
         raise InvalidInputError("text to summarise is empty")
     if max_words < 1:
         raise ConfigError(f"summary max_words must be >= 1, got {max_words}")
-    if len(text.split()) <= max_words:
+    if _fits(text, max_words):
         return text
     if llm is None:
         return first_words(text, max_words)
@@ -59,18 +65,36 @@ def summarise(text: str, llm: LLM | None, *, max_words: int = 60) -> str:
     summary = re.sub(r"\s+", " ", reply.summary).strip()
     if not summary:
         return first_words(text, max_words)
-    if len(summary.split()) > max_words:
+    if not _fits(summary, max_words):
         log.debug("summary of %d words cut to %d", len(summary.split()), max_words)
         return first_words(summary, max_words)
     return summary
 
 
+def _fits(text: str, max_words: int) -> bool:
+    return len(text.split()) <= max_words and count_tokens(text) <= TOKENS_PER_WORD * max_words
+
+
 def first_words(text: str, max_words: int) -> str:
-    """The offline summary: the first ``max_words`` words, then " …" if anything was cut."""
-    words = text.split()
-    if len(words) <= max_words:
+    """The offline summary: the first ``max_words`` words (at most ``TOKENS_PER_WORD`` tokens a word), then " …"."""
+    if _fits(text, max_words):
         return text
-    return " ".join(words[:max_words]) + ELLIPSIS
+    cut = " ".join(text.split()[:max_words])
+    return first_tokens(cut, TOKENS_PER_WORD * max_words) + ELLIPSIS
+
+
+def first_tokens(text: str, max_tokens: int) -> str:
+    """The longest prefix of ``text`` with at most ``max_tokens`` tokens (found by bisecting on prefix counts)."""
+    if count_tokens(text) <= max_tokens:
+        return text
+    low, high = 0, min(len(text), 64 * max_tokens)  # no token is longer than 64 characters
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count_tokens(text[:mid]) <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low].rstrip()
 
 
 def summary_messages(text: str, *, max_words: int) -> list[Message]:
@@ -81,4 +105,4 @@ def summary_messages(text: str, *, max_words: int) -> list[Message]:
     ]
 
 
-__all__ = ["SUMMARY_PROMPT", "SummaryReply", "first_words", "summarise", "summary_messages"]
+__all__ = ["SUMMARY_PROMPT", "SummaryReply", "first_tokens", "first_words", "summarise", "summary_messages"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from omnimem.errors import InvalidTimeError
+from omnimem.errors import ConfigError, InvalidTimeError
 
 # Formats beyond ISO 8601, tried in order. LoCoMo writes "1:56 pm on 8 May, 2023".
 _FORMATS = (
@@ -62,3 +63,13 @@ def format_time(value: datetime | None) -> str:
     if value is None:
         return "unknown time"
     return value.strftime("%Y-%m-%d %H:%M")
+
+
+def zone(name: str) -> tzinfo:
+    """The time zone called ``name`` ("UTC" or an IANA name); a ConfigError if there is none."""
+    if name.upper() == "UTC":
+        return timezone.utc
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"unknown timezone {name!r}") from None

@@ -4,8 +4,9 @@ and the benchmark data folder (skipped with a reason when absent, required in CI
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,10 +37,42 @@ def minilm() -> MiniLMEmbedder:
     return MiniLMEmbedder()
 
 
+ENGINES = ["memory", "path"]  # Memory() and Memory(path=...); later "postgresql://..." and "http://..."
+
+
+def open_memory(engine: str, folder: Path, **settings: Any) -> Memory:
+    """A fresh Memory on the fake embedder, of the kind ``engine`` names."""
+    if engine == "memory":
+        return Memory(embedder="fake", **settings)
+    if engine == "path":
+        return Memory(folder / "engine-store", embedder="fake", **settings)
+    raise ValueError(f"unknown engine {engine!r}")
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def mem() -> Iterator[Memory]:
-    with Memory(embedder="fake") as m:
+def mem(engine: str, tmp_path: Path) -> Iterator[Memory]:
+    """A Memory for facade tests that hold for every engine (run once per engine)."""
+    with open_memory(engine, tmp_path) as m:
         yield m
+
+
+@pytest.fixture
+def make_memory(engine: str, tmp_path: Path) -> Iterator[Callable[..., Memory]]:
+    """Open Memories with settings, of the engine under test; closed at the end."""
+    opened: list[Memory] = []
+
+    def make(**settings: Any) -> Memory:
+        opened.append(open_memory(engine, tmp_path / str(len(opened)), **settings))
+        return opened[-1]
+
+    yield make
+    for m in opened:
+        m.close()
 
 
 @pytest.fixture

@@ -178,7 +178,7 @@ def test_reembed_switches_the_model_and_keeps_search_working(store_path: Path, m
     class Other(FakeEmbedder):
         name = "fake-other"
 
-    register_embedder("fake-other", lambda: Other(dim=64))
+    register_embedder("fake-other", lambda: Other(dim=64), replace=True)  # the test may run twice
     with Memory(store_path, embedder="fake") as m:
         uid = m.add("a blue bicycle with a basket", user_id="u").id
         assert m.reembed("fake-other") == 1

@@ -1,6 +1,7 @@
-"""The facade, used the way the README shows, on the fast fake embedder."""
+"""The facade, used the way the README shows, on the fast fake embedder (once per engine)."""
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,14 +46,14 @@ def test_reingest_is_idempotent(mem: Memory):
     assert mem.stats()["units"] == 3
 
 
-def test_novelty_filter_rejects_near_repeats_and_can_be_off():
-    with Memory(embedder="fake") as m:
+def test_novelty_filter_rejects_near_repeats_and_can_be_off(make_memory: Callable[..., Memory]):
+    with make_memory() as m:
         m.add("we should go hiking in the alps next summer", user_id="u")
         res = m.add("We should go hiking in the Alps next summer!!", user_id="u", time="2024-01-02")
         assert not res.accepted and res.reason.startswith("redundant") and res.similarity == 1.0
         other_user = m.add("we should go hiking in the alps next summer", user_id="v")
         assert other_user.accepted  # another scope is another memory
-    with Memory(embedder="fake", novelty=False) as m:
+    with make_memory(novelty=False) as m:
         m.add("we should go hiking in the alps next summer", user_id="u")
         assert m.add("We should go hiking in the Alps next summer!!", user_id="u", time="2024-01-02").accepted
 
@@ -152,17 +153,17 @@ def test_closed_memory_refuses_work(store_path: Path):
         m.add("x")
 
 
-def test_ablation_switches():
+def test_ablation_switches(make_memory: Callable[..., Memory]):
     turns = [{"speaker": "A", "text": t} for t in ("zebra crossing downtown", "a striped horse at the zoo", "lunch")]
-    with Memory(embedder="fake", sparse=False) as m:
+    with make_memory(sparse=False) as m:
         m.add_dialogue(turns)
         assert all(h.sources == {"dense"} for h in m.search("zebra").hits)
-    with Memory(embedder="fake", dense=False) as m:
+    with make_memory(dense=False) as m:
         m.add_dialogue(turns)
         hits = m.search("zebra").hits
         assert [h.unit.summary for h in hits] == ["zebra crossing downtown"] and hits[0].sources == {"sparse"}
     long = "word " * 100 + "zebra"
-    with Memory(embedder="fake", max_level=1) as m:
+    with make_memory(max_level=1) as m:
         m.add(long)
         assert m.search("zebra", theta=0.0).hits[0].level == 1
 
@@ -194,8 +195,8 @@ def test_neighbours_of_the_best_hits_join_the_context(mem: Memory):
         assert [h.unit.source_ids[0] for h in m.search("pottery class", user_id="u").hits] == ["D1:1"]
 
 
-def test_paper_mode_union_and_lines_is_available():
-    with Memory(embedder="fake", fusion="union", packing="line", neighbours=0) as m:
+def test_paper_mode_union_and_lines_is_available(make_memory: Callable[..., Memory]):
+    with make_memory(fusion="union", packing="line", neighbours=0) as m:
         m.add("the red kayak is in the garage", speaker="Ann", time="2024-06-01T10:00", user_id="u")
         ctx = m.search("red kayak", user_id="u")
         assert ctx.render() == "[2024-06-01 10:00] Ann: the red kayak is in the garage"

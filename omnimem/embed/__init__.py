@@ -1,4 +1,4 @@
-"""Embedders: a Protocol, a registry, and the built-in providers."""
+"""Embedders: a Protocol and the built-in providers (registered in :mod:`omnimem.providers`)."""
 
 from omnimem.embed.base import (
     Embedder,
@@ -10,14 +10,10 @@ from omnimem.embed.base import (
 )
 from omnimem.embed.fake import FakeEmbedder
 from omnimem.embed.minilm import MODEL_NAME, MiniLMEmbedder
-from omnimem.embed.onnx import ONNX_NAME, OnnxMiniLMEmbedder
 
 DEFAULT_EMBEDDER = MODEL_NAME
 
-register_embedder(MODEL_NAME, MiniLMEmbedder, aliases=("minilm", "default"))
-register_embedder("fake", FakeEmbedder)
-
-register_embedder(ONNX_NAME, OnnxMiniLMEmbedder, aliases=("minilm-onnx", "onnx"))
+# the built-ins register in omnimem.providers.BUILTINS, the same way plugins do
 
 __all__ = [
     "DEFAULT_EMBEDDER",

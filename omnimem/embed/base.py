@@ -1,4 +1,4 @@
-"""The embedder contract and the registry every embedder goes through."""
+"""The embedder contract; embedders register through :mod:`omnimem.providers`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.errors import ConfigError
+from omnimem.providers import providers
 
 Vectors = npt.NDArray[np.float32]
 
@@ -27,34 +27,24 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
 
-_REGISTRY: dict[str, Callable[[], Embedder]] = {}
-_ALIASES: dict[str, str] = {}
-
-
-def register_embedder(name: str, factory: Callable[[], Embedder], *, aliases: Sequence[str] = ()) -> None:
-    """Make an embedder available by ``name`` (built-ins register the same way)."""
-    _REGISTRY[name] = factory
-    for alias in aliases:
-        _ALIASES[alias] = name
+def register_embedder(name: str, factory: Callable[[], Embedder], *, aliases: Sequence[str] = (),
+                      replace: bool = False) -> None:
+    """Make an embedder available by ``name`` (see :mod:`omnimem.providers`: one rule for every kind)."""
+    providers.register("embedder", name, factory, aliases=aliases, replace=replace)
 
 
 def canonical_name(name: str) -> str:
-    return _ALIASES.get(name, name)
+    return providers.canonical("embedder", name)
 
 
 def create_embedder(name: str) -> Embedder:
     """Instantiate a registered embedder; unknown names are a ConfigError."""
-    key = canonical_name(name)
-    try:
-        factory = _REGISTRY[key]
-    except KeyError:
-        known = ", ".join(sorted([*_REGISTRY, *_ALIASES]))
-        raise ConfigError(f"unknown embedder {name!r}; known: {known}") from None
-    return factory()
+    instance: Embedder = providers.create("embedder", name)
+    return instance
 
 
 def available_embedders() -> list[str]:
-    return sorted(_REGISTRY)
+    return providers.names("embedder")
 
 
 def normalise(vectors: npt.ArrayLike) -> Vectors:

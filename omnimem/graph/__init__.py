@@ -5,11 +5,13 @@ Pure pieces the store and ``Memory`` wire together:
 - ``extract``: texts -> ``Extraction`` (spaCy offline, or an LLM);
 - ``resolve``: an extracted entity -> an existing ``Entity`` id or None;
 - ``expand``: seed entity ids -> their scored h-hop neighbourhood;
-- ``store``: tables and queries on a ``sqlite3.Connection``.
+
+Their rows live in the store: typed methods of the ``GraphRows`` contract
+(:mod:`omnimem.store.base`), in SQLite through :mod:`omnimem.store.graph_sql`.
 
 The value objects import eagerly; everything needing the ``graph`` extra
-(rapidfuzz, spaCy) imports on first use, so ``omnimem.graph.store`` and
-``omnimem.graph.model`` work without it. spaCy itself loads only when a
+(rapidfuzz, spaCy) imports on first use, so ``omnimem.graph.model`` (and the
+store's graph tables) work without it. spaCy itself loads only when a
 ``SpacyExtractor`` first extracts.
 """
 
@@ -28,8 +30,8 @@ from omnimem.graph.model import (
     InvalidExtractionError,
     Reached,
     Relation,
-    Scope,
 )
+from omnimem.mau import Scope  # the one scope type, re-exported for graph users
 
 if TYPE_CHECKING:
     from omnimem.graph.expand import expand, find_seeds

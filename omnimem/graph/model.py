@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from omnimem.errors import InvalidInputError
+from omnimem.mau import Scope  # the one scope type: who an entity belongs to (None: not set)
 
 MAX_NAME_CHARS = 200
 """Longer "names" are sentences an extractor mistook for an entity."""
@@ -116,15 +117,6 @@ class Extraction:
 
     entities: tuple[ExtractedEntity, ...] = ()
     relations: tuple[ExtractedRelation, ...] = ()
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Who an entity belongs to; ``None`` in a stored entity means "not set"."""
-
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,12 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.errors import missing_extra
+from omnimem.mau import Scope
 from omnimem.graph.model import (
     PERSON_TITLES,
     Entity,
     EntityType,
     ExtractedEntity,
-    Scope,
     name_key,
     normalize_name,
 )

@@ -18,11 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from omnimem.embed.base import Vectors
+from omnimem.errors import StoreError
 from omnimem.index.dense import DenseIndex, Ids
 from omnimem.index.sparse import SparseIndex
 from omnimem.ingest.embedding import EmbedInput, embed_texts
 from omnimem.mau import MAU, Modality, search_text
-from omnimem.store.base import Store
+from omnimem.store.sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +31,13 @@ log = logging.getLogger(__name__)
 class IndexSet:
     """Dense + sparse indexes of one store, persisted under ``folder``."""
 
-    def __init__(self, store: Store, dim: int, folder: Path | None, *, sparse_context: int = 0) -> None:
+    def __init__(self, store: SQLiteStore, dim: int, folder: Path | None, *, sparse_context: int = 0,
+                 writable: bool = True) -> None:
         self.store = store
         self.dim = dim
         self.folder = folder
         self.sparse_context = sparse_context  # BM25 also indexes the words of this many units before each
+        self.writable = writable  # a read-only store loads its index files (or rebuilds in memory), never saves
         self._lock = threading.RLock()
         self.dense = DenseIndex(dim)
         self.sparse = SparseIndex(self._texts)
@@ -63,6 +66,8 @@ class IndexSet:
         assert self.folder is not None
         if not self.folder.exists():
             return False
+        if not self.writable:  # no lock file can be made; a torn read fails to load and is rebuilt in memory
+            return self._load_files(seq)
         with _file_lock(self.folder / ".lock"):
             return self._load_files(seq)
 
@@ -131,21 +136,27 @@ class IndexSet:
         stale: the files are removed instead (the next open rebuilds), so a
         forgotten unit's vector or words never stay behind on disk.
         """
-        if self.folder is None:
+        if self.folder is None or not self.writable:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with self._lock, _file_lock(self.folder / ".lock"):
-            state = self.folder / "state.json"
+        try:
+            self._save(self.folder)
+        except OSError as exc:  # the hot tier is the truth: stale or missing files are rebuilt at the next open
+            raise StoreError(f"cannot write the index files in {self.folder}: {exc.strerror or exc}") from None
+
+    def _save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with self._lock, _file_lock(folder / ".lock"):
+            state = folder / "state.json"
             state.unlink(missing_ok=True)  # until all files are written, none of them is trusted
             if self.store.seq() != self.seen_seq:
-                (self.folder / "dense.faiss").unlink(missing_ok=True)
-                shutil.rmtree(self.folder / "bm25", ignore_errors=True)
+                (folder / "dense.faiss").unlink(missing_ok=True)
+                shutil.rmtree(folder / "bm25", ignore_errors=True)
                 return
-            self.dense.save(self.folder / "dense.faiss")
-            if not self.sparse.save(self.folder):
+            self.dense.save(folder / "dense.faiss")
+            if not self.sparse.save(folder):
                 # a stale BM25 is rebuilt on the next search; do not keep an old one
-                shutil.rmtree(self.folder / "bm25", ignore_errors=True)
-            tmp = self.folder / f".state.json.{os.getpid()}.{threading.get_ident()}.tmp"
+                shutil.rmtree(folder / "bm25", ignore_errors=True)
+            tmp = folder / f".state.json.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp.write_text(json.dumps({"seq": self.seen_seq, "dim": self.dim, "sparse_context": self.sparse_context}),
                            encoding="utf-8")
             tmp.replace(state)

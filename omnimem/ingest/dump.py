@@ -21,7 +21,8 @@ from typing import Any
 
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.ingest.media import media_hash
-from omnimem.ingest.prepare import MAX_TEXT_CHARS, Pending, clean_metadata, clean_text, make_scope
+from omnimem.ingest.prepare import MAX_TEXT_CHARS, Pending, clean_text, make_scope
+from omnimem.validate import metadata as clean_metadata
 from omnimem.mau import Modality, content_hash
 from omnimem.timeparse import parse_time
 

@@ -13,14 +13,15 @@ import math
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from omnimem.errors import InvalidInputError
+from omnimem.errors import InvalidInputError, InvalidTimeError
 from omnimem.ingest.prepare import AddResult, Pending
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.timeparse import parse_time
+from omnimem.validate import media_file
 
 # Token cost of raw content at pyramid level 3 (documented in the README):
 IMAGE_TOKENS = 85  # one low-detail image tile in OpenAI-style vision models
@@ -48,13 +49,12 @@ class MediaResult:
 
 def read_bytes(source: Source, *, limit: int) -> tuple[bytes, str | None]:
     """Bytes of ``source`` and its file name (paths only)."""
-    if isinstance(source, bytes | bytearray):
-        data = bytes(source)
+    source = media_file(source)
+    if isinstance(source, bytes):
+        data = source
         name = None
     else:
-        path = Path(source)
-        if not path.is_file():
-            raise InvalidInputError(f"{path} is not a file")
+        path = source
         if path.stat().st_size > limit:
             raise InvalidInputError(f"{path} is larger than {limit} bytes")
         data, name = path.read_bytes(), path.name
@@ -65,11 +65,10 @@ def read_bytes(source: Source, *, limit: int) -> tuple[bytes, str | None]:
 
 def file_digest(source: Source) -> tuple[str, str | None]:
     """SHA-256 of a file or bytes, streamed for paths (long media stays out of memory)."""
-    if isinstance(source, bytes | bytearray):
+    source = media_file(source)
+    if isinstance(source, bytes):
         return hashlib.sha256(source).hexdigest(), None
-    path = Path(source)
-    if not path.is_file():
-        raise InvalidInputError(f"{path} is not a file")
+    path = source
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -81,17 +80,30 @@ def media_hash(kind: Modality, digest: str, scope: Scope, part: str = "") -> str
     return content_hash(f"sha256:{digest}{part}", speaker=None, event_time=None, scope=scope, source_id=None, modality=kind)
 
 
+def _after(base: datetime | None, seconds: float) -> datetime | None:
+    """``base`` plus an offset into the media; past year 9999 is a typed error."""
+    if base is None:
+        return None
+    try:
+        return base + timedelta(seconds=seconds)
+    except OverflowError:
+        raise InvalidTimeError(f"{base.isoformat()} plus {seconds} s is past the year 9999") from None
+
+
 def _clock(seconds: float) -> str:
     whole = int(seconds)
     return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}" if whole >= 3600 else f"{whole // 60}:{whole % 60:02d}"
 
 
 def image_item(
-    data: bytes, *, filename: str | None, caption: str | None, time: object, scope: Scope, tz: tzinfo
+    data: bytes, *, filename: str | None, caption: str | None, time: object, scope: Scope, tz: tzinfo,
+    max_pixels: int | None = None,
 ) -> tuple[Pending, str]:
     """One image unit (and its perceptual hash, for the near-duplicate check)."""
     from omnimem.media import inspect_image
+    from omnimem.media.limits import check_image
 
+    check_image(data, max_pixels)  # from the header, before decoding
     info = inspect_image(data, filename=filename)
     when = parse_time(time, default_tz=tz) if time is not None else info.taken_at  # type: ignore[arg-type]
     text = caption.strip() if caption and caption.strip() else info.offline_summary()
@@ -109,26 +121,37 @@ def image_item(
 
 
 def audio_items(
-    source: Source, *, time: object, scope: Scope, tz: tzinfo, stats: dict[str, float], block_s: float = 60.0
+    source: Source, *, time: object, scope: Scope, tz: tzinfo, stats: dict[str, float], block_s: float = 60.0,
+    max_seconds: float | None = None, transcriber: Any = None, detector: Any = None,
 ) -> Iterator[Pending]:
-    """Speech segments as audio units, streamed; ``stats`` is filled as it goes."""
-    from omnimem.media.audio import SpeechStream, encode_wav, transcribe
+    """Speech segments as audio units, streamed; ``stats`` is filled as it goes.
 
+    ``transcriber`` and ``detector`` are ``transcriber`` and ``vad`` providers
+    (default: the built-in Whisper and Silero).
+    """
+    from omnimem.media.audio import SpeechStream, encode_wav, transcribe
+    from omnimem.media.limits import audio_seconds, check_seconds
+
+    source = media_file(source)
     digest, name = file_digest(source)
     base = parse_time(time, default_tz=tz) if time is not None else None  # type: ignore[arg-type]
+    if max_seconds is not None:
+        check_seconds(audio_seconds(source if not isinstance(source, Path) else str(source)), max_seconds, "the audio")
     label = name or f"audio {digest[:8]}"
-    stream = SpeechStream(source if not isinstance(source, Path) else str(source), block_s=block_s)
+    stream = SpeechStream(source if not isinstance(source, Path) else str(source), block_s=block_s,
+                          detector=detector)
     speech = 0.0
     count = 0
     for segment, samples in stream:
-        text = transcribe(samples)
+        check_seconds(segment.end_s, max_seconds, "the audio")  # a header without a duration
+        text = transcriber.transcribe(samples) if transcriber is not None else transcribe(samples)
         speech += segment.duration_s
         count += 1
         said = text or "(speech without recognised words)"
         yield Pending(
             f"{said} [audio {label} {_clock(segment.start_s)}-{_clock(segment.end_s)}]",
             None,
-            base + timedelta(seconds=segment.start_s) if base else None,
+            _after(base, segment.start_s),
             scope, None, media_hash(Modality.AUDIO, digest, scope, f"@{segment.start_s}-{segment.end_s}"),
             modality=Modality.AUDIO, raw=encode_wav(samples), novelty=False, chain=True,
             metadata={"mime": "audio/wav", "start_s": segment.start_s, "end_s": segment.end_s,
@@ -141,15 +164,20 @@ def audio_items(
 
 
 def video_items(
-    source: Source, *, time: object, scope: Scope, tz: tzinfo, fps: float, max_frames: int, detector: Any = None
+    source: Source, *, time: object, scope: Scope, tz: tzinfo, fps: float, max_frames: int, detector: Any = None,
+    max_pixels: int | None = None, max_seconds: float | None = None,
 ) -> tuple[list[Pending], dict[str, float], str]:
     """A video event unit, its kept frames (image units) and its speech (audio units)."""
+    from omnimem.media.limits import check_image
     from omnimem.media.video import process_video
 
+    source = media_file(source)
     digest, name = file_digest(source)
+    check_image(source if not isinstance(source, Path) else str(source), max_pixels)  # an image posing as a video
     label = name or f"video {digest[:8]}"
     result = process_video(source if not isinstance(source, Path) else str(source), fps=fps,
-                           max_frames=max_frames, keep_audio=True, detector=detector)
+                           max_frames=max_frames, keep_audio=True, detector=detector,
+                           max_pixels=max_pixels, max_seconds=max_seconds)
     base = parse_time(time, default_tz=tz) if time is not None else None  # type: ignore[arg-type]
     event_id = uuid.uuid4().hex
     segments = result.audio.segments if result.audio else ()
@@ -170,7 +198,7 @@ def video_items(
         context = f"; speech around it: {' '.join(near)[:300]}" if near else ""
         items.append(Pending(
             f"Frame at {_clock(frame.timestamp_s)} of video {label}{context}", None,
-            base + timedelta(seconds=frame.timestamp_s) if base else None, scope, None,
+            _after(base, frame.timestamp_s), scope, None,
             media_hash(Modality.IMAGE, digest, scope, f"#frame@{frame.timestamp_s}"), modality=Modality.IMAGE,
             raw=frame.data, novelty=False, chain=True,
             metadata={"mime": frame.mime_type, "width": frame.width, "height": frame.height, "phash": frame.phash,
@@ -179,7 +207,7 @@ def video_items(
     for seg in segments:
         items.append(Pending(
             f"{seg.text or '(speech without recognised words)'} [video {label} {_clock(seg.start_s)}-{_clock(seg.end_s)}]",
-            None, base + timedelta(seconds=seg.start_s) if base else None, scope, None,
+            None, _after(base, seg.start_s), scope, None,
             media_hash(Modality.AUDIO, digest, scope, f"#speech@{seg.start_s}-{seg.end_s}"), modality=Modality.AUDIO,
             raw=seg.wav, novelty=False, chain=True,
             metadata={"mime": "audio/wav", "start_s": seg.start_s, "end_s": seg.end_s, "parent_id": event_id,
@@ -198,6 +226,18 @@ CAPTION_PROMPT = (
     "Describe this image in one or two plain sentences for a searchable memory: what it shows, the setting, "
     "and any readable text. Do not guess names or dates."
 )
+
+
+class VisionCaptioner:
+    """The ``vision-llm`` captioner provider: an OpenAI-compatible vision model describes the image."""
+
+    name = "vision-llm"
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+
+    def caption(self, data: bytes, mime: str) -> str:
+        return describe_image(self.llm, data, mime)
 
 
 def describe_image(llm: Any, data: bytes, mime: str) -> str:

@@ -1,7 +1,7 @@
 """The write path: validation is done; here units are de-duplicated, filtered,
 embedded, stored with their graph rows and audit event, and indexed.
 
-One writer at a time (the memory's write lock); store and index access under
+One writer at a time (the engine's write lock); store and index access under
 the short lock, so searches keep running while a batch is being embedded.
 """
 
@@ -10,27 +10,27 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from omnimem.ingest.prepare import AddResult, Pending
+from omnimem.engine.parts import Parts
+from omnimem.ingest.prepare import AddResult, Pending, check_storable
 from omnimem.ingest.embedding import EmbedInput, embed_texts
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.store.audit import AuditEvent
+from omnimem.store.base import RowWriter, SearchFilter
 from omnimem.store.cold import content_ref
 from omnimem.summarise import summarise
 
-if TYPE_CHECKING:
-    from omnimem.memory import Memory
 
 Progress = Callable[[int], None]
 BATCH = 256
 
 
 class Ingestor:
-    """Stores pending units for one Memory."""
+    """Stores pending units through one engine's parts."""
 
-    def __init__(self, mem: Memory) -> None:
-        self.mem = mem
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
         self._chain_tail: str | None = None  # last chained media unit of the current add_* call
 
     def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
@@ -44,16 +44,16 @@ class Ingestor:
         from omnimem.restate import Restater, Turn
 
         turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
-        with self.mem._lock:
-            covered = {s for u in self.mem.store.get(self.mem.store.ids_in_scope(scope)) for s in u.source_ids}
+        with self.parts.lock:
+            covered = {s for u in self.parts.store.get(self.parts.store.ids_in_scope(scope)) for s in u.source_ids}
         start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
         if start == len(turns):
             return []
-        overlap = self.mem.settings.restate_overlap
+        overlap = self.parts.settings.restate_overlap
         todo = turns[max(0, start - overlap) if start else 0 :]
         restater = Restater(
-            self.mem.llm, window=self.mem.settings.restate_window, overlap=overlap,
-            workers=self.mem.settings.llm_workers, default_tz=self.mem._tz,
+            self.parts.llm, window=self.parts.settings.restate_window, overlap=overlap,
+            workers=self.parts.settings.llm_workers, default_tz=self.parts.tz,
         )
         session_time = next((t.time for t in turns if t.time is not None), None)
         results: list[AddResult] = []
@@ -86,12 +86,13 @@ class Ingestor:
         reason: str | None = None,
     ) -> list[AddResult]:
         results: list[AddResult] = []
-        with self.mem._write_lock:
-            self.mem._check_open()
+        check_storable(items)
+        with self.parts.write_lock:
+            self.parts.check_open(write=True)
             if not keep_chain:
                 self._chain_tail = None
-            with self.mem._lock:
-                self.mem.indexes.sync()
+            with self.parts.lock:
+                self.parts.search.sync()
             recent: dict[Scope, list[tuple[str, str]]] = {}
             for start in range(0, len(items), BATCH):
                 batch = items[start : start + BATCH]
@@ -104,14 +105,14 @@ class Ingestor:
         self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]], allow_forgotten: bool,
         action: str, reason: str | None,
     ) -> list[AddResult]:
-        with self.mem._lock:
-            known = self.mem.store.find_hashes([p.content_hash for p in batch])
-            forgotten = {} if allow_forgotten else self.mem.store.tombstoned([(p.scope, p.content_hash) for p in batch])
+        with self.parts.lock:
+            known = self.parts.store.find_hashes([p.content_hash for p in batch])
+            forgotten = {} if allow_forgotten else self.parts.store.tombstoned([(p.scope, p.content_hash) for p in batch])
         results: list[AddResult | None] = []
         accepted: list[tuple[int, Pending, str]] = []
         seen_in_batch: dict[str, str] = {}
         counts: dict[str, float] = {}
-        window = self.mem.settings.novelty_window
+        window = self.parts.settings.novelty_window
         for pos, item in enumerate(batch):
             kind = item.modality.value
             dup = known.get(item.content_hash) or seen_in_batch.get(item.content_hash)
@@ -127,9 +128,9 @@ class Ingestor:
             unit_id = item.unit_id or uuid.uuid4().hex
             if item.novelty:
                 if item.scope not in recent:
-                    with self.mem._lock:
-                        recent[item.scope] = self.mem.store.recent(item.scope, window)[::-1]
-                decision = self.mem.novelty.check(item.text, recent[item.scope])
+                    with self.parts.lock:
+                        recent[item.scope] = self.parts.store.recent(item.scope, window)[::-1]
+                decision = self.parts.novelty.check(item.text, recent[item.scope])
                 if not decision.accepted:
                     results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
                     _count(counts, f"{kind}_redundant")
@@ -142,34 +143,34 @@ class Ingestor:
         if accepted:
             self._store(accepted, results, counts, action, reason)
         elif counts:
-            with self.mem._lock:
-                self.mem.store.add_stats(counts)
+            with self.parts.lock:
+                self.parts.store.add_stats(counts)
         return [r for r in results if r is not None]
 
     def _embed_texts(self, items: Sequence[Pending], summaries: Sequence[str]) -> list[str]:
         """What each unit is embedded by (see :mod:`omnimem.ingest.embedding`)."""
-        settings = self.mem.settings
+        settings = self.parts.settings
         inputs = [EmbedInput(item.scope, item.speaker, item.text if item.modality is Modality.TEXT else s,
                              item.modality, item.event_time) for item, s in zip(items, summaries)]
         history: dict[Scope, list[str]] = {}
         if settings.embed_context:
-            with self.mem._lock:
+            with self.parts.lock:
                 for scope in dict.fromkeys(item.scope for item in items):
                     history[scope] = [search_text(sp, su) for sp, su in
-                                      self.mem.store.recent_lines(scope, settings.embed_context)]
+                                      self.parts.store.recent_lines(scope, settings.embed_context)]
         return embed_texts(inputs, context=settings.embed_context, dates=settings.embed_dates, history=history)
 
     def _store(
         self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
         action: str = "add", reason: str | None = None,
     ) -> None:
-        llm = self.mem.llm if self.mem.settings.llm_summaries else None
-        words = self.mem.settings.summary_words
+        llm = self.parts.llm if self.parts.settings.llm_summaries else None
+        words = self.parts.settings.summary_words
         summaries = [  # long text: a model's summary when one is configured, else the first words
             summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
             for _, item, _ in accepted
         ]
-        vectors = self.mem.embedder.embed(self._embed_texts([item for _, item, _ in accepted], summaries))
+        vectors = self.parts.embedder.embed(self._embed_texts([item for _, item, _ in accepted], summaries))
         now = datetime.now(timezone.utc)
         units: list[MAU] = []
         raw: dict[str, bytes] = {}
@@ -191,33 +192,28 @@ class Ingestor:
             )
             if item.chain:
                 chained = unit_id
-        hooks: list[Callable[[Any], None] | None] = []
-        if self.mem.graph is not None:
+        derived: list[RowWriter] = []  # graph and CLIP rows, written in the transaction of their units
+        if self.parts.graph is not None:
             described = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
-            hooks.append(self.mem.graph.writer(described, self.mem.graph.extract(described)))
-        if self.mem.clip is not None:
-            hooks.append(self.mem.clip.writer(units, raw))
-        writers = [h for h in hooks if h is not None]
-
-        def graph_write(conn: Any) -> None:
-            for write in writers:
-                write(conn)
+            derived.append(self.parts.graph.writer(described, self.parts.graph.extract(described)))
+        if self.parts.clip is not None and (clip_rows := self.parts.clip.writer(units, raw)) is not None:
+            derived.append(clip_rows)
 
         supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
         replaced = tuple(old for olds in supersedes.values() for old in olds)
         event = AuditEvent(
-            action, self.mem.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
+            action, self.parts.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
             {"modalities": sorted({u.modality.value for u in units}), "supersedes": supersedes},  # no content hashes:
             # a plain hash in the append-only log would let anyone confirm a guess at forgotten content
         )
-        with self.mem._lock:
-            rows = self.mem.store.insert(units, raw, graph_write, event=event, supersedes=supersedes)
-            self.mem.indexes.added(rows, vectors, self.mem.store.last_write_seq)
-            self.mem.store.add_stats(counts)
+        with self.parts.lock:
+            rows = self.parts.store.insert(units, raw, derived=derived, event=event, supersedes=supersedes)
+            self.parts.search.added(rows, vectors, self.parts.store.last_write_seq)
+            self.parts.store.add_stats(counts)
         self._chain_tail = chained
         for (pos, _, unit_id), _unit in zip(accepted, units):
             results[pos] = AddResult(unit_id, True, "stored")
-        if self.mem.settings.auto_supersede and self.mem.llm is not None and action != "import":
+        if self.parts.settings.auto_supersede and self.parts.llm is not None and action != "import":
             texts = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
             self._propose_supersession([u for u, _ in texts], [v for _, v in texts])
 
@@ -225,23 +221,22 @@ class Ingestor:
         """Ask the model which current units each new one replaces; apply and log its answer."""
         from omnimem.supersede import propose
 
-        assert self.mem.llm is not None
+        assert self.parts.llm is not None
         new_ids = {u.id for u in units}
         for unit, vector in zip(units, vectors):
             same_owner = Scope(unit.user_id, unit.agent_id, None)
-            with self.mem._lock:
-                allowed = self.mem.store.rids_in_scope(same_owner)
-                near = self.mem.indexes.search_dense(vector, 6, allowed)
-                rows = self.mem.store.get_rows([rid for rid, score in near if score >= 0.5])
+            with self.parts.lock:
+                near = self.parts.search.within(SearchFilter(same_owner)).dense(vector, 6)
+                rows = self.parts.store.get_rows([rid for rid, score in near if score >= 0.5])
             earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
                        and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)]
-            chosen, why = propose(self.mem.llm, unit, earlier[:5])
+            chosen, why = propose(self.parts.llm, unit, earlier[:5])
             if chosen:
-                event = AuditEvent("supersede", f"llm:{self.mem.llm.name}", (unit.id, *chosen), unit.scope,
+                event = AuditEvent("supersede", f"llm:{self.parts.llm.name}", (unit.id, *chosen), unit.scope,
                                    f"proposed by the model: {why}" if why else "proposed by the model")
-                with self.mem._lock:
-                    self.mem.store.supersede({unit.id: chosen}, event)
-                    self.mem.indexes.sync()
+                with self.parts.lock:
+                    self.parts.store.supersede({unit.id: chosen}, event)
+                    self.parts.search.sync()
 
 
 def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:

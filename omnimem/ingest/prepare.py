@@ -6,15 +6,17 @@ any of it is written.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
+import unicodedata
+
 from omnimem.errors import InvalidInputError
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.timeparse import parse_time
+from omnimem.validate import metadata as clean_metadata
 
 
 MAX_TEXT_CHARS = 10_000_000  # one unit's text; export writes it and import reads it back
@@ -74,34 +76,41 @@ def clean_text(value: object, *, what: str = "text") -> str:
     except UnicodeEncodeError:
         raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
     text = value.strip()
-    if not text:
+    if not visible(text):
         raise InvalidInputError(f"{what} is empty")
     return text
 
 
+def visible(text: str) -> bool:
+    """Whether ``text`` holds anything but whitespace, control, format (zero-width) or NUL characters."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zs", "Zl", "Zp")
+               for ch in text)
+
+
+def clean_caption(value: object) -> str | None:
+    """An image caption: text or ``None``; blank means none (the offline description is used)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"caption must be a string, got {type(value).__name__}")
+    return clean_text(value, what="caption") if visible(value) else None
+
+
 def clean_id(value: object, what: str) -> str | None:
+    """A scope or source id: non-empty, valid UTF-8, NFC-normalised (so "Ánna" is one user however typed)."""
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not visible(value):
         raise InvalidInputError(f"{what} must be a non-empty string")
-    return value.strip()
-
-
-def clean_metadata(value: object, *, what: str = "metadata") -> dict[str, Any]:
-    """A JSON object that export can write and import read back (no lone surrogates, no odd types)."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        raise InvalidInputError(f"{what} must be a mapping with string keys")
     try:
-        json.dumps(dict(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        value.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise InvalidInputError(f"{what} must be JSON data: {exc}") from None
-    return dict(value)
+    if len(value) > 1000:
+        raise InvalidInputError(f"{what} is longer than 1000 characters")
+    return unicodedata.normalize("NFC", value.strip())
 
 
 def make_scope(user_id: object, agent_id: object, session_id: object) -> Scope:
@@ -127,6 +136,18 @@ def prepare(
     source = clean_id(source_id, "source_id")
     digest = content_hash(body, speaker=who, event_time=when, scope=scope, source_id=source)
     return Pending(body, who, when, scope, source, digest, metadata=clean_metadata(metadata))
+
+
+def check_storable(items: Sequence[Pending]) -> None:
+    """Every string of every item is valid UTF-8 (a last check for paths that skip :func:`prepare`, e.g. import)."""
+    for n, item in enumerate(items):
+        fields = (item.text, item.speaker, item.source_id, *item.source_ids, *item.scope.as_dict().values())
+        try:
+            for value in fields:
+                if value is not None:
+                    value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(f"item {n}: text, speaker, source or scope ids hold lone surrogates") from None
 
 
 def prepare_turn(turn: object, index: int, *, scope: Scope, tz: tzinfo) -> Pending:

@@ -15,13 +15,14 @@ returns ``None`` and omnimem runs its LLM-free paths.
 
 from __future__ import annotations
 
+import math
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 
+from omnimem.config import layered, read_config_file
 from omnimem.errors import ConfigError
 
 JsonMode = Literal["json_schema", "json_object", "text"]
@@ -114,15 +115,9 @@ class LLMConfig:
             "json_mode": json_mode,
         }
         file_values = _read_config_file(config_path or env.get(CONFIG_PATH_ENV) or None)
-        merged: dict[str, object] = {}
-        for name, argument in arguments.items():
-            env_value = env.get(ENV_PREFIX + name.upper()) or None
-            if argument is not None:
-                merged[name] = _coerce(name, argument, "argument")
-            elif env_value is not None:
-                merged[name] = _coerce(name, env_value, f"${ENV_PREFIX}{name.upper()}")
-            elif name in file_values:
-                merged[name] = _coerce(name, file_values[name], "config file [llm]")
+        found = layered(arguments, arguments=arguments, env_prefix=ENV_PREFIX, file_values=file_values, environ=env)
+        merged = {name: _coerce(name, value, "config file [llm]" if source == "config file" else source)
+                  for name, (value, source) in found.items()}
 
         if merged.get("base_url") is None and merged.get("model") is None:
             return None
@@ -148,6 +143,9 @@ _FIELD_TYPES: dict[str, type[object]] = {
 }
 
 
+_MINIMUM = {"concurrency": 1}  # numbers are >= 0, timeout > 0
+
+
 def _coerce(name: str, value: object, source: str) -> object:
     """Turn a setting from any source into its field's type, naming the source on error."""
     wanted = _FIELD_TYPES[name]
@@ -166,9 +164,14 @@ def _coerce(name: str, value: object, source: str) -> object:
         if wanted is int:
             if isinstance(value, float) and not value.is_integer():
                 raise ValueError("expected a whole number")
-            return int(cast(str | int | float, value))
-        return float(cast(str | int | float, value))
-    except (TypeError, ValueError) as exc:
+            number: float = int(cast(str | int | float, value))
+        else:
+            number = float(cast(str | int | float, value))
+        low = _MINIMUM.get(name, 0)
+        if not math.isfinite(number) or number < low or (name == "timeout" and number <= 0):
+            raise ValueError(f"{name} must be {'> 0' if name == 'timeout' else f'>= {low}'} (and finite)")
+        return number
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ConfigError(f"invalid LLM setting {name}={value!r} from {source}: {exc}") from exc
 
 
@@ -177,13 +180,7 @@ def _read_config_file(path: str | os.PathLike[str] | None) -> dict[str, object]:
     if path is None:
         return {}
     file = Path(path).expanduser()
-    try:
-        with file.open("rb") as handle:
-            document = tomllib.load(handle)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"config file {file} does not exist") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {file} is not valid TOML: {exc}") from exc
+    document = read_config_file(file)
     table = document.get("llm", {})
     if not isinstance(table, dict):
         raise ConfigError(f"config file {file}: [llm] must be a table")

@@ -1,4 +1,4 @@
-"""Name -> factory for LLM providers; the built-ins register like anyone else.
+"""LLM providers by name, through the one registry (:mod:`omnimem.providers`).
 
 ``create_llm("openai")`` reads settings the usual way (arguments, then
 ``OMNIMEM_LLM_*``, then the config file); ``create_llm("fake", script=...)``
@@ -8,14 +8,14 @@ builds the deterministic fake. Third-party providers call
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from omnimem.errors import ConfigError
 from omnimem.llm.base import LLM
 from omnimem.llm.config import LLMConfig
 from omnimem.llm.errors import LLMNotConfiguredError
-from omnimem.llm.fake import FakeLLM
+from omnimem.providers import providers
 
 if TYPE_CHECKING:  # the provider needs the openai SDK, so it is imported on use
     from omnimem.llm.provider import OpenAICompatibleLLM
@@ -36,45 +36,36 @@ def openai_from_settings(config: LLMConfig | None = None, **settings: Any) -> Op
     return OpenAICompatibleLLM(config)
 
 
-_FACTORIES: dict[str, LLMFactory] = {
-    "openai": openai_from_settings,
-    "fake": FakeLLM,
-}
-
-
 def register_llm(name: str, factory: LLMFactory, *, replace: bool = False) -> None:
-    """Make ``create_llm(name, ...)`` call ``factory(...)``.
+    """Make ``create_llm(name, ...)`` call ``factory(...)`` (see :mod:`omnimem.providers`).
 
     Re-registering a name is an error unless ``replace=True``, so two plugins
-    cannot silently shadow each other.
+    cannot silently shadow each other; the same rule holds for every kind.
     """
-    if name in _FACTORIES and not replace:
-        raise ConfigError(f"an LLM provider named {name!r} is already registered")
-    _FACTORIES[name] = factory
+    providers.register("llm", name, factory, replace=replace)
 
 
 def create_llm(name: str, **kwargs: Any) -> LLM:
     """Build the provider registered as ``name`` with ``kwargs``."""
-    try:
-        factory = _FACTORIES[name]
-    except KeyError:
-        raise ConfigError(
-            f"unknown LLM provider {name!r}; registered: {', '.join(llm_names())}"
-        ) from None
-    return factory(**kwargs)
+    instance: LLM = providers.create("llm", name, **kwargs)
+    return instance
 
 
 def llm_names() -> list[str]:
     """Registered provider names, sorted."""
-    return sorted(_FACTORIES)
+    return providers.names("llm")
 
 
-def resolve_llm(llm: LLM | str | None = None, **settings: Any) -> LLM | None:
+def resolve_llm(
+    llm: LLM | str | None = None, *, config_file: str | os.PathLike[str] | None = None, **settings: Any
+) -> LLM | None:
     """What a facade's ``llm=`` argument means, in one place.
 
     An :class:`LLM` is used as is, a string names a registered provider, and
     ``None`` means "whatever the settings say", which may be no LLM at all.
     """
+    if config_file is not None and (llm is None or llm == "openai"):  # Memory(config_file=...): its [llm] table
+        settings = {"config_path": config_file, **settings}
     if llm is None:
         config = LLMConfig.resolve(**settings)
         return None if config is None else openai_from_settings(config)

@@ -219,7 +219,9 @@ def _iter_speech(
     block_s: float,
     decoder: Decoder,
     totals: _Totals,
+    detector: Any = None,
 ) -> Iterator[tuple[SpeechSegment, Samples]]:
+    spans = detector.spans if detector is not None else (lambda samples: _vad_spans(samples, vad))
     guard = int((vad.min_silence_s + 2 * vad.speech_pad_s + 1.0) * SAMPLE_RATE)
     if isinstance(source, np.ndarray):
         if source.size == 0:
@@ -236,7 +238,7 @@ def _iter_speech(
         buffer = np.concatenate([buffer, block])
         cutoff = len(buffer) if last else max(0, len(buffer) - guard)
         carry_from = cutoff
-        for start, end in _vad_spans(buffer, vad):
+        for start, end in spans(buffer):
             if end > cutoff:
                 carry_from = min(carry_from, start)
                 break
@@ -263,9 +265,12 @@ class SpeechStream:
         vad: VadSettings = VadSettings(),
         block_s: float = 60.0,
         decoder: Decoder = "auto",
+        detector: Any = None,
     ) -> None:
+        """``detector``: a voice-activity provider (``spans(samples)``); default Silero with ``vad``."""
         self._totals = _Totals()
-        self._segments = _iter_speech(source, vad=vad, block_s=block_s, decoder=decoder, totals=self._totals)
+        self._segments = _iter_speech(source, vad=vad, block_s=block_s, decoder=decoder, totals=self._totals,
+                                      detector=detector)
 
     def __iter__(self) -> Iterator[tuple[SpeechSegment, Samples]]:
         return self._segments
@@ -318,6 +323,30 @@ def transcribe(
         vad_filter=False,  # we already cut to speech
     )
     return " ".join(piece.text.strip() for piece in pieces).strip()
+
+
+class WhisperTranscriber:
+    """The ``whisper`` transcriber provider (faster-whisper, offline)."""
+
+    name = "whisper"
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, language: str | None = "en") -> None:
+        self.model_path, self.language = model_path, language
+
+    def transcribe(self, samples: Samples) -> str:
+        return transcribe(samples, model_path=self.model_path, language=self.language)
+
+
+class SileroSpeechDetector:
+    """The ``silero`` voice-activity provider: speech spans by Silero VAD."""
+
+    name = "silero"
+
+    def __init__(self, vad: VadSettings | None = None) -> None:
+        self.vad = vad or VadSettings()
+
+    def spans(self, samples: Samples) -> list[tuple[int, int]]:
+        return _vad_spans(samples, self.vad)
 
 
 def process_audio(

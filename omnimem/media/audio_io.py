@@ -149,11 +149,16 @@ def _decode_pyav(source: MediaSource) -> Iterator[Samples]:
             raise CorruptMediaError(f"audio stream is damaged: {exc}") from exc
 
 
-def open_container(source: MediaSource) -> Any:
-    """Open ``source`` with PyAV for reading; unreadable input is UnsupportedMediaError."""
+def open_container(source: MediaSource, *, max_pixels: int | None = None) -> Any:
+    """Open ``source`` with PyAV for reading; unreadable input is UnsupportedMediaError.
+
+    ``max_pixels`` makes FFmpeg's decoders refuse larger frames, also while
+    probing the streams (which decodes a first frame).
+    """
     av = require("av", "audio")
+    options = {"max_pixels": str(max_pixels)} if max_pixels is not None else None
     try:
-        return av.open(open_binary(source), mode="r")
+        return av.open(open_binary(source), mode="r", options=options)
     except av.FFmpegError as exc:
         raise UnsupportedMediaError(f"not a media format we can read: {exc}") from exc
 

@@ -21,3 +21,9 @@ class CorruptMediaError(InvalidInputError):
 
 class EmptyMediaError(InvalidInputError):
     """The input holds no data: zero bytes, zero samples or zero frames."""
+
+
+class MediaTooLargeError(InvalidInputError):
+    """The media declares more pixels or seconds than the configured limit (checked before decoding)."""
+
+    status = 413

@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import struct
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from omnimem.media._deps import require
-from omnimem.media.clip import CLIPImageEmbedder
 from omnimem.media.errors import CorruptMediaError, EmptyMediaError, UnsupportedMediaError
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_NEAR_DUPLICATE_DISTANCE",
-    "CLIPImageEmbedder",
     "GeoPoint",
     "ImageInfo",
     "decode_image",
@@ -140,8 +139,13 @@ def inspect_image(data: bytes, *, filename: str | None = None) -> ImageInfo:
     image = decode_image(data)
     pil_image = require("PIL.Image", "vision")
     fmt = image.format or "UNKNOWN"
-    exif = image.getexif()
-    taken_at, assumed = _exif_datetime(exif)
+    try:
+        exif = image.getexif()
+        taken_at, assumed = _exif_datetime(exif)
+        location = _exif_location(exif)
+    except (SyntaxError, struct.error, ValueError, TypeError, KeyError, IndexError, OSError):
+        # a malformed EXIF block (e.g. a PNG eXIf chunk that is not TIFF): the pixels are fine, the metadata is not
+        taken_at, assumed, location = None, False, None
     return ImageInfo(
         width=image.width,
         height=image.height,
@@ -153,7 +157,7 @@ def inspect_image(data: bytes, *, filename: str | None = None) -> ImageInfo:
         filename=filename,
         taken_at=taken_at,
         timezone_assumed=assumed,
-        location=_exif_location(exif),
+        location=location,
     )
 
 

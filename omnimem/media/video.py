@@ -21,6 +21,7 @@ from omnimem.media.audio import AudioResult, VadSettings, process_audio
 from omnimem.media.audio_io import MediaSource, open_container
 from omnimem.media.errors import CorruptMediaError, EmptyMediaError, UnsupportedMediaError
 from omnimem.media.image import perceptual_hash
+from omnimem.media.limits import check_pixels, check_seconds, check_video_stream, ffmpeg_pixels, too_many_pixels
 from omnimem.media.scene import (
     EmbeddingChangeDetector,
     PixelChangeDetector,
@@ -83,6 +84,8 @@ def process_video(
     vad: VadSettings = VadSettings(),
     model_path: str | os.PathLike[str] | None = None,
     keep_audio: bool = False,
+    max_pixels: int | None = None,
+    max_seconds: float | None = None,
 ) -> VideoResult:
     """Sample ``source`` (path or bytes) at ``fps``, keep scene changes, transcribe its audio.
 
@@ -98,7 +101,7 @@ def process_video(
     detector = detector if detector is not None else PixelChangeDetector()
     detector.reset()
     frames, sampled, duration, truncated, has_audio = _keyframes(
-        source, fps, max_frames, detector, image_format, max_side
+        source, fps, max_frames, detector, image_format, max_side, (max_pixels, max_seconds)
     )
     audio = None
     if with_audio and has_audio:
@@ -129,6 +132,7 @@ def _keyframes(
     detector: SceneChangeDetector,
     image_format: ImageFormat,
     max_side: int | None,
+    limits: tuple[int | None, float | None] = (None, None),
 ) -> tuple[list[VideoFrame], int, float, bool, bool]:
     av = require("av", "audio")
     interval = 1.0 / fps
@@ -137,11 +141,12 @@ def _keyframes(
     first_t: float | None = None
     last_t = 0.0
     next_t = 0.0
-    with open_container(source) as container:
+    with open_container(source, max_pixels=ffmpeg_pixels(limits[0]) if limits[0] else None) as container:
         if not container.streams.video:
             raise UnsupportedMediaError("the file has no video stream")
         has_audio = len(container.streams.audio) > 0
         stream = container.streams.video[0]
+        unknown_size = check_video_stream(container, stream, *limits)  # before decoding; FFmpeg enforces it too
         stream.thread_type = "AUTO"
         rate = float(stream.average_rate or 25)
         try:
@@ -149,6 +154,8 @@ def _keyframes(
                 t = float(frame.time) if frame.time is not None else index / rate
                 first_t = t if first_t is None else first_t
                 last_t = t - first_t
+                check_pixels(frame.width, frame.height, limits[0], "a video frame")  # headers can lie
+                check_seconds(last_t, limits[1], "the video")
                 if last_t + 1e-6 < next_t:
                     continue
                 next_t = (math.floor(last_t / interval + 1e-6) + 1) * interval
@@ -160,6 +167,8 @@ def _keyframes(
                         truncated = True
                         break
         except av.FFmpegError as exc:
+            if unknown_size:  # the probe refused a frame over the limit, so FFmpeg does not know the size
+                raise too_many_pixels(limits[0]) from exc
             raise CorruptMediaError(f"video stream is damaged: {exc}") from exc
         duration = _duration(container, last_t)
     if sampled == 0:

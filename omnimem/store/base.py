@@ -1,12 +1,26 @@
-"""The contract every storage backend implements (SQLite now, PostgreSQL later).
+"""The contracts every storage backend implements (SQLite now, PostgreSQL later).
 
-Batch-first: every mutation takes many units and is one transaction. Retrieval
-logic (fusion, pyramid) lives above the store; a store only keeps and finds.
+Three small Protocols, each a backend can run on its own terms:
+
+- :class:`UnitStore`: units with their metadata, the meta table, the audit
+  log, tombstones and the cold tier (raw bytes). Batch-first: every
+  mutation takes many units and is one transaction.
+- :class:`GraphRows`: the knowledge graph's and CLIP's rows, written through
+  typed methods inside the transaction of their units (``insert(derived=)``)
+  and read under the store's lock (``graph_rows()``). No connection crosses.
+- :class:`CandidateSearch`: dense k-nearest-neighbour and BM25-like text
+  search, filtered by scope, supersession and ``as_of`` inside the backend.
+  The embedded backend runs FAISS and bm25s in the process
+  (:mod:`omnimem.store.embedded_search`); a SQL backend would run SQL.
+
+Retrieval logic (fusion, neighbours, graph expansion, the pyramid) lives
+above these contracts; a backend only keeps and finds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -14,8 +28,11 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from omnimem.graph.model import Entity, Relation
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord
+
+Vector = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,27 +44,91 @@ class StoreMeta:
     dim: int
 
 
-class Store(Protocol):
-    """Hot tier (units, embeddings, metadata) plus the cold tier for raw content."""
+@dataclass(frozen=True, slots=True)
+class SearchFilter:
+    """Which units a search may return: in ``scope``, current (or ``include_superseded``), as held at ``as_of``."""
+
+    scope: Scope
+    include_superseded: bool = False
+    as_of: datetime | None = None
+
+
+class GraphRows(Protocol):
+    """Rows of the knowledge graph and of CLIP vectors (see :mod:`omnimem.graph`)."""
+
+    def entities(self, *, user_id: str | None = None, agent_id: str | None = None,
+                 ids: Sequence[str] | None = None) -> list[Entity]:
+        """Entities matching the filter (``None`` means any value), ordered by id."""
+        ...
+
+    def owned_entities(self, user_id: str | None, agent_id: str | None) -> list[Entity]:
+        """Entities of exactly this user and agent (``None`` matches only ``None``)."""
+        ...
+
+    def find_by_alias(self, name: str, *, user_id: str | None, agent_id: str | None) -> list[str]: ...
+
+    def neighbors(self, entity_id: str) -> list[tuple[str, float]]: ...
+
+    def entity_units(self, entity_id: str, limit: int | None = None) -> list[tuple[str, float]]:
+        """(unit id, confidence) of the units attesting an entity, strongest first."""
+        ...
+
+    def relations(self, entity_id: str | None = None) -> list[tuple[str, str, str, float]]:
+        """(source, target, label, confidence) of every relation, or of those touching ``entity_id``."""
+        ...
+
+    def unit_links(self) -> list[tuple[str, str]]:
+        """Every (entity id, unit id) evidence link."""
+        ...
+
+    def upsert_entity(self, entity: Entity) -> None: ...
+
+    def link_entity_unit(self, entity_id: str, unit_id: str, confidence: float) -> None: ...
+
+    def upsert_relation(self, relation: Relation) -> None: ...
+
+    def put_clip_vectors(self, rows: Sequence[tuple[str, str, Vector]]) -> None:
+        """(unit id, CLIP model name, image vector) rows."""
+        ...
+
+
+RowWriter = Callable[[GraphRows], None]  # writes derived rows inside the transaction of their units
+
+
+class GraphSource(Protocol):
+    def graph_rows(self) -> AbstractContextManager[GraphRows]:
+        """The graph rows, under the store's lock (reads between writes)."""
+        ...
+
+
+class UnitStore(GraphSource, Protocol):
+    """Hot tier (units, embeddings, metadata), audit log, tombstones, and the cold tier for raw content."""
+
+    read_only: bool
+    last_write_seq: int  # the change counter after this process's last write
 
     def meta(self) -> StoreMeta | None: ...
 
     def init_meta(self, embedder: str, dim: int) -> StoreMeta: ...
 
+    def seq(self) -> int:
+        """The change counter: moves on every write, by any process."""
+        ...
+
     def insert(
         self,
         units: Sequence[MAU],
         raw: Mapping[str, bytes],
-        extra: Callable[[Any], None] | None = None,
         *,
+        derived: Sequence[RowWriter] = (),
         event: AuditEvent | None = None,
         supersedes: Mapping[str, Sequence[str]] | None = None,
     ) -> list[tuple[int, MAU]]:
         """Store units (and their raw content) atomically; returns (row id, unit with links).
 
-        ``extra`` runs inside the same transaction with the backend's connection
-        (derived rows such as the knowledge graph commit or roll back with the units);
-        ``event`` is logged and ``supersedes`` (new id -> old ids) applied in it too.
+        ``derived`` writers (graph and CLIP rows) run inside the same
+        transaction through :class:`GraphRows`; ``event`` is logged and
+        ``supersedes`` (new id -> old ids) applied in it too.
         """
         ...
 
@@ -61,11 +142,11 @@ class Store(Protocol):
 
     def recent(self, scope: Scope, limit: int) -> list[tuple[str, str]]: ...
 
-    def recent_metadata(self, scope: Scope, modality: Modality, limit: int) -> list[tuple[str, dict[str, Any]]]: ...
+    def recent_lines(self, scope: Scope, limit: int) -> list[tuple[str | None, str]]:
+        """(speaker, summary) of the last ``limit`` units of the scope, oldest first."""
+        ...
 
-    def rids_in_scope(
-        self, scope: Scope, *, include_superseded: bool = False, as_of: datetime | None = None
-    ) -> npt.NDArray[np.int64] | None: ...
+    def recent_metadata(self, scope: Scope, modality: Modality, limit: int) -> list[tuple[str, dict[str, Any]]]: ...
 
     def ids_in_scope(self, scope: Scope) -> list[str]: ...
 
@@ -73,8 +154,9 @@ class Store(Protocol):
         self, ids: Sequence[str], *, event: AuditEvent | None = None, tombstone: bool = True,
         forgotten: Scope | None = None,
     ) -> list[tuple[int, str]]:
-        """Remove units; what they superseded is reconnected to a surviving successor or made current
-        again (logged). ``forgotten``: a whole user/agent scope went, so its tombstone key goes too."""
+        """Remove units and their graph and CLIP rows; what they superseded is reconnected to a surviving
+        successor or made current again (logged). ``forgotten``: a whole user/agent scope went, so its
+        tombstone key goes too."""
         ...
 
     def predecessors(self, ids: Sequence[str]) -> list[str]: ...
@@ -95,16 +177,13 @@ class Store(Protocol):
 
     def forgotten_since(self, scope: Scope) -> datetime | None: ...
 
-    def vectors(self, batch: int = 10_000) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]: ...
-
-    def recent_lines(self, scope: Scope, limit: int) -> list[tuple[str | None, str]]: ...
-
     def embed_rows(self) -> Iterator[tuple[int, Scope, str | None, str, str, str | None]]:
         """(row id, scope, speaker, summary, modality, event time) of every unit, in insertion order."""
         ...
 
-    def index_rows(self) -> Iterator[tuple[int, str | None, str]]:
-        """(row id, speaker, summary) of every unit, for rebuilding text indexes."""
+    def replace_vectors(self, rids: Sequence[int], vectors: Sequence[Vector], embedder: str, dim: int,
+                        event: AuditEvent) -> None:
+        """Swap every unit's embedding and the recorded embedder in one transaction."""
         ...
 
     def read_raw(self, ref: str) -> bytes: ...
@@ -113,8 +192,57 @@ class Store(Protocol):
 
     def filter_stats(self) -> dict[str, float]: ...
 
-    def seq(self) -> int: ...
-
     def stats(self) -> dict[str, Any]: ...
 
+    def scrub(self) -> bool:
+        """Make deleted bytes unreadable (free pages, write-ahead log); whether it completed."""
+        ...
+
     def close(self) -> None: ...
+
+
+class Candidates(Protocol):
+    """One search's view of the units a :class:`SearchFilter` admits."""
+
+    def dense(self, vector: Vector, k: int) -> list[tuple[int, float]]:
+        """(row id, cosine similarity) of the ``k`` nearest admitted units."""
+        ...
+
+    def text(self, query: str, k: int) -> list[tuple[int, float]]:
+        """(row id, BM25-like score) of the ``k`` best admitted units."""
+        ...
+
+    def images(self, vector: Vector, model: str, k: int) -> list[tuple[int, float]]:
+        """(row id, similarity) of the ``k`` admitted images nearest a CLIP text vector of ``model``."""
+        ...
+
+    def admitted(self, rids: Sequence[int]) -> set[int]:
+        """Which of these rows (found another way: neighbours, the graph) pass the filter."""
+        ...
+
+
+class CandidateSearch(Protocol):
+    """Search over the units, filtered inside the backend; in step with the units it indexes."""
+
+    def within(self, where: SearchFilter) -> Candidates: ...
+
+    def sync(self) -> None:
+        """Catch up with writes (of this or another process) before searching."""
+        ...
+
+    def added(self, rows: Sequence[tuple[int, MAU]], vectors: Any, write_seq: int) -> None:
+        """Index units this process just stored (``write_seq``: the counter its write produced)."""
+        ...
+
+    def removed(self, rids: Sequence[int], write_seq: int) -> None:
+        """Drop units this process just deleted."""
+        ...
+
+    def save(self) -> None:
+        """Persist what the backend keeps outside the unit store (index files); never forgotten content."""
+        ...
+
+    def sizes(self) -> dict[str, int]: ...
+
+
+Store = UnitStore  # what an engine holds: a backend's unit store (its search is a CandidateSearch over it)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from omnimem.graph.store import GRAPH_SCHEMA
+from omnimem.store.graph_sql import GRAPH_SCHEMA
 from omnimem.store import tombstones
 from omnimem.store.audit import AUDIT_SCHEMA
 

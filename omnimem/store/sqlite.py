@@ -11,7 +11,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -21,42 +21,25 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.graph.store import delete_units_cascade
-from omnimem.errors import NotAStoreError, SchemaVersionError, StoreError
+from omnimem.store.graph_sql import SQLiteGraphRows, delete_units_cascade
+from omnimem.errors import NotAStoreError, ReadOnlyStoreError, SchemaVersionError, StoreError
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
 from omnimem.store import tombstones, versions
-from omnimem.store.base import StoreMeta
+from omnimem.store.base import RowWriter, StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
+from omnimem.store.opening import DB_NAME, check_writable, connect
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
+from omnimem.store.unit_rows import COLUMNS as _COLUMNS, chunks as _chunks, scope_clause as _scope_clause
+from omnimem.store.unit_rows import to_row as _row, to_unit as _unit
 
-DB_NAME = "omnimem.db"
 log = logging.getLogger(__name__)
-_COLUMNS = (
-    "rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
-    "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
-    "superseded_by, superseded_at"
-)
-
-
-def _scope_clause(scope: Scope, *, exact: bool) -> tuple[str, list[Any]]:
-    """SQL for a scope; ``exact`` also matches NULL columns (novelty, links)."""
-    parts: list[str] = []
-    args: list[Any] = []
-    for col, value in scope.as_dict().items():
-        if value is not None:
-            parts.append(f"{col} = ?")
-            args.append(value)
-        elif exact:
-            parts.append(f"{col} IS NULL")
-    return (" AND ".join(parts) or "1=1"), args
-
-
 class SQLiteStore:
     """Hot tier in ``omnimem.db``, cold tier in ``cold/``, one folder per store."""
 
-    def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only and path is not None
         self._busy_ms = int(busy_timeout_ms)
         self._lock = threading.RLock()
         self.last_write_seq = 0
@@ -66,19 +49,22 @@ class SQLiteStore:
             self.cold = MemoryColdStore()
         else:
             self._check_folder(path)
-            path.mkdir(parents=True, exist_ok=True)
+            if not self.read_only:
+                check_writable(path)
             try:
-                self._conn = sqlite3.connect(
-                    str(path / DB_NAME), check_same_thread=False, isolation_level=None, timeout=busy_timeout_ms / 1000
-                )
-                self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn = connect(path / DB_NAME, busy_timeout_ms, read_only=self.read_only)
+                if not self.read_only:
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    self._conn.execute("PRAGMA synchronous=NORMAL")
             except sqlite3.DatabaseError as exc:
                 raise NotAStoreError(f"{path} does not hold a readable omnimem store: {exc}") from exc
             self.cold = FileColdStore(path / "cold")
         self._conn.execute("PRAGMA secure_delete=ON")
         self._migrate()
+
+    def check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"store {self.path} is open read-only; open it writable to change it")
 
     @staticmethod
     def _check_folder(path: Path) -> None:
@@ -91,8 +77,13 @@ class SQLiteStore:
         """Bring the schema up to date, each migration in its own transaction.
 
         The version is read inside the write transaction, so two processes
-        opening a new store at once never run the same migration twice.
+        opening a new store at once never run the same migration twice. A
+        read-only store is only checked: it must be up to date.
         """
+        if self.read_only:
+            if self._current_version() != SCHEMA_VERSION:
+                raise ReadOnlyStoreError(f"store {self.path} needs a schema upgrade; open it writable once")
+            return
         with self._lock:
             for number, _name, sql in MIGRATIONS:
                 try:
@@ -154,10 +145,13 @@ class SQLiteStore:
 
     # -- writes -------------------------------------------------------------
     class _Tx:
-        def __init__(self, conn: sqlite3.Connection) -> None:
+        def __init__(self, conn: sqlite3.Connection, read_only: bool) -> None:
             self.conn = conn
+            self.read_only = read_only
 
         def __enter__(self) -> sqlite3.Connection:
+            if self.read_only:
+                raise ReadOnlyStoreError("this store is open read-only; open it writable to change it")
             self.conn.execute("BEGIN IMMEDIATE")
             return self.conn
 
@@ -165,7 +159,7 @@ class SQLiteStore:
             self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
     def _tx(self) -> SQLiteStore._Tx:
-        return SQLiteStore._Tx(self._conn)
+        return SQLiteStore._Tx(self._conn, self.read_only)
 
     def _bump(self) -> None:
         """Advance the change counter inside the caller's transaction.
@@ -181,26 +175,28 @@ class SQLiteStore:
         self.last_write_seq = int(row[0])
 
     @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
-        """The connection, held under the store's lock (for the graph's queries)."""
+    def graph_rows(self) -> Iterator[SQLiteGraphRows]:
+        """The graph's rows, read under the store's lock."""
         with self._lock:
-            yield self._conn
+            yield SQLiteGraphRows(self._conn)
 
     def insert(
         self,
         units: Sequence[MAU],
         raw: Mapping[str, bytes],
-        extra: Callable[[Any], None] | None = None,
         *,
+        derived: Sequence[RowWriter] = (),
         event: AuditEvent | None = None,
         supersedes: Mapping[str, Sequence[str]] | None = None,
     ) -> list[tuple[int, MAU]]:
-        for data in raw.values():  # cold files first: an orphan file is harmless, a dangling ref is not
-            self.cold.put(data)
         out: list[tuple[int, MAU]] = []
+        journal = None
         with self._lock:
             try:
                 with self._tx() as conn:
+                    # cold files first (an orphan file is swept, a dangling ref would be lost content), written
+                    # under the write lock so a sweep in another process never takes a file still being committed
+                    journal = self.cold.put_journaled(raw)
                     last: dict[Scope, str | None] = {}
                     # row ids assigned here (inside the write lock of BEGIN IMMEDIATE) so one
                     # executemany inserts the whole batch
@@ -215,8 +211,8 @@ class SQLiteStore:
                         f"INSERT INTO units ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         [(rid, *_row(unit)) for rid, unit in out],
                     )
-                    if extra is not None:  # derived rows (the graph) commit or roll back with the units
-                        extra(conn)
+                    for write in derived:  # graph and CLIP rows commit or roll back with the units
+                        write(SQLiteGraphRows(conn))
                     for new_id, old_ids in (supersedes or {}).items():
                         versions.mark_superseded(conn, old_ids, new_id, units[0].record_time)
                     if event is not None:
@@ -224,9 +220,9 @@ class SQLiteStore:
                     self._bump()
             except sqlite3.Error as exc:
                 raise StoreError(f"writing {len(units)} unit(s) failed, nothing was stored: {exc}") from exc
-        for ref, data in raw.items():  # another process may have unlinked a shared file meanwhile
-            if not self.cold.exists(ref):
-                self.cold.put(data)
+            except OSError as exc:
+                raise StoreError(f"writing the cold tier failed, nothing was stored: {exc}") from exc
+            self.cold.journal_done(journal)
         return out
 
     @staticmethod
@@ -342,15 +338,24 @@ class SQLiteStore:
         return removed
 
     def _finish_pending(self) -> None:
-        """Unlink cold files whose last unit is gone (also those a crash left behind).
+        """Unlink cold files whose last unit is gone, or that a crashed write left without a unit.
 
-        Runs after the migrations (``_migrate``), so the table always exists.
+        Runs after the migrations (``_migrate``), so the table always exists;
+        under the write lock, which every cold-tier write holds too, so a file
+        is never unlinked while another process commits a unit that uses it.
         """
-        for (ref,) in self._conn.execute("SELECT ref FROM pending_cold").fetchall():
-            still = self._conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone()
-            if still is None:
-                self.cold.delete(ref)
-            self._conn.execute("DELETE FROM pending_cold WHERE ref = ?", (ref,))
+        if self.read_only:
+            return
+        journals = self.cold.interrupted()
+        if journals or self._conn.execute("SELECT 1 FROM pending_cold LIMIT 1").fetchone():
+            with self._tx() as conn:
+                refs = [r for (r,) in conn.execute("SELECT ref FROM pending_cold")]
+                for ref in refs + [r for _, names in journals for r in names]:
+                    if conn.execute("SELECT 1 FROM units WHERE raw_ref = ? LIMIT 1", (ref,)).fetchone() is None:
+                        self.cold.delete(ref)
+                conn.execute("DELETE FROM pending_cold")
+                for name, _ in journals:
+                    self.cold.journal_done(name)
         if self._conn.execute("SELECT value FROM meta WHERE key = 'scrub_pending'").fetchone():
             self.scrub()
 
@@ -543,7 +548,7 @@ class SQLiteStore:
         then marked pending and finished at the next open, delete or close.
         Returns whether it completed. Never fails a delete that committed.
         """
-        if self.path is None:
+        if self.path is None or self.read_only:
             return True
         with self._lock:
             self._conn.execute("PRAGMA busy_timeout=1000")
@@ -570,44 +575,7 @@ class SQLiteStore:
                 if self.path is not None:
                     self._finish_pending()
                     self.scrub()
-            except sqlite3.Error as exc:  # another process may hold the store; it finishes the work later
+            except (sqlite3.Error, OSError, StoreError) as exc:  # another process finishes the work later
                 log.info("close: pending cold-tier deletes or WAL checkpoint left for later (%s)", exc)
-            self._conn.close()
-
-
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def _row(unit: MAU) -> tuple[Any, ...]:
-    emb = np.asarray(unit.embedding, dtype=np.float32).tobytes() if unit.embedding is not None else b""
-    return (
-        unit.id, unit.summary, unit.modality.value, unit.speaker,
-        unit.event_time.isoformat() if unit.event_time else None,
-        unit.record_time.isoformat(), unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id,
-        unit.links.prev_id, json.dumps(list(unit.source_ids)), unit.raw_ref, unit.content_hash,
-        json.dumps(unit.metadata), emb, unit.record_time.timestamp(), unit.superseded_by,
-        unit.superseded_at.isoformat() if unit.superseded_at else None,
-    )
-
-
-def _unit(row: Sequence[Any], next_id: str | None) -> MAU:
-    (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
-     prev_id, source_ids, raw_ref, chash, metadata, emb, _record_ts, superseded_by, superseded_at) = row
-    return MAU(
-        id=uid,
-        summary=summary,
-        modality=Modality(modality),
-        event_time=datetime.fromisoformat(event_time) if event_time else None,
-        record_time=datetime.fromisoformat(record_time),
-        scope=Scope(user_id, agent_id, session_id),
-        content_hash=chash,
-        speaker=speaker,
-        raw_ref=raw_ref,
-        links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
-        embedding=np.frombuffer(emb, dtype=np.float32) if emb else None,
-        metadata=json.loads(metadata),
-        superseded_by=superseded_by,
-        superseded_at=datetime.fromisoformat(superseded_at) if superseded_at else None,
-    )
+            finally:
+                self._conn.close()

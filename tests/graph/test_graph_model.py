@@ -73,7 +73,7 @@ def test_without_rapidfuzz_the_error_names_the_extra_and_the_store_still_imports
     script = """
 import sys
 sys.modules["rapidfuzz"] = None
-import omnimem.graph.store
+import omnimem.store.graph_sql
 from omnimem.errors import MissingDependencyError
 try:
     from omnimem.graph import EntityResolver

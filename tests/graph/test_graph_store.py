@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from omnimem.graph import store
+from omnimem.store import graph_sql as store
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import SpacyExtractor
-from omnimem.graph.model import Entity, EntityType, Relation, Scope
+from omnimem.graph.model import Entity, EntityType, Relation
+from omnimem.mau import Scope
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 
 U1 = Scope(user_id="u1", agent_id="a1", session_id="s1")

@@ -28,7 +28,7 @@ from omnimem.llm import (
     register_llm,
     resolve_llm,
 )
-from omnimem.llm import registry as llm_registry
+from omnimem.providers import providers
 
 HELLO = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "say hello"}]
 
@@ -111,7 +111,8 @@ def test_resolve_llm_means_none_when_nothing_is_configured() -> None:
 
 
 def test_third_party_providers_register_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_registry, "_FACTORIES", dict(llm_registry._FACTORIES))
+    llm_names()  # built-ins loaded, then the registration below is undone after the test
+    monkeypatch.setattr(providers, "_factories", dict(providers._factories))
     register_llm("canned", lambda **kw: FakeLLM("canned reply", **kw))
     assert create_llm("canned").complete(HELLO).text == "canned reply"
     with pytest.raises(ConfigError, match="already registered"):

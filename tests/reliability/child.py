@@ -14,6 +14,7 @@ Roles (``config["role"]``):
   (a ``time.time()`` value); they report what they wrote, saw and raised.
 - ``second``: opens a store another process is using, writes and reads.
 - ``forget``: forgets one user (with ``die_at``, dies part way).
+- ``orphan``: adds one long text and dies inside its write transaction.
 
 Text carries a unique token per unit (``k<seed>x<n>``) and a tag naming its
 user (``owner<user>``), so the parent can search for exactly one unit and
@@ -45,8 +46,8 @@ def sentence(rng: random.Random, n: int) -> str:
 
 def unit_text(rng: random.Random, token: str, user: str, *, long: bool = False) -> str:
     body = sentence(rng, rng.randint(4, 9))
-    if long:  # past summary_words (60): the full text goes to the cold tier
-        body += " " + " ".join(f"{sentence(rng, 8)} {token}" for _ in range(10))
+    if long:  # past summary_words (150): the full text goes to the cold tier
+        body += " " + " ".join(f"{sentence(rng, 8)} {token}" for _ in range(20))
     return f"owner{user} {token} {body}"
 
 
@@ -259,6 +260,12 @@ def main() -> None:
     role = cfg["role"]
     if role == "ingest":
         ingest(cfg)
+        return
+    if role == "orphan":  # one long text, killed inside its write transaction: its cold file has no unit
+        from omnimem import Memory
+
+        arm("in_tx", 1)
+        Memory(cfg["path"]).add(cfg["text"], user_id=cfg["user"])
         return
     if role == "forget":  # one forget, usually killed part way (die_at)
         from omnimem import Memory

@@ -45,13 +45,14 @@ class Sizes:
     queries: int  # random queries per search path
     graph_corpus: int  # units in the (slower, spaCy) graph corpus
     graph_queries: int
+    forget_rounds: int  # add-then-forget rounds while searches read the same units' full text
 
 
 SIZES = {
     "ci": Sizes(kills=5, concurrency_s=4.0, examples=12, steps=25, corpus=120, queries=25, graph_corpus=12,
-                graph_queries=8),
+                graph_queries=8, forget_rounds=60),
     "nightly": Sizes(kills=63, concurrency_s=30.0, examples=200, steps=50, corpus=600, queries=150, graph_corpus=60,
-                     graph_queries=100),
+                     graph_queries=100, forget_rounds=400),
 }[MODE]
 
 
@@ -189,6 +190,25 @@ def residue(path: Path, tokens: list[str]) -> list[tuple[str, str]]:
     return found
 
 
+def cold_orphans(path: Path) -> list[str]:
+    """Cold-tier files (and temp files) that no unit references; run with no Memory open."""
+    cold = path / "cold"
+    if not cold.is_dir():
+        return []
+    conn = sqlite3.connect(f"file:{path / 'omnimem.db'}?mode=ro", uri=True)
+    try:
+        refs = {r[0] for r in conn.execute("SELECT raw_ref FROM units WHERE raw_ref IS NOT NULL")}
+    finally:
+        conn.close()
+    return sorted(str(p.relative_to(path)) for p in cold.rglob("*")
+                  if p.is_file() and p.parent.name != ".writing" and p.name not in refs)
+
+
+def grep_store(path: Path, needle: bytes) -> list[str]:
+    """Every file under the store whose bytes hold ``needle``."""
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file() and needle in p.read_bytes())
+
+
 @pytest.fixture(scope="session")
 def rel() -> Any:
     """The helpers above, for the test modules (conftest modules are not imported by name)."""
@@ -196,5 +216,6 @@ def rel() -> Any:
 
     return types.SimpleNamespace(
         start_child=start_child, read_log=read_log, on_disk_problems=on_disk_problems,
-        index_problems=index_problems, hit_ids=hit_ids, residue=residue, mode=MODE,
+        index_problems=index_problems, hit_ids=hit_ids, residue=residue, mode=MODE, cold_orphans=cold_orphans,
+        grep_store=grep_store,
     )

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 
-from omnimem import Memory
+from omnimem import Memory, Scope
 
 # where the child dies; the CI run covers the first five (the brief's embedding, commit,
 # index save on close and forget, plus a timed kill), the nightly run cycles through all
@@ -93,7 +93,7 @@ def _check_after_crash(path: Path, model: Model, rel: Any, iteration: int) -> di
     rng = random.Random(iteration)
     with Memory(path) as mem:  # it opens (the embedder comes from the store)
         problems += [f"indexes: {p}" for p in rel.index_problems(mem, seed=iteration)]
-        stored = {r[0] for r in mem.store._conn.execute("SELECT id FROM units")}
+        stored = set(mem.store.ids_in_scope(Scope()))
         # a forget that began and did not return may or may not have committed
         missing = [uid for uid, u in model.units.items() if uid not in stored and u["user"] not in model.pending]
         problems += [f"reported committed but missing: {uid}" for uid in missing]
@@ -126,6 +126,7 @@ def test_sigkill_at_seeded_points_loses_nothing_committed(tmp_path: Path, sizes:
     kills: Counter[str] = Counter()
     problems: list[str] = []
     residue: dict[str, list[str]] = {"cold": [], "other": []}
+    orphans: list[str] = []
     started = time.perf_counter()
     for iteration in range(sizes.kills):
         log = tmp_path / f"child{iteration}.jsonl"
@@ -135,9 +136,13 @@ def test_sigkill_at_seeded_points_loses_nothing_committed(tmp_path: Path, sizes:
         model.apply(rel.read_log(log))
         found = _check_after_crash(path, model, rel, iteration)
         problems += [f"iteration {iteration} ({point}): {p}" for p in found["problems"]]
+        orphans += [f"iteration {iteration} ({point}): {f}" for f in rel.cold_orphans(path)]  # swept at reopen
         newly_gone = [model.gone[u] for u in model.gone if u not in gone_before]
         for token, file in rel.residue(path, newly_gone):  # after close: WAL checkpointed, indexes rewritten
             residue["cold" if file.startswith("cold/") else "other"].append(f"{token} in {file}")
+    with Memory(path) as mem:  # crash + forget: forgetting everyone must leave no text of theirs anywhere
+        forgot_all = mem.forget(all=True)
+    left = rel.grep_store(path, b"owneru")  # every unit's text starts with owner<user>
     killed = sum(n for p, n in kills.items() if "finished" not in p)
     reliability_report["crash"] = {
         "iterations": sizes.kills, "kills": killed, "kills_by_point": dict(sorted(kills.items())),
@@ -145,11 +150,31 @@ def test_sigkill_at_seeded_points_loses_nothing_committed(tmp_path: Path, sizes:
         "writes_lost_or_inconsistent": len(problems), "problems": problems[:20],
         "forgotten_residue_outside_cold_tier": len(residue["other"]),
         "forgotten_residue_in_cold_tier": len(residue["cold"]), "seconds": round(time.perf_counter() - started, 1),
+        "cold_files_without_a_unit_after_reopen": len(orphans), "units_forgotten_at_the_end": forgot_all,
+        "files_with_forgotten_text_after_forgetting_all": len(left), "residue_examples": (orphans + left)[:5],
     }
     assert killed >= min(sizes.kills, 4), f"too few children were killed: {kills}"
     assert problems == []
     # the cold tier is checked by test_forget_interrupted_after_commit_leaves_no_cold_residue (a known bug)
     assert residue["other"] == []
+    assert orphans == [] and left == []
+
+
+# Regression (issue 15): a write killed before its COMMIT left its cold file behind, without a unit, so no
+# forget could ever reach that text; it is now swept (under the write lock) the next time the store opens
+def test_cold_file_of_a_write_killed_before_commit_is_swept(tmp_path: Path, rel: Any) -> None:
+    path = tmp_path / "mem"
+    secret = "zqorphansecret"
+    with Memory(path, embedder="fake") as mem:
+        mem.add("a short note", user_id="stays")
+    proc = rel.start_child({"role": "orphan", "path": str(path), "user": "gone", "text": "a long story " * 60 + secret})
+    assert proc.wait(timeout=120) == -signal.SIGKILL
+    assert [f for _, f in rel.residue(path, [secret])][0].startswith("cold/")  # the killed write left its file
+    with Memory(path) as mem:
+        assert mem.stats()["units"] == 1
+        assert mem.forget(user_id="gone") == 0  # the unit never existed
+    assert rel.residue(path, [secret]) == [] and rel.cold_orphans(path) == []
+    assert rel.grep_store(path, secret.encode()) == []
 
 
 # Regression (fixed): a crash between forget's commit and the cold-file unlink leaves the forgotten content in

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from omnimem import Memory, NotFoundError
+from omnimem import Memory, NotFoundError, Scope
 
 USERS = ("ann", "bob", "cy")
 SESSIONS = (None, "s1", "s2")
@@ -160,10 +160,9 @@ class GovernanceMachine(RuleBasedStateMachine):
     @invariant()
     def store_matches_model(self) -> None:
         type(self).steps_run += 1
-        rows = dict(self.mem.store._conn.execute("SELECT id, superseded_by IS NOT NULL FROM units").fetchall())
-        assert set(rows) == set(self.units)
-        assert {uid for uid, sup in rows.items() if sup} == {uid for uid, u in self.units.items() if u.superseded}
-        linked = dict(self.mem.store._conn.execute("SELECT id, superseded_by FROM units").fetchall())
+        linked = {u.id: u.superseded_by for u in self.mem.store.get(self.mem.store.ids_in_scope(Scope()))}
+        assert set(linked) == set(self.units)
+        assert {uid for uid, sup in linked.items() if sup} == {uid for uid, u in self.units.items() if u.superseded}
         assert linked == {uid: u.superseded_by for uid, u in self.units.items()}
         n = len(self.units)
         assert self.mem.stats()["units"] == n

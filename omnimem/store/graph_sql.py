@@ -1,4 +1,4 @@
-"""The graph's SQLite schema and the queries over it.
+"""The graph's SQLite schema and the queries over it (the SQLite side of ``GraphRows``).
 
 Every function works inside the caller's transaction and never commits, so a
 unit and its entities are written (or deleted) atomically by whoever owns the
@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.graph.model import Entity, EntityType, Relation, Scope, name_key
+from omnimem.graph.model import Entity, EntityType, Relation, name_key
+from omnimem.mau import Scope
 
 GRAPH_SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS entities (
@@ -367,3 +368,54 @@ def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
 
 def _marks(chunk: Sequence[str]) -> str:
     return ", ".join("?" * len(chunk))
+
+
+class SQLiteGraphRows:
+    """The ``GraphRows`` contract over one connection (inside the caller's transaction or lock)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def entities(self, *, user_id: str | None = None, agent_id: str | None = None,
+                 ids: Sequence[str] | None = None) -> list[Entity]:
+        return entities(self._conn, user_id=user_id, agent_id=agent_id, ids=ids)
+
+    def owned_entities(self, user_id: str | None, agent_id: str | None) -> list[Entity]:
+        ids = [r[0] for r in self._conn.execute(
+            "SELECT id FROM entities WHERE user_id IS ? AND agent_id IS ?", (user_id, agent_id))]
+        return entities(self._conn, ids=ids)
+
+    def find_by_alias(self, name: str, *, user_id: str | None, agent_id: str | None) -> list[str]:
+        return find_by_alias(self._conn, name, user_id=user_id, agent_id=agent_id)
+
+    def neighbors(self, entity_id: str) -> list[tuple[str, float]]:
+        return neighbors(self._conn, entity_id)
+
+    def entity_units(self, entity_id: str, limit: int | None = None) -> list[tuple[str, float]]:
+        sql = "SELECT unit_id, confidence FROM entity_units WHERE entity_id = ? ORDER BY confidence DESC, unit_id"
+        rows = self._conn.execute(sql + " LIMIT ?", (entity_id, limit)) if limit is not None else \
+            self._conn.execute(sql, (entity_id,))
+        return [(unit_id, float(conf)) for unit_id, conf in rows]
+
+    def relations(self, entity_id: str | None = None) -> list[tuple[str, str, str, float]]:
+        sql = "SELECT source_entity, target_entity, label, confidence FROM relations"
+        rows = self._conn.execute(sql) if entity_id is None else self._conn.execute(
+            sql + " WHERE source_entity = ? OR target_entity = ?", (entity_id, entity_id))
+        return [(s, t, lbl, float(c)) for s, t, lbl, c in rows]
+
+    def unit_links(self) -> list[tuple[str, str]]:
+        return [(e, u) for e, u in self._conn.execute("SELECT entity_id, unit_id FROM entity_units")]
+
+    def upsert_entity(self, entity: Entity) -> None:
+        upsert_entity(self._conn, entity)
+
+    def link_entity_unit(self, entity_id: str, unit_id: str, confidence: float) -> None:
+        link_entity_unit(self._conn, entity_id, unit_id, confidence)
+
+    def upsert_relation(self, relation: Relation) -> None:
+        upsert_relation(self._conn, relation)
+
+    def put_clip_vectors(self, rows: Sequence[tuple[str, str, npt.NDArray[np.float32]]]) -> None:
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO clip_vectors(unit_id, model, vector) VALUES (?, ?, ?)",
+            [(unit_id, model, np.asarray(v, dtype=np.float32).tobytes()) for unit_id, model, v in rows])

@@ -1,0 +1,59 @@
+"""The parts of an engine that ingest, retrieval, lifecycle and governance work with.
+
+An engine (see :mod:`omnimem.engine.local`) builds one :class:`Parts` and
+hands it to the modules that do the work; they never see the facade. The
+engine swaps parts in place (``reembed`` replaces the embedder and the
+indexes), so every holder sees the current ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from omnimem.config import Settings
+from omnimem.embed.base import Embedder
+from omnimem.errors import ReadOnlyStoreError, StoreError
+from omnimem.llm.base import LLM
+from omnimem.novelty import NoveltyFilter
+from omnimem.store.base import CandidateSearch, Store
+from omnimem.tokens import TokenCounter
+
+if TYPE_CHECKING:  # the graph and CLIP need extras: built only when switched on
+    from omnimem.graph.engine import KnowledgeGraph
+    from omnimem.index.clip import ClipSearch
+
+
+@dataclass(eq=False)
+class Parts:
+    """Store and search contracts, models, settings and the locks that guard them."""
+
+    settings: Settings
+    store: Store
+    embedder: Embedder
+    search: CandidateSearch  # dense, text and image candidates, filtered inside the backend
+    path: Path | None
+    tz: tzinfo
+    actor: str
+    count_tokens: TokenCounter
+    novelty: NoveltyFilter
+    llm: LLM | None = None
+    graph: KnowledgeGraph | None = None
+    clip: ClipSearch | None = None
+    lock: threading.RLock = field(default_factory=threading.RLock)  # store and index access (short)
+    write_lock: threading.RLock = field(default_factory=threading.RLock)  # one writer; readers not blocked
+    closed: bool = False
+
+    @property
+    def read_only(self) -> bool:
+        return self.store.read_only
+
+    def check_open(self, *, write: bool = False) -> None:
+        """Raise if the engine is closed, or (``write``) if its store is read-only."""
+        if self.closed:
+            raise StoreError("this Memory is closed")
+        if write and self.store.read_only:
+            raise ReadOnlyStoreError(f"store {self.path} is open read-only; open it writable to change it")

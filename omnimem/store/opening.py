@@ -1,0 +1,62 @@
+"""Opening a store folder: writable (created if needed) or read-only.
+
+A store on a read-only file system, or one the user cannot write, is opened
+read-only: searches, reads, stats and export work, and every write raises
+:class:`~omnimem.errors.ReadOnlyStoreError` before anything changes.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from omnimem.errors import NotAStoreError, StoreError
+
+DB_NAME = "omnimem.db"
+PARTS = ("cold", "index")  # folders a writable store writes into
+
+
+def is_writable(path: Path) -> bool:
+    """Whether ``path`` (an existing store) can be written (``False`` on a read-only file system too)."""
+    db = path / DB_NAME
+    return os.access(path, os.W_OK | os.X_OK) and (not db.exists() or os.access(db, os.W_OK))
+
+
+def open_read_only(path: Path | None, asked: bool) -> bool:
+    """Read-only when asked, or when the store exists and cannot be written (instead of refusing it)."""
+    return bool(asked) or (path is not None and path.is_dir() and not is_writable(path))
+
+
+def check_writable(path: Path) -> None:
+    """Create the folder if needed; a part that cannot be written is a typed error before anything commits."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the store folder {path}: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise StoreError(f"store folder {path} is not writable; open it with read_only=True to read it")
+    for name in PARTS:
+        part = path / name
+        if part.exists() and (not part.is_dir() or not os.access(part, os.W_OK | os.X_OK)):
+            raise StoreError(f"{part} is not a writable folder; fix its permissions or open the store read_only=True")
+
+
+def connect(db: Path, busy_timeout_ms: int, *, read_only: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode; read-only through SQLite's ``mode=ro`` (``immutable`` as a last resort)."""
+    timeout = busy_timeout_ms / 1000
+    if not read_only:
+        conn = sqlite3.connect(str(db), check_same_thread=False, isolation_level=None, timeout=timeout)
+    else:
+        if not db.is_file():
+            raise NotAStoreError(f"{db.parent} holds no omnimem store ({DB_NAME} missing)")
+        uri = f"file:{quote(str(db.resolve()))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=timeout)
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:  # read-only folder without the WAL's shared-memory file: nobody can write
+            conn.close()
+            conn = sqlite3.connect(uri + "&immutable=1", uri=True, check_same_thread=False, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+    return conn

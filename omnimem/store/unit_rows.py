@@ -1,0 +1,69 @@
+"""How a unit is laid out as a row of SQLite's ``units`` table, and the scope filter in SQL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from omnimem.mau import MAU, Links, Modality, Scope
+
+COLUMNS = (
+    "rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
+    "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
+    "superseded_by, superseded_at"
+)
+
+
+def scope_clause(scope: Scope, *, exact: bool) -> tuple[str, list[Any]]:
+    """SQL for a scope; ``exact`` also matches NULL columns (novelty, links)."""
+    parts: list[str] = []
+    args: list[Any] = []
+    for col, value in scope.as_dict().items():
+        if value is not None:
+            parts.append(f"{col} = ?")
+            args.append(value)
+        elif exact:
+            parts.append(f"{col} IS NULL")
+    return (" AND ".join(parts) or "1=1"), args
+
+
+def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def to_row(unit: MAU) -> tuple[Any, ...]:
+    emb = np.asarray(unit.embedding, dtype=np.float32).tobytes() if unit.embedding is not None else b""
+    return (
+        unit.id, unit.summary, unit.modality.value, unit.speaker,
+        unit.event_time.isoformat() if unit.event_time else None,
+        unit.record_time.isoformat(), unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id,
+        unit.links.prev_id, json.dumps(list(unit.source_ids)), unit.raw_ref, unit.content_hash,
+        json.dumps(unit.metadata), emb, unit.record_time.timestamp(), unit.superseded_by,
+        unit.superseded_at.isoformat() if unit.superseded_at else None,
+    )
+
+
+def to_unit(row: Sequence[Any], next_id: str | None) -> MAU:
+    (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
+     prev_id, source_ids, raw_ref, chash, metadata, emb, _record_ts, superseded_by, superseded_at) = row
+    return MAU(
+        id=uid,
+        summary=summary,
+        modality=Modality(modality),
+        event_time=datetime.fromisoformat(event_time) if event_time else None,
+        record_time=datetime.fromisoformat(record_time),
+        scope=Scope(user_id, agent_id, session_id),
+        content_hash=chash,
+        speaker=speaker,
+        raw_ref=raw_ref,
+        links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
+        embedding=np.frombuffer(emb, dtype=np.float32) if emb else None,
+        metadata=json.loads(metadata),
+        superseded_by=superseded_by,
+        superseded_at=datetime.fromisoformat(superseded_at) if superseded_at else None,
+    )

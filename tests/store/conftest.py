@@ -1,0 +1,44 @@
+"""One fixture, ``backend``: a unit store and its candidate search, for every storage backend.
+
+The contract tests in this folder use only the Protocols of
+:mod:`omnimem.store.base`; a new backend (PostgreSQL) joins by adding a
+parameter to ``BACKENDS`` and a branch to :func:`open_backend`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from omnimem.index.manager import IndexSet
+from omnimem.store.base import CandidateSearch, UnitStore
+from omnimem.store.embedded_search import EmbeddedSearch
+from omnimem.store.sqlite import SQLiteStore
+
+BACKENDS = ["sqlite-memory", "sqlite-file"]  # later: "postgresql"
+DIM = 4
+
+
+@dataclass
+class Backend:
+    store: UnitStore
+    search: CandidateSearch
+
+
+def open_backend(kind: str, folder: Path) -> Backend:
+    if kind not in BACKENDS:
+        raise ValueError(kind)
+    path = folder / "store" if kind == "sqlite-file" else None
+    store = SQLiteStore(path)
+    store.init_meta("fake", DIM)
+    return Backend(store, EmbeddedSearch(store, IndexSet(store, DIM, path / "index" if path else None)))
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    opened = open_backend(request.param, tmp_path)
+    yield opened
+    opened.store.close()
