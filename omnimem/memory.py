@@ -378,7 +378,13 @@ class Memory:
         """Whether ``path`` holds an omnimem store (``Memory(path)`` creates one where there is none)."""
         from omnimem.store.opening import DB_NAME
 
-        return (Path(path) / DB_NAME).is_file()
+        folder = validate.store_path(path)
+        if folder is None:
+            raise InvalidInputError("exists() needs a store path")
+        try:
+            return (folder / DB_NAME).is_file()
+        except OSError:  # a name too long for the file system, a path through a file: no store there
+            return False
 
     def ask(
         self,
