@@ -11,7 +11,8 @@ from __future__ import annotations
 from benchmarks.baselines import baseline_systems
 from benchmarks.retrieval import MemorySystem, System
 
-PAPER = {"fusion": "union", "neighbours": 0, "packing": "line", "summary_words": 60, "embed_context": 0}
+PAPER = {"fusion": "union", "neighbours": 0, "packing": "line", "summary_words": 60, "embed_context": 0,
+         "sparse_context": 0}
 
 
 def ablation_systems() -> list[System]:
@@ -48,8 +49,9 @@ def experiment_systems() -> list[System]:
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-sparse-1.5", "defaults with sparse_weight=1.5", {"sparse_weight": 1.5}),
-        MemorySystem("x-sparse-context-1", "defaults with sparse_context=1 (BM25 also indexes the turn before)",
-                     {"sparse_context": 1}),
+        MemorySystem("x-no-sparse-context", "defaults with sparse_context=0 (BM25 indexes each turn's own words)",
+                     {"sparse_context": 0}),
+        MemorySystem("x-sparse-context-2", "defaults with sparse_context=2", {"sparse_context": 2}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",
                      {"diversity": 0.5}),
         MemorySystem("x-neighbours", "defaults with neighbours=1, expand_top=5", {"neighbours": 1, "expand_top": 5}),

@@ -59,12 +59,12 @@ def test_sparse_context_lets_bm25_find_a_reply_by_the_words_of_its_question(tmp_
     turns = [{"text": "What did you paint last weekend?", "speaker": "Car", "time": "2024-01-01", "id": "D1:1"},
              {"text": "A sunset over the lake.", "speaker": "Mel", "time": "2024-01-01", "id": "D1:2"},
              {"text": "Lovely colours.", "speaker": "Car", "time": "2024-01-01", "id": "D1:3"}]
-    with Memory(embedder="fake", dense=False) as plain, Memory(tmp_path, embedder="fake", dense=False,
-                                                                sparse_context=1) as ctx:
+    with Memory(embedder="fake", dense=False, sparse_context=0) as plain, \
+            Memory(tmp_path, embedder="fake", dense=False, sparse_context=1) as ctx:
         plain.add_dialogue(turns, user_id="u", session_id="s")
         ctx.add_dialogue(turns, user_id="u", session_id="s")
         assert [h.unit.source_ids for h in plain.search("paint", user_id="u").hits] == [("D1:1",)]
         found = [h.unit.source_ids[0] for h in ctx.search("paint", user_id="u").hits]
         assert set(found) == {"D1:1", "D1:2"}
-    with Memory(tmp_path, embedder="fake", dense=False) as reopened:  # the saved BM25 was built with context
+    with Memory(tmp_path, embedder="fake", dense=False, sparse_context=0) as reopened:  # saved BM25 had context: rebuilt
         assert [h.unit.source_ids for h in reopened.search("paint", user_id="u").hits] == [("D1:1",)]
