@@ -47,19 +47,11 @@ name) and reported on `test` (LoCoMo 6-10, the last 10 Mem-Gallery files).
 Other results in this folder: `PERF.md` (speed, memory, scale), `MEDIA.md` (scene cuts, VAD,
 transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`.
 
-Files from before the dev/test splits and the rendered-text metrics have no split in their name,
-no `hits` / `over` columns, and count `1k` / `6k` among the hits (the older measure); their
-anchors are fixed figures of that time. `locomo-retrieval-experiments-f53af98` was measured at
-commit f53af98, when omnimem's default retrieval was the paper's (top_k 20 per retriever, set
-union, one line per hit): its `omnimem` row is today's `omnimem-paper`. Its `x-*` experiments are
-why the defaults changed at 068eb5b (reciprocal rank fusion over lists deep enough to fill the
-budget, same-session neighbours of the 10 best hits, session-grouped packing: `x-best-full`); the
-short-first-lines idea (`x-best`) was not adopted because cut lines may drop the words holding the
-answer. `locomo-retrieval-ablations-068eb5b` and `memgallery-retrieval-068eb5b` were measured at
-068eb5b, whose default still added same-session neighbours: there the `omnimem` row has
-neighbours on, and LoCoMo's `no-neighbours` row is the later default (neighbours cost 9 points
-within 1,000 tokens for 0.3 within 6,000, so they were switched off). `locomo-retrieval-custom`
-and `memgallery-retrieval-custom` are the defaults before contextual embeddings.
+`locomo-retrieval-test-custom` weighs the two context settings on the test split:
+`x-embed-context-2` (dense vectors of each turn with the two before it; off by default for its
+2.6x encoder cost, see PERF.md) and `x-no-sparse-context` (BM25 over each turn's own words).
+Earlier result files (before the splits and the visible-text metric) were removed; they are in
+the git history.
 """
 
 

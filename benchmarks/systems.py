@@ -42,19 +42,16 @@ def graph_systems() -> list[System]:
 def experiment_systems() -> list[System]:
     """Settings under study; each is a ``Memory`` setting, ablated one at a time against the defaults."""
     return [
-        MemorySystem("x-no-context", "defaults with embed_context=0 (each turn embedded alone)", {"embed_context": 0}),
-        MemorySystem("x-context-4", "defaults with embed_context=4", {"embed_context": 4}),
+        MemorySystem("x-embed-context-2", "defaults with embed_context=2 (each turn embedded after the two before it)",
+                     {"embed_context": 2}),
+        MemorySystem("x-no-sparse-context", "defaults with sparse_context=0 (BM25 indexes each turn's own words)",
+                     {"sparse_context": 0}),
         MemorySystem("x-summary-60", "defaults with summary_words=60 (longer turns cut to a 60-word line)",
                      {"summary_words": 60}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
-        MemorySystem("x-sparse-1.5", "defaults with sparse_weight=1.5", {"sparse_weight": 1.5}),
-        MemorySystem("x-no-sparse-context", "defaults with sparse_context=0 (BM25 indexes each turn's own words)",
-                     {"sparse_context": 0}),
-        MemorySystem("x-sparse-context-2", "defaults with sparse_context=2", {"sparse_context": 2}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",
                      {"diversity": 0.5}),
-        MemorySystem("x-neighbours", "defaults with neighbours=1, expand_top=5", {"neighbours": 1, "expand_top": 5}),
     ]
 
 

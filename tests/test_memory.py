@@ -158,7 +158,7 @@ def test_ablation_switches(make_memory: Callable[..., Memory]):
     with make_memory(sparse=False) as m:
         m.add_dialogue(turns)
         assert all(h.sources == {"dense"} for h in m.search("zebra").hits)
-    with make_memory(dense=False) as m:
+    with make_memory(dense=False, sparse_context=0) as m:  # BM25 over each turn's own words
         m.add_dialogue(turns)
         hits = m.search("zebra").hits
         assert [h.unit.summary for h in hits] == ["zebra crossing downtown"] and hits[0].sources == {"sparse"}
@@ -185,12 +185,12 @@ def test_neighbours_of_the_best_hits_join_the_context(mem: Memory):
     ]
     mem.add_dialogue(turns, user_id="u", session_id="s1")
     mem.add("unrelated note about taxes", user_id="other", session_id="s1")
-    with Memory(embedder="fake", dense=False, neighbours=1) as m:  # BM25 alone finds only the question
+    with Memory(embedder="fake", dense=False, sparse_context=0, neighbours=1) as m:  # BM25 finds only the question
         m.add_dialogue(turns, user_id="u", session_id="s1")
         hits = m.search("pottery class", user_id="u").hits
         assert [h.unit.source_ids[0] for h in hits][:2] == ["D1:1", "D1:2"]
         assert hits[1].sources == {"neighbour"}
-    with Memory(embedder="fake", dense=False, neighbours=0) as m:
+    with Memory(embedder="fake", dense=False, sparse_context=0, neighbours=0) as m:
         m.add_dialogue(turns, user_id="u", session_id="s1")
         assert [h.unit.source_ids[0] for h in m.search("pottery class", user_id="u").hits] == ["D1:1"]
 
