@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from omnimem.errors import ConfigError, InvalidInputError
 from omnimem.llm.base import LLM, Message
-from omnimem.tokens import count_tokens
+from omnimem.tokens import count_tokens, truncate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -84,17 +84,8 @@ def first_words(text: str, max_words: int) -> str:
 
 
 def first_tokens(text: str, max_tokens: int) -> str:
-    """The longest prefix of ``text`` with at most ``max_tokens`` tokens (found by bisecting on prefix counts)."""
-    if count_tokens(text) <= max_tokens:
-        return text
-    low, high = 0, min(len(text), 64 * max_tokens)  # no token is longer than 64 characters
-    while low < high:
-        mid = (low + high + 1) // 2
-        if count_tokens(text[:mid]) <= max_tokens:
-            low = mid
-        else:
-            high = mid - 1
-    return text[:low].rstrip()
+    """The longest prefix of ``text`` with at most ``max_tokens`` tokens, trailing space removed."""
+    return truncate_tokens(text, max_tokens).rstrip()
 
 
 def summary_messages(text: str, *, max_words: int) -> list[Message]:

@@ -58,29 +58,22 @@ def truncate_tokens(text: str, max_tokens: int, counter: TokenCounter = count_to
     """The longest prefix of ``text`` that costs at most ``max_tokens``, cut at a character.
 
     Works for text without spaces (Chinese, Japanese, a URL) as well as for
-    words; with the default counter the cut falls on a token boundary.
+    words: it bisects on the prefix length, since counts grow with it.
     """
     if max_tokens < 1:
         return ""
-    if counter is count_tokens:
-        enc = _encoding()
-        ids = enc.encode_ordinary(text)
-        if len(ids) <= max_tokens:
-            return text
-        cut: str = enc.decode(ids[:max_tokens])
-        while cut and count_tokens(cut) > max_tokens:  # a decoded partial character can re-encode longer
-            cut = cut[:-1]
-        return cut.rstrip("\ufffd")
     if counter(text) <= max_tokens:
         return text
-    lo, hi = 0, len(text)
-    while lo < hi:  # binary search on the character count: counters are monotone in practice
-        mid = (lo + hi + 1) // 2
+    low, high = 0, len(text)
+    if counter is count_tokens:
+        high = min(high, 64 * max_tokens)  # no cl100k token is longer than 64 characters
+    while low < high:
+        mid = (low + high + 1) // 2
         if counter(text[:mid]) <= max_tokens:
-            lo = mid
+            low = mid
         else:
-            hi = mid - 1
-    return text[:lo]
+            high = mid - 1
+    return text[:low]
 
 
 def resolve_counter(tokenizer: TokenCounter | str | None) -> TokenCounter:
