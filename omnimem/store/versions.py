@@ -9,13 +9,13 @@ logged against the older unit.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from omnimem.errors import NotFoundError
 from omnimem.mau import Scope
 from omnimem.store.audit import AuditEvent, log_event
+from omnimem.store.unit_rows import chunks
 
 
 def mark_superseded(conn: sqlite3.Connection, old_ids: Sequence[str], new_id: str, when: datetime) -> None:
@@ -33,7 +33,7 @@ def mark_superseded(conn: sqlite3.Connection, old_ids: Sequence[str], new_id: st
 
 def reconnect(conn: sqlite3.Connection, successor: Mapping[str, str | None], actor: str) -> None:
     """Units replaced by a deleted unit: now replaced by its surviving successor, or current again."""
-    for chunk in _chunks(list(successor), 500):
+    for chunk in chunks(list(successor), 500):
         marks = ",".join("?" * len(chunk))
         rows = conn.execute(
             "SELECT id, user_id, agent_id, session_id, superseded_by FROM units "
@@ -58,7 +58,3 @@ def reconnect(conn: sqlite3.Connection, successor: Mapping[str, str | None], act
                                            f"its successor {deleted} was deleted; {heir} replaces it",
                                            {"deleted_successor": deleted}))
 
-
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
