@@ -142,7 +142,6 @@ def search_text(speaker: str | None, summary: str) -> str:
 
 
 def embed_text(speaker: str | None, text: str, when: datetime | None = None) -> str:
-    """The text a unit is embedded by: who said what (the whole text: the encoder truncates a long one
-    itself), with the event date in front when ``when`` is given."""
+    """The text a unit is embedded by: who said what, with the event date in front when ``when`` is given."""
     body = search_text(speaker, text)
     return f"[{when.strftime('%Y-%m-%d')}] {body}" if when is not None else body

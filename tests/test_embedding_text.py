@@ -68,3 +68,13 @@ def test_sparse_context_lets_bm25_find_a_reply_by_the_words_of_its_question(tmp_
         assert set(found) == {"D1:1", "D1:2"}
     with Memory(tmp_path, embedder="fake", dense=False, sparse_context=0) as reopened:  # saved BM25 had context: rebuilt
         assert [h.unit.source_ids for h in reopened.search("paint", user_id="u").hits] == [("D1:1",)]
+
+
+def test_a_long_unit_gets_the_same_vector_from_ingest_and_from_reembed():
+    long = "The workshop covered colour theory, brush technique and composition. " * 30  # over summary_words
+    with Memory(embedder="fake", embed_context=1) as mem:
+        mem.add("What was the workshop about?", speaker="Ann", user_id="u", session_id="s")
+        uid = mem.add(long, speaker="Bob", user_id="u", session_id="s").id
+        before = mem.get(uid).embedding
+        mem.reembed(FakeEmbedder())
+        assert np.allclose(before, mem.get(uid).embedding)

@@ -26,7 +26,7 @@ class EmbedInput:
 
     scope: Scope
     speaker: str | None
-    text: str  # the unit's text (full text for text units, caption or transcript for media)
+    text: str  # the unit's hot-tier summary (its whole text up to summary_words; a caption, a transcript)
     modality: Modality
     when: datetime | None = None
 

@@ -150,8 +150,10 @@ class Ingestor:
     def _embed_texts(self, items: Sequence[Pending], summaries: Sequence[str]) -> list[str]:
         """What each unit is embedded by (see :mod:`omnimem.ingest.embedding`)."""
         settings = self.parts.settings
-        inputs = [EmbedInput(item.scope, item.speaker, item.text if item.modality is Modality.TEXT else s,
-                             item.modality, item.event_time) for item, s in zip(items, summaries)]
+        # the hot-tier summary (a text of up to summary_words is its own summary): what re-embedding and the
+        # context of later batches read back, so every path embeds the same text
+        inputs = [EmbedInput(item.scope, item.speaker, s, item.modality, item.event_time)
+                  for item, s in zip(items, summaries)]
         history: dict[Scope, list[str]] = {}
         if settings.embed_context:
             with self.parts.lock:
