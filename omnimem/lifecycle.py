@@ -27,11 +27,6 @@ def check_id(unit_id: object) -> str:
     return uid
 
 
-def within(owner: Scope, scope: Scope) -> bool:
-    """Whether a unit of ``owner`` lies in ``scope`` (a None field of the scope matches anything)."""
-    return all(want is None or want == have for want, have in zip(scope.as_dict().values(), owner.as_dict().values()))
-
-
 def _missing(unit_id: str) -> NotFoundError:
     return NotFoundError(f"no unit with id {unit_id!r}")
 
@@ -42,7 +37,7 @@ def scoped_unit(parts: Parts, unit_id: object, scope: Scope) -> MAU:
     with parts.lock:
         parts.check_open()
         found = parts.store.get([uid])
-    if not found or not within(found[0].scope, scope):
+    if not found or not scope.contains(found[0].scope):
         raise _missing(uid)
     return found[0]
 
@@ -92,7 +87,7 @@ def history(parts: Parts, unit_id: object, scope: Scope) -> list[AuditRecord]:
         if not scope.is_empty():
             found = parts.store.get([uid])
             owner = found[0].scope if found else parts.store.tombstone_owner(uid)
-            if owner is None or not within(owner, scope):
+            if owner is None or not scope.contains(owner):
                 raise _missing(uid)
         return parts.store.events(unit_id=uid)
 

@@ -33,6 +33,12 @@ class Scope:
     agent_id: str | None = None
     session_id: str | None = None
 
+    def contains(self, owner: Scope) -> bool:
+        """Whether a unit owned by ``owner`` lies in this scope (a None field here matches anything)."""
+        return all(want is None or want == have for want, have in
+                   ((self.user_id, owner.user_id), (self.agent_id, owner.agent_id),
+                    (self.session_id, owner.session_id)))
+
     def is_empty(self) -> bool:
         return self.user_id is None and self.agent_id is None and self.session_id is None
 

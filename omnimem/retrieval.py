@@ -55,7 +55,7 @@ class Retriever:
         candidates = []
         for rid in order:
             unit = units.get(rid)
-            if unit is None or not in_scope(unit, scope):  # deleted (or rewritten) between index and fetch
+            if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
             candidates.append(Candidate(unit, similarity(qvec, unit), sources))
@@ -103,7 +103,7 @@ class Retriever:
             frontier = []
             admitted = view.admitted([rid for rid, _ in found])  # same scope, supersession and as_of
             for rid, unit in found:
-                if rid not in admitted or not in_scope(unit, scope):
+                if rid not in admitted:  # scope, supersession and as_of: admitted by the backend
                     continue
                 present.add(unit.id)
                 extra.setdefault(wanted[unit.id], []).append(
@@ -204,12 +204,3 @@ def _read_or_none(store: Store, ref: str) -> bytes | None:
 def similarity(qvec: Any, unit: MAU) -> float:
     """Cosine similarity of a query vector and a unit's (both normalised)."""
     return float(np.dot(qvec, unit.embedding)) if unit.embedding is not None else 0.0
-
-
-def in_scope(unit: MAU, scope: Scope) -> bool:
-    """Whether ``unit`` belongs to ``scope`` (a None field matches anything)."""
-    return all(
-        want is None or have == want
-        for want, have in ((scope.user_id, unit.user_id), (scope.agent_id, unit.agent_id),
-                           (scope.session_id, unit.session_id))
-    )
