@@ -48,6 +48,14 @@ class Memory:
     ``session_id``) are keyword-only everywhere.
     """
 
+    def __new__(cls, path: str | Path | None = None, *, url: str | None = None, **_: Any) -> Memory:
+        """``url="http(s)://..."`` makes a :class:`omnimem.remote.RemoteMemory` (the same facade over HTTP)."""
+        if cls is Memory and isinstance(url, str) and url.startswith(("http://", "https://")):
+            from omnimem.remote import RemoteMemory
+
+            return super().__new__(RemoteMemory)
+        return super().__new__(cls)
+
     def __init__(
         self,
         path: str | Path | None = None,

@@ -76,9 +76,9 @@ def create_app(
         app.include_router(module.router)
 
     @app.get("/healthz", tags=["ops"])
-    def healthz() -> dict[str, str]:
-        """Liveness (no auth)."""
-        return {"status": "ok"}
+    def healthz() -> dict[str, Any]:
+        """Liveness (no auth), and whether the store is read-only."""
+        return {"status": "ok", "read_only": memory.read_only}
 
     @app.get("/metrics", tags=["ops"], response_class=Response,
              responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}})

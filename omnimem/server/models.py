@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Unknown fields are refused, and so are values of the wrong JSON type ("yes" or 1 for a flag)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Scoped(Body):
