@@ -24,7 +24,7 @@ from omnimem.embed import Embedder
 from omnimem.errors import ConfigError, InvalidInputError, MalformedDataError, RemoteUnsupportedError, missing_extra
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
-from omnimem.ingest.media import MediaResult
+from omnimem.ingest.media import ANONYMOUS_UPLOAD, MediaResult
 from omnimem.ingest.pipeline import Progress
 from omnimem.ingest.prepare import AddResult
 from omnimem.llm import LLM
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from omnimem.graph.engine import KnowledgeGraph, Neighbor
     from omnimem.index.clip import ClipSearch
 
-UPLOAD_NAME = "upload"  # the file name sent for raw bytes: the server then stores no file name (as locally)
 
 
 def _when(value: str | datetime | None) -> str | None:
@@ -184,7 +183,7 @@ class RemoteMemory(Memory):
 
     def _upload(self, route: str, source: str | Path | bytes, form: Mapping[str, Any]) -> Any:
         if isinstance(source, bytes):
-            data, name = source, UPLOAD_NAME
+            data, name = source, ANONYMOUS_UPLOAD
         elif isinstance(source, str | Path):
             path = Path(source)
             if not path.is_file():
