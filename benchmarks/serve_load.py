@@ -139,7 +139,7 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
     server = _start_server(store, port, workers, embedder)
     tallies = [Tally() for _ in range(clients)]
     try:
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as warm:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=300) as warm:
             for question, user in questions[:20]:  # load the model and the indexes before timing
                 warm.post("/v1/search", json={"query": question, "user_id": user}).raise_for_status()
         started = time.monotonic()
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--seed-turns", type=int, default=2000)
+    parser.add_argument("--seed-turns", type=int, default=500)
     parser.add_argument("--add-share", type=float, default=0.2)
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--out", type=Path, default=RESULTS / "serve-load.json")
