@@ -131,7 +131,7 @@ class RemoteMemory(Memory):
             source_id: str | None = None, user_id: str | None = None, agent_id: str | None = None,
             session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
             supersedes: Sequence[str] | None = None, allow_forgotten: bool = False) -> AddResult:
-        body = {"text": text.decode("utf-8", "replace") if isinstance(text, bytes) else text, "time": _when(time),
+        body = {"text": _text(text), "time": _when(time),
                 "speaker": speaker, "source_id": source_id, "metadata": None if metadata is None else dict(metadata),
                 "supersedes": None if supersedes is None else list(supersedes), "allow_forgotten": allow_forgotten,
                 **_scope(user_id, agent_id, session_id)}
@@ -332,6 +332,16 @@ def _id(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError("unit_id must be a non-empty string")
     return quote(value, safe="")
+
+
+def _text(value: object) -> object:
+    """Bytes are sent as the text they encode (as ``Memory.add`` reads them); anything else as given."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:  # the local facade's message
+            raise InvalidInputError(f"text is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return value
 
 
 def _flag(value: object) -> str:
