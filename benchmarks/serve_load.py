@@ -66,11 +66,21 @@ def _percentile(values: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))], 2)
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HF_HUB_OFFLINE": "1"}
+
+
+def _create_key(store: Path) -> str:
+    """A store-wide admin key, made the way an operator makes one: ``omnimem keys create``."""
+    made = subprocess.run([sys.executable, "-m", "omnimem.cli", "keys", "create", "--name", "load", "--role", "admin",
+                           "--store", str(store), "--json"], env=_env(), capture_output=True, text=True, check=True)
+    return str(json.loads(made.stdout)["api_key"])
+
+
 def _start_server(store: Path, port: int, workers: int, embedder: str) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "omnimem.cli", "serve", "--store", str(store), "--port", str(port),
                "--workers", str(workers), "--rate-limit", "0", "--embedder", embedder]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         try:
@@ -124,17 +134,17 @@ def _client(url: str, key: str, seed: int, deadline: float, add_share: float, us
 def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: str, add_share: float,
         command: str = "") -> dict[str, Any]:
     from omnimem import Memory
-    from omnimem.apikeys import create_key
 
     folder = Path(tempfile.mkdtemp(prefix="omnimem-serve-load-"))
     store = folder / "store"
-    with Memory(store, embedder=embedder) as mem:  # seed, and make the key, before the server starts
+    with Memory(store, embedder=embedder) as mem:  # seed before the server starts
         for user, session, turns in synthetic.sessions(seed_turns):
             mem.add_dialogue(turns, user_id=user, session_id=session)
-        key, _ = create_key(mem.store, name="load", role="admin")
         seeded = mem.count_units()
+    key = _create_key(store)
     users = synthetic.users_for(seed_turns)
     questions = synthetic.queries(500, seed_turns)
+    load_before = os.getloadavg()[0]
     inproc = _in_process_search(store, embedder, questions[:200])
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -158,6 +168,7 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
         for t in threads:
             t.join()
         wall = time.monotonic() - started
+        load_during = os.getloadavg()[0]
         acknowledged = [i for t in tallies for i in t.acknowledged]
         lost = []
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as check:
@@ -180,6 +191,7 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": command,
         "machine": f"{os.cpu_count()} CPU cores (shared), loopback, server and clients on the same machine",
+        "load_average_1min": {"before": round(load_before, 1), "end_of_load": round(load_during, 1)},
         "config": {"clients": clients, "seconds": seconds, "workers": workers, "embedder": embedder,
                    "add_share": add_share, "seed_turns": seed_turns, "seeded_units": seeded, "auth": "API key"},
         "requests": len(search) + len(adds) + len(errors),
@@ -224,7 +236,9 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join([
         "# serve-load: loopback HTTP load test",
         "",
-        f"Command: `{result['command']}` ({result['when']}; {result['machine']}).",
+        f"Command: `{result['command']}` ({result['when']}; {result['machine']}; 1-minute load average "
+        f"{result['load_average_1min']['before']} before, {result['load_average_1min']['end_of_load']} at the end "
+        "of the load: other work shares the cores, so one request alone waits for CPU too).",
         "",
         f"{c['clients']} clients for {c['seconds']:g} s, {int(100 - 100 * c['add_share'])}% search / "
         f"{int(100 * c['add_share'])}% add, {c['workers']} worker(s), embedder {c['embedder']}, "
