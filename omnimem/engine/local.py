@@ -61,7 +61,7 @@ class LocalEngine:
                                                           sparse_context=settings.sparse_context))
             self.parts = Parts(
                 settings=settings, store=store, embedder=model, search=self._search, path=path,
-                tz=zone(settings.timezone), actor=actor, count_tokens=count_tokens,
+                tz=zone(settings.timezone), default_actor=actor, count_tokens=count_tokens,
                 novelty=NoveltyFilter(settings.novelty_threshold, settings.novelty), llm=llm,
             )
             self.parts.graph = self._make_graph() if settings.graph else None
