@@ -566,6 +566,11 @@ def _benchmark_package() -> Any:
     return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
 
+from omnimem.mcp.command import mcp_command  # noqa: E402  (omnimem mcp: the MCP server on stdio)
+
+app.command("mcp")(mcp_command)
+
+
 def main() -> None:
     app()
 

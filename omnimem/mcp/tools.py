@@ -238,7 +238,8 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
     ) -> dict[str, Any]:
         """Forget many memories at once with zero residue: a whole user or agent, a session, a time range, or a
         list of ids; criteria combine. Nothing selected means nothing is removed, never everything. Returns
-        {forgotten: count}. Needs the admin role; a key bound to a user forgets only inside that user."""
+        {forgotten: count}. Needs the admin role; a key bound to a user forgets only inside that user, and with no
+        other criteria it forgets everything of that user."""
         with gate.tool("admin") as caller:
             if all:
                 caller.require_unbound("all=true")
