@@ -18,10 +18,19 @@ are those of the HTTP API (``docs/http-api.md``):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from omnimem.errors import ConfigError, ForbiddenError, ScopeError
 
 ROLES = ("read", "write", "admin")  # each role may do everything the ones before it may
+
+
+class ScopeArgs(TypedDict):
+    """The scope keywords of a facade call."""
+
+    user_id: str | None
+    agent_id: str | None
+    session_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +66,7 @@ class Caller:
         if ROLES.index(self.role) < ROLES.index(role):
             raise ForbiddenError(f"{self.name} has the {self.role} role; this needs the {role} role")
 
-    def scope(self, user_id: str | None, agent_id: str | None, session_id: str | None) -> dict[str, str | None]:
+    def scope(self, user_id: str | None, agent_id: str | None, session_id: str | None) -> ScopeArgs:
         """Scope keywords for a facade call: omitted fields default to the caller's; others are refused."""
         return {
             "user_id": self._field(user_id, self.user_id, "user_id"),

@@ -69,9 +69,10 @@ def create_mcp(memory: Memory, *, authorize: Authorize | None = None, name: str 
     return mcp
 
 
-def raw_content(memory: Memory, unit_id: str, **scope: str | None) -> tuple[bytes, str]:
+def raw_content(memory: Memory, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                session_id: str | None = None) -> tuple[bytes, str]:
     """A unit's raw bytes and their content type; NotFoundError when it has none (or is outside ``scope``)."""
-    unit = memory.get(unit_id, **scope)
+    unit = memory.get(unit_id, user_id=user_id, agent_id=agent_id, session_id=session_id)
     if unit.raw_ref is None:
         raise NotFoundError(f"unit {unit_id} has no raw content; its text is all there is (use get)")
     data = memory.store.read_raw(unit.raw_ref)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from conftest import McpSession
+from conftest import McpSession, connect
 
 from omnimem import Memory
+from omnimem.mcp import create_mcp
 
 EXPECTED_TOOLS = {"add", "add_dialogue", "search", "ask", "get", "update", "delete", "forget", "history",
                   "entities", "neighbors"}
@@ -137,3 +139,19 @@ def test_entities_and_neighbors_say_when_the_graph_is_off(owner: McpSession) -> 
     for tool, args in (("entities", {}), ("neighbors", {"name": "Alice"})):
         error = owner.fail(tool, **args)
         assert error["error"] == "ConfigError" and "graph" in error["message"]
+
+
+def test_entities_and_neighbors_over_the_knowledge_graph(tmp_path: Path) -> None:
+    turns = [{"speaker": "Melanie", "text": "I painted a sunset last weekend with Caroline.", "time": "2023-05-08"},
+             {"speaker": "Caroline", "text": "I went to a support group in Boston.", "time": "2023-05-08"}]
+    with Memory(tmp_path / "graph", embedder="fake", graph=True) as memory:
+        with connect(create_mcp(memory)) as owner:
+            owner.call("add_dialogue", turns=turns, user_id="u1")
+            found = owner.call("entities", user_id="u1")["entities"]
+            people = {e["name"] for e in found if e["type"] == "Person"}
+            assert {"Melanie", "Caroline"} <= people
+            assert owner.call("entities", user_id="someone-else") == {"entities": []}
+            near = {n["entity"]["name"]: n for n in owner.call("neighbors", name="Caroline", hops=2,
+                                                                user_id="u1")["neighbors"]}
+            assert (near["Caroline"]["distance"], near["Caroline"]["score"]) == (0, 1.0)  # the entity itself
+            assert near["Melanie"]["distance"] >= 1 and 0 < near["Melanie"]["score"] < 1
