@@ -85,5 +85,6 @@ class Caller:
         raise ScopeError(f"{self.name} is bound to {self._where()}; it cannot act for {what} {asked!r}")
 
     def _where(self) -> str:
-        parts = [f"user_id {self.user_id!r}" if self.user_id else "", f"agent_id {self.agent_id!r}" if self.agent_id else ""]
+        parts = [f"user_id {self.user_id!r}" if self.user_id else "",
+                 f"agent_id {self.agent_id!r}" if self.agent_id else ""]
         return " and ".join(p for p in parts if p)

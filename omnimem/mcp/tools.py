@@ -146,8 +146,8 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
     ) -> dict[str, Any]:
         """Recall memories relevant to a query (semantic + keyword search). Returns {context, tokens, budget,
         hits}: context is prompt-ready text, one memory per line with its time and speaker; hits lists each
-        memory's id (for get, update, delete), score, the retrievers that found it (sources: dense, text, graph,
-        image), its level of detail and, for images and audio, raw_uri (read it as a resource). Needs the read
+        memory's id (for get, update, delete), score, the retrievers that found it (sources: dense, sparse, graph,
+        clip, neighbour), its level of detail and, for images and audio, raw_uri (read it as a resource). Needs the read
         role."""
         with gate.tool("read") as caller:
             ctx = memory.search(query, top_k=top_k, budget=budget, include_superseded=include_superseded,

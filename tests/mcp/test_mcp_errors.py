@@ -70,7 +70,8 @@ def test_an_update_that_changes_nothing_is_refused_and_keeps_the_unit(owner: Mcp
     assert memory.get(unit).active and memory.stats()["units"] == 1
 
 
-def test_an_unexpected_failure_reaches_the_agent_without_details(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_failure_reaches_the_agent_without_details(memory: Memory,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("internal detail: /srv/secret/path")
 

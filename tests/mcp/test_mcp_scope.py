@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -127,3 +128,13 @@ def test_authorize_refusing_makes_every_call_an_auth_error(memory: Memory) -> No
         for tool, arguments in [("search", {"query": "x"}), ("add", {"text": "x"}), ("forget", {"all": True})]:
             assert session.fail(tool, **arguments) == {"error": "AuthError", "message": "no API key"}
     assert memory.stats()["units"] == 0
+
+
+def test_without_fastmcp_create_mcp_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import omnimem.mcp
+    from omnimem.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "fastmcp", None)  # as if fastmcp were not installed
+    with pytest.raises(MissingDependencyError, match=r"pip install 'omnimem\[mcp\]'"):
+        omnimem.mcp.create_mcp  # noqa: B018
+    assert omnimem.mcp.Caller("key:x").role == "admin"  # callers need no fastmcp

@@ -83,7 +83,7 @@ def test_search_returns_the_rendered_context_with_ids_scores_and_sources(owner: 
     assert found["budget"] == 500 and 0 < found["tokens"] <= 500
     best = found["hits"][0]
     assert best["id"] == tea and best["rank"] == 1 and best["score"] > 0
-    assert set(best["sources"]) <= {"dense", "sparse", "graph", "image"} and best["sources"]
+    assert set(best["sources"]) <= {"dense", "sparse", "graph", "clip", "neighbour"} and best["sources"]
     assert owner.call("search", query="green tea", user_id="nobody")["hits"] == []
 
 
