@@ -22,7 +22,8 @@ from fastmcp.resources import ResourceContent, ResourceResult
 from omnimem.errors import NotFoundError
 from omnimem.mau import Modality
 from omnimem.mcp.gate import Authorize, Gate, InvalidArguments, KeyVerifier
-from omnimem.mcp.tools import RAW_URI, register_tools
+from omnimem.mcp.results import RAW_URI
+from omnimem.mcp.tools import register_tools
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory

@@ -19,15 +19,16 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnimem.ingest.prepare import MAX_TEXT_CHARS
-from omnimem.mau import MAU, Modality
+from omnimem.mcp import results
 from omnimem.mcp.gate import Gate
-from omnimem.pyramid import Context
+from omnimem.mcp.results import (
+    Answered, Deleted, Dialogue, Entities, Events, Forgotten, Found, Neighbors, Stored, UnitView,
+)
 from omnimem.validate import MAX_METADATA_BYTES
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
 
-RAW_URI = "omnimem://units/{id}/raw"
 MAX_TURNS = 5_000  # turns per add_dialogue call; send longer conversations in several calls
 ID_CHARS = 200
 
@@ -94,14 +95,15 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
+    ) -> Stored:
         """Remember one piece of text. Answers as soon as it is stored: it is embedded locally (milliseconds) and
         no language model is called. Returns {id, accepted, reason, similarity, duplicate_of}: accepted=false with
         a reason when it was skipped (the same content again, or a near-duplicate of a recent memory, whose id is
         in duplicate_of). Needs the write role."""
         with gate.tool("write") as caller:
-            return memory.add(text, time=time, speaker=speaker, source_id=source_id, metadata=metadata,
-                              supersedes=supersedes, **caller.scope(user_id, agent_id, session_id)).to_dict()
+            return results.stored(memory.add(text, time=time, speaker=speaker, source_id=source_id,
+                                             metadata=metadata, supersedes=supersedes,
+                                             **caller.scope(user_id, agent_id, session_id)))
 
     @mcp.tool(annotations=WRITE)
     def add_dialogue(
@@ -118,14 +120,14 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
+    ) -> Dialogue:
         """Remember a conversation: one memory per turn (or per restated statement), linked in order. Re-sending
         the same turns stores nothing twice. Returns {results: [{id, accepted, reason, ...}]} in turn order.
         Needs the write role."""
         with gate.tool("write") as caller:
-            results = memory.add_dialogue([t.model_dump(exclude_none=True) for t in turns], restate=restate,
-                                          **caller.scope(user_id, agent_id, session_id))
-            return {"results": [r.to_dict() for r in results]}
+            done = memory.add_dialogue([t.model_dump(exclude_none=True) for t in turns], restate=restate,
+                                       **caller.scope(user_id, agent_id, session_id))
+            return {"results": [results.stored(r) for r in done]}
 
     @mcp.tool(annotations=READ)
     def search(
@@ -143,7 +145,7 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
+    ) -> Found:
         """Recall memories relevant to a query (semantic + keyword search). Returns {context, tokens, budget,
         hits}: context is prompt-ready text, one memory per line with its time and speaker; hits lists each
         memory's id (for get, update, delete), score, the retrievers that found it (sources: dense, sparse, graph,
@@ -152,7 +154,7 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         with gate.tool("read") as caller:
             ctx = memory.search(query, top_k=top_k, budget=budget, include_superseded=include_superseded,
                                 as_of=as_of, **caller.scope(user_id, agent_id, session_id))
-            return _context(ctx)
+            return results.found(ctx)
 
     @mcp.tool(annotations=READ)
     def ask(
@@ -163,25 +165,25 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
+    ) -> Answered:
         """Answer a question from memory with the server's language model (one model call). Without a configured
         model, answer is null, note says so, and the evidence is still returned. Returns {answer, model, note,
         context, evidence: [{id, score, ...}]}. Needs the read role."""
         with gate.tool("read") as caller:
             result = memory.ask(question, top_k=top_k, budget=budget, **caller.scope(user_id, agent_id, session_id))
-            ctx = _context(result.context)
+            ctx = results.found(result.context)
             return {"answer": result.answer, "model": result.model, "note": result.note,
                     "context": ctx["context"], "evidence": ctx["hits"]}
 
     @mcp.tool(annotations=READ)
     def get(unit_id: UnitId, user_id: UserId = None, agent_id: AgentId = None,
-            session_id: SessionId = None) -> dict[str, Any]:
+            session_id: SessionId = None) -> UnitView:
         """One memory by id, in full: summary, full_text, modality, times, speaker, scope, links (prev_id,
         next_id, source_ids), superseded_by, metadata and, when it has raw content (an image, an audio clip, a
         long text), raw_uri to read as a resource. Needs the read role."""
         with gate.tool("read") as caller:
             unit = memory.get(unit_id, **caller.scope(user_id, agent_id, session_id))
-            return {**unit.to_dict(), "full_text": memory.engine.full_text(unit), "raw_uri": raw_uri(unit)}
+            return results.unit_view(unit, memory.engine.full_text(unit))
 
     @mcp.tool(annotations=WRITE)
     def update(
@@ -194,13 +196,13 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
+    ) -> Stored:
         """Correct a text memory: a new version replaces it in search; the old one stays in history. Fields you
         omit are taken from the old version; a change that changes nothing is refused. Returns the new version's
         {id, accepted, reason, ...}. Needs the write role."""
         with gate.tool("write") as caller:
-            return memory.update(unit_id, text=text, time=time, speaker=speaker, reason=reason,
-                                 **caller.scope(user_id, agent_id, session_id)).to_dict()
+            return results.stored(memory.update(unit_id, text=text, time=time, speaker=speaker, reason=reason,
+                                                **caller.scope(user_id, agent_id, session_id)))
 
     @mcp.tool(annotations=DESTROY)
     def delete(
@@ -212,7 +214,7 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
+    ) -> Deleted:
         """Delete one memory everywhere (text, files, indexes, graph), leaving no residue; the audit log keeps
         that it happened, not what it said. Returns {deleted: id, chain}. Needs the write role."""
         with gate.tool("write") as caller:
@@ -235,7 +237,7 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
+    ) -> Forgotten:
         """Forget many memories at once with zero residue: a whole user or agent, a session, a time range, or a
         list of ids; criteria combine. Nothing selected means nothing is removed, never everything. Returns
         {forgotten: count}. Needs the admin role; a key bound to a user forgets only inside that user, and with no
@@ -251,22 +253,21 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
 
     @mcp.tool(annotations=READ)
     def history(unit_id: UnitId, user_id: UserId = None, agent_id: AgentId = None,
-                session_id: SessionId = None) -> dict[str, Any]:
+                session_id: SessionId = None) -> Events:
         """Everything that happened to one memory, oldest first: added, updated, superseded, deleted, with who
         did it (actor), when and why. Works after a deletion too. Returns {events: [{seq, time, actor, action,
         unit_ids, reason, details, ...}]}. Needs the read role."""
         with gate.tool("read") as caller:
-            events = memory.history(unit_id, **caller.scope(user_id, agent_id, session_id))
-            return {"events": [e.to_dict() for e in events]}
+            return results.events(memory.history(unit_id, **caller.scope(user_id, agent_id, session_id)))
 
     @mcp.tool(annotations=READ)
-    def entities(user_id: UserId = None, agent_id: AgentId = None, session_id: SessionId = None) -> dict[str, Any]:
+    def entities(user_id: UserId = None, agent_id: AgentId = None, session_id: SessionId = None) -> Entities:
         """The people, places, organisations, dates and things the knowledge graph found in a scope's memories
         (only when the server runs with the graph on; otherwise a ConfigError). Returns {entities: [{id, name,
         type, aliases, confidence}]}. Needs the read role."""
         with gate.tool("read") as caller:
             found = memory.entities(**caller.scope(user_id, agent_id, session_id))
-            return {"entities": [_entity(e) for e in found]}
+            return {"entities": [results.entity_view(e) for e in found]}
 
     @mcp.tool(annotations=READ)
     def neighbors(
@@ -276,31 +277,11 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
+    ) -> Neighbors:
         """Entities related to the named one within a number of hops of the knowledge graph, closest and
         strongest first (graph on only). Returns {neighbors: [{entity, distance, score}]}. Needs the read role."""
         with gate.tool("read") as caller:
-            found = memory.neighbors(name, hops=hops, **caller.scope(user_id, agent_id, session_id))
-            return {"neighbors": [{"entity": _entity(n.entity), "distance": n.distance, "score": round(n.score, 6)}
-                                  for n in found]}
+            near = memory.neighbors(name, hops=hops, **caller.scope(user_id, agent_id, session_id))
+            return {"neighbors": [{"entity": results.entity_view(n.entity), "distance": n.distance,
+                                   "score": round(n.score, 6)} for n in near]}
 
-
-def raw_uri(unit: MAU) -> str | None:
-    """The resource URI of a unit's raw content, when it has some."""
-    return RAW_URI.format(id=unit.id) if unit.raw_ref is not None else None
-
-
-def _context(ctx: Context) -> dict[str, Any]:
-    hits = [{
-        "id": h.unit.id, "rank": h.rank, "score": round(h.score, 6), "sources": sorted(h.sources),
-        "level": h.level, "modality": h.unit.modality.value, "speaker": h.unit.speaker,
-        "event_time": h.unit.event_time.isoformat() if h.unit.event_time else None,
-        "session_id": h.unit.session_id,
-        "raw_uri": raw_uri(h.unit) if h.unit.modality is not Modality.TEXT else None,
-    } for h in ctx.hits]
-    return {"context": ctx.render(), "tokens": ctx.tokens, "budget": ctx.budget, "hits": hits}
-
-
-def _entity(entity: Any) -> dict[str, Any]:
-    return {"id": entity.id, "name": entity.name, "type": entity.type.value, "aliases": list(entity.aliases),
-            "confidence": round(entity.confidence, 4)}

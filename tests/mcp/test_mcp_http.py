@@ -127,3 +127,25 @@ def test_a_revoked_key_stops_working_on_the_next_request(served: Served) -> None
         with pytest.raises(McpError, match="Server returned an error response"):  # the HTTP 401 above
             alice.call("add", text="After revocation")
     assert served.memory.stats()["units"] == 1
+
+
+def test_concurrent_keys_each_get_their_own_audit_actor(served: Served) -> None:
+    """Callers run on worker threads at the same time: every write is attributed to the key that made it."""
+    served.keys.callers["omk_bob_write"] = Caller("key:bob-bot", "write", user_id="bob")
+    written: dict[str, list[str]] = {}
+
+    def agent(key: str, name: str) -> None:
+        with connect(served.url, auth=key) as session:
+            written[name] = [session.call("add", text=f"{name} note number {i}")["id"] for i in range(12)]
+
+    threads = [threading.Thread(target=agent, args=args) for args in
+               (("omk_alice_write", "alice"), ("omk_bob_write", "bob"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(written) == ["alice", "bob"] and all(len(ids) == 12 for ids in written.values())
+    for name, ids in written.items():
+        for unit in ids:
+            assert served.memory.get(unit).user_id == name
+            assert [e.actor for e in served.memory.history(unit)] == [f"key:{name}-bot"]

@@ -23,6 +23,17 @@ def test_the_tool_list_is_complete_and_every_argument_is_described(owner: McpSes
         assert properties, name
         for arg, schema in properties.items():
             assert schema.get("description"), f"{name}.{arg} has no description"
+        assert tool.output_schema and tool.output_schema["properties"], f"{name} publishes no output schema"
+
+
+def test_output_schemas_describe_what_comes_back(owner: McpSession) -> None:
+    search = owner.tools()["search"].output_schema
+    assert set(search["properties"]) == {"context", "tokens", "budget", "hits"}
+    hit = search["properties"]["hits"]["items"]
+    hit = search.get("$defs", {}).get(hit["$ref"].split("/")[-1], hit) if "$ref" in hit else hit
+    assert "get, update, delete" in hit["properties"]["id"]["description"]
+    get = owner.tools()["get"].output_schema["properties"]
+    assert {"summary", "full_text", "superseded_by", "raw_uri", "metadata"} <= set(get)
 
 
 def test_schemas_carry_the_limits_the_library_enforces(owner: McpSession, memory: Memory) -> None:
