@@ -3,9 +3,11 @@
 Over stdio (``omnimem mcp --store DIR``) or in-process, with no ``authorize``,
 every call is the store owner's (a local admin). Over HTTP, mount
 ``create_mcp(memory, authorize=...).http_app(path="/")`` at ``/mcp`` of a
-Starlette or FastAPI app, passing its ``lifespan`` to the outer app (the
-streamable-HTTP session manager runs in it); clients send their API key as
-``Authorization: Bearer <key>``.
+Starlette or FastAPI app and run its ``lifespan`` in the outer app's (the
+streamable-HTTP session manager runs in it; Starlette does not run a mounted
+app's lifespan by itself): ``FastAPI(lifespan=mcp_app.lifespan)``, or ``async
+with mcp_app.lifespan(app): yield`` inside a lifespan of its own. Clients
+send their API key as ``Authorization: Bearer <key>`` to ``/mcp/``.
 
 The tools are in :mod:`omnimem.mcp.tools`; the unit's raw content (an image,
 an audio clip, a long text) is the resource ``omnimem://units/{id}/raw``,

@@ -7,7 +7,8 @@ import base64
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import httpx
@@ -58,7 +59,13 @@ def served(memory: Memory) -> Iterator[Served]:
     keys = Keys({"omk_alice_write": Caller("key:alice-bot", "write", user_id="alice"),
                  "omk_alice_read": Caller("key:alice-reader", "read", user_id="alice")})
     mcp_app = create_mcp(memory, authorize=keys.authorize).http_app(path="/")
-    app = FastAPI(lifespan=mcp_app.lifespan)  # the streamable-HTTP session manager runs in this lifespan
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:  # a server's own lifespan, entering the MCP app's:
+        async with mcp_app.lifespan(app):  # its streamable-HTTP session manager runs in it (Starlette does not
+            yield  # run the lifespan of a mounted app)
+
+    app = FastAPI(lifespan=lifespan)
     app.mount("/mcp", mcp_app)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
