@@ -570,6 +570,10 @@ from omnimem.cli_server import register as _register_server  # noqa: E402
 
 _register_server(app)  # serve, keys
 
+from omnimem.mcp.command import mcp_command  # noqa: E402  (omnimem mcp: the MCP server on stdio)
+
+app.command("mcp")(mcp_command)
+
 
 def main() -> None:
     from omnimem.cli import app as registered  # under `python -m omnimem.cli` this module is __main__

@@ -31,7 +31,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     max_upload: int = DEFAULT_MAX_UPLOAD,
     session_ttl: float = 12 * 3600.0,
-    mcp: Any = None,
+    mcp: Any = True,
     close_memory: bool = False,
 ) -> FastAPI:
     """The HTTP API over ``memory``.
@@ -39,16 +39,23 @@ def create_app(
     ``auth=False`` treats every request as a store-wide admin (``omnimem serve
     --no-auth``, loopback only). ``rate_limit`` is per key (``None``: off);
     ``max_body`` bounds JSON bodies and ``max_upload`` uploads and imports (413
-    beyond). ``mcp`` is an ASGI app mounted at ``/mcp`` (the MCP server,
-    ``omnimem.mcp.create_mcp(memory, authorize=...)``), when given.
+    beyond). ``mcp``: ``True`` (default) mounts the MCP server
+    (:func:`omnimem.mcp.create_mcp`) at ``/mcp`` with the same API keys as
+    bearer tokens; an ASGI app mounts that app instead; ``False`` mounts none.
     ``close_memory``: close ``memory`` when the server shuts down (``omnimem serve``).
     """
     if max_body < 1 or max_upload < 1 or session_ttl <= 0:
         raise ValueError("max_body, max_upload and session_ttl must be positive")
+    mcp_app = _mcp_app(memory, auth) if mcp is True else (mcp or None)
+
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            yield
+            if mcp_app is not None and hasattr(mcp_app, "lifespan"):
+                async with mcp_app.lifespan(app):  # Starlette does not run a mounted app's lifespan
+                    yield
+            else:
+                yield
         finally:
             if close_memory:
                 memory.close()
@@ -74,8 +81,8 @@ def create_app(
         return Response(state.metrics.render(), media_type=state.metrics.content_type)
 
     # -- MCP: the MCP server (omnimem.mcp.create_mcp) is mounted here, at /mcp, when given ----------
-    if mcp is not None:
-        app.mount("/mcp", mcp)
+    if mcp_app is not None:
+        app.mount("/mcp", mcp_app)  # clients connect to /mcp/
 
     def limit_for(path: str) -> int:
         return max_upload if path.startswith(UPLOAD_PATHS) else max_body
@@ -83,3 +90,18 @@ def create_app(
     app.add_middleware(BodyLimit, limit_for=limit_for)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     return app
+
+
+def _mcp_app(memory: Memory, auth: bool) -> Any:
+    """The MCP server over ``memory``, as a streamable-HTTP ASGI app; API keys are its bearer tokens."""
+    from omnimem.apikeys import check_key
+    from omnimem.errors import AuthError
+    from omnimem.mcp import Caller, create_mcp
+
+    def authorize(token: str | None) -> Caller:
+        if not token:
+            raise AuthError("missing API key: send Authorization: Bearer <key>")
+        record = check_key(memory.store, token)
+        return Caller(f"key:{record.name}", record.role, record.user_id, record.agent_id)
+
+    return create_mcp(memory, authorize=authorize if auth else None).http_app(path="/")

@@ -28,6 +28,7 @@ EXTENSION_POINTS = {
     "omnimem.llm", "omnimem.llm.base",  # the LLM protocol, FakeLLM
     "omnimem.mau",  # search_text: the text a unit is indexed by
     "omnimem.media.audio", "omnimem.media.video",  # the media filters the media benchmark measures
+    "omnimem.mcp",  # create_mcp, Caller: the MCP server the MCP latency benchmark measures
     "omnimem.timeparse", "omnimem.tokens",  # the same time format and token counter as the pyramid
 }
 INTERNALS = {"store", "indexes", "_retriever", "_ingestor", "_lock", "_write_lock", "_check_open", "_need_graph"}
