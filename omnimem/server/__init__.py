@@ -1,0 +1,1 @@
+"""HTTP server (see docs/http-api.md)."""

@@ -1,0 +1,114 @@
+"""A live console for the browser tests and the README screenshots.
+
+``build_store`` fills a store from the shipped sample conversation, a few
+generated PNGs, a short generated video (its kept frames become linked image
+units) and one unit whose text is an XSS attempt; ``LiveServer`` serves
+``create_app(memory)`` with uvicorn on a free loopback port in a thread, the
+same app ``omnimem serve`` runs.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omnimem import Memory
+from omnimem.ingest.loaders import load_jsonl
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "examples" / "sample_conversation.jsonl"
+USER = "alex-and-sam"
+XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def png(seed: int, label: str, size: tuple[int, int] = (240, 160)) -> bytes:
+    """A small deterministic picture with ``label`` drawn on it."""
+    from PIL import Image, ImageDraw
+
+    colours = [(66, 120, 200), (220, 140, 60), (90, 170, 110), (180, 80, 150)]
+    image = Image.new("RGB", size, colours[seed % len(colours)])
+    draw = ImageDraw.Draw(image)
+    for i in range(6):
+        x = (seed * 37 + i * 41) % size[0]
+        draw.ellipse((x, 20 + i * 18, x + 40, 60 + i * 18), fill=colours[(seed + i + 1) % len(colours)])
+    draw.text((10, size[1] - 24), label, fill=(255, 255, 255))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+@dataclass
+class Seeded:
+    """Ids the tests look up."""
+
+    xss_id: str
+    edit_id: str
+    image_ids: list[str]
+    video_id: str | None
+
+
+def build_store(memory: Memory, workdir: Path, *, video: bool = True) -> Seeded:
+    """Everything the console shows: dialogue, images, a video, a correction target and hostile text."""
+    for dialogue in load_jsonl(SAMPLE):
+        memory.add_dialogue(dialogue.turns, user_id=dialogue.user_id, session_id=dialogue.session_id)
+    images = [
+        memory.add_image(png(i, name), caption, time=f"2024-03-{10 + i:02d}T12:00:00+00:00",
+                         user_id=USER, session_id="photos").id
+        for i, (name, caption) in enumerate([
+            ("bowl.png", "Sam's lopsided blue bowl from the pottery class"),
+            ("lighthouse.png", "Alex's watercolour of the lighthouse at Point Reyes"),
+            ("garden.png", "The community garden plot in spring"),
+        ])
+    ]
+    edit = memory.add("My favourite tea is jasmine green tea.", speaker="Sam", time="2024-03-20T09:00:00+00:00",
+                      user_id=USER, session_id="preferences").id
+    memory.add("I keep my passport in the blue drawer.", speaker="Alex", time="2024-03-21T09:00:00+00:00",
+               user_id=USER, session_id="to-forget")
+    memory.add("The spare key is under the plant pot.", speaker="Alex", time="2024-03-21T09:05:00+00:00",
+               user_id=USER, session_id="to-forget")
+    xss = memory.add(XSS, speaker="<b>mallory</b>", time="2024-03-22T10:00:00+00:00",
+                     user_id=USER, session_id="hostile").id
+    video_id = None
+    if video:
+        from tests.media.generate import make_video
+
+        clip = make_video(workdir / "walk.mp4", scene_s=2.0, fps=5)
+        video_id = memory.add_video(clip, time="2024-03-23T16:00:00+00:00", user_id=USER, session_id="videos").event_id
+    return Seeded(xss, edit, images, video_id)
+
+
+class LiveServer:
+    """uvicorn serving ``app`` on 127.0.0.1:<free port> in a daemon thread."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="console-server", daemon=True)
+        self.url = ""
+
+    def __enter__(self) -> LiveServer:
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the console server did not start")
+            time.sleep(0.01)
+        port = self._server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Debian's Chromium, headless, offline (never ``playwright install``)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
