@@ -82,6 +82,52 @@ def build_store(memory: Memory, workdir: Path, *, video: bool = True) -> Seeded:
     return Seeded(xss, edit, images, video_id)
 
 
+@dataclass
+class Console:
+    """A running console: its URL, keys per role, the seeded ids and the Memory behind it."""
+
+    url: str
+    keys: dict[str, str]
+    seeded: Seeded
+    memory: Memory
+
+
+def login(page: Any, console: Console, role: str) -> None:
+    """Sign in through the login form with the key of ``role``, landing on the timeline."""
+    page.goto(console.url + "/")
+    page.get_by_label("API key").fill(console.keys[role])
+    page.get_by_role("button", name="Sign in").click()
+    page.locator("ol.timeline").wait_for()
+
+
+def routed(page: Any) -> int:
+    """How many views the console has finished rendering (``wait_routed`` waits for the next)."""
+    return int(page.evaluate("() => Number(document.body.dataset.routed || 0)"))
+
+
+def wait_routed(page: Any, before: int) -> None:
+    page.wait_for_function("n => Number(document.body.dataset.routed || 0) > n", arg=before)
+
+
+def show(page: Any, console: Console, route: str) -> None:
+    """Open ``#/route`` in the signed-in console and wait until that view has rendered."""
+    target = f"{console.url}/#/{route}"
+    if page.url == target:  # the same hash fires no hashchange: load the page afresh
+        page.reload()
+        wait_routed(page, 0)
+        return
+    before = routed(page)
+    page.goto(target)
+    wait_routed(page, before)
+
+
+def go(page: Any, view: str) -> None:
+    """Click the navigation link ``view`` (e.g. "Search") and wait until the view has rendered."""
+    before = routed(page)
+    page.locator("#nav").get_by_role("link", name=view).click()
+    wait_routed(page, before)
+
+
 class LiveServer:
     """uvicorn serving ``app`` on 127.0.0.1:<free port> in a daemon thread."""
 

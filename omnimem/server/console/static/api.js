@@ -62,7 +62,9 @@ export function scopeBody(extra = {}) {
 async function request(method, path, body) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method !== "GET" && method !== "HEAD" && state.session) headers["X-CSRF-Token"] = state.session.csrf_token;
+  if (method !== "GET" && method !== "HEAD" && state.session && state.session.csrf_token) {
+    headers["X-CSRF-Token"] = state.session.csrf_token;
+  }
   const response = await fetch(path, {
     method, headers, credentials: "same-origin", cache: "no-store",
     body: body === undefined ? undefined : JSON.stringify(body),

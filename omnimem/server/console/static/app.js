@@ -98,6 +98,8 @@ function announce(text) {
   fill(document.getElementById("live"), text);
 }
 
+let routed = 0;
+
 async function route() {
   if (!session()) {
     loginView();
@@ -112,6 +114,7 @@ async function route() {
     else a.removeAttribute("aria-current");
   }
   const root = main();
+  root.setAttribute("aria-busy", "true");
   fill(root, h("p", { class: "loading" }, "Loading…"));
   try {
     await VIEWS[name](root, parts.slice(1), new URLSearchParams(search), { can, announce });
@@ -122,6 +125,10 @@ async function route() {
       return;
     }
     fill(root, notice(err instanceof ApiError ? `${err.code}: ${err.message}` : String(err), "error"));
+  } finally {
+    root.removeAttribute("aria-busy");
+    routed += 1;
+    document.body.dataset.routed = String(routed); // how many views have finished rendering (tests wait on it)
   }
 }
 

@@ -4,12 +4,13 @@ import { api, scopeBody } from "./api.js";
 import { fill, h, link, notice, when } from "./dom.js";
 
 const LEVELS = { 1: "summary", 2: "full text", 3: "raw content" };
+// what the API calls each retrieval source -> [label shown, what it means]
 const SOURCES = {
-  dense: "dense vector similarity",
-  text: "BM25 full-text match",
-  graph: "knowledge-graph expansion",
-  neighbour: "next to a hit in its session",
-  clip: "CLIP image match",
+  dense: ["dense", "dense vector similarity (MiniLM)"],
+  sparse: ["text", "BM25 full-text match (the sparse index)"],
+  graph: ["graph", "knowledge-graph expansion"],
+  neighbour: ["neighbour", "next to a hit in its session"],
+  clip: ["clip", "CLIP text-to-image match"],
 };
 
 function optionalNumber(value) {
@@ -38,7 +39,10 @@ function hitRow(hit) {
   return h("tr", { class: "hit", dataset: { unitId: u.id } },
     h("td", {}, String(hit.rank)),
     h("td", { class: "num" }, hit.score.toFixed(3)),
-    h("td", {}, hit.sources.map((s) => h("span", { class: `badge src-${s}`, title: SOURCES[s] || s }, s))),
+    h("td", { class: "sources" }, hit.sources.map((s) => {
+      const [label, meaning] = SOURCES[s] || [s, s];
+      return [h("span", { class: `badge src-${s}`, title: meaning, dataset: { source: s } }, label), " "];
+    })),
     h("td", {}, h("span", { class: `badge level-${hit.level}`, title: LEVELS[hit.level] }, `L${hit.level}`)),
     h("td", { class: "num" }, String(hit.tokens)),
     h("td", {},
@@ -119,6 +123,12 @@ export async function searchView(root, _parts, params) {
       fill(askOut, notice(`${err.code || "error"}: ${err.message}`, "error"));
     }
   });
+  // ask needs an LLM on the server; without one the button says so instead of failing
+  const stats = await api.get("/v1/stats").catch(() => ({}));
+  if (!stats.llm) {
+    askButton.disabled = true;
+    askButton.title = "ask needs an LLM configured on the server";
+  }
   fill(root, h("h1", {}, "Search"), form, askOut, out);
   if (!params.get("q")) {
     q.focus();
