@@ -124,6 +124,7 @@ def test_forget_a_session_with_preview_and_see_it_gone(page: Any, console: Conso
     page.get_by_label("Session").fill("to-forget")
     page.get_by_label("Reason").fill("deletion request #7")
     page.get_by_role("button", name="Preview what will go").click()
+    page.locator("ul.preview-units li").nth(1).wait_for()
     assert page.locator("ul.preview-units li").count() == 2
     assert console.memory.units(user_id=USER, session_id="to-forget")  # a preview removes nothing
     page.get_by_role("button", name="Forget 2 memories…").click()
