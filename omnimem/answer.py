@@ -8,6 +8,7 @@ Benchmarks pass their own ``instructions``. Without a model, the answer is
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -46,6 +47,11 @@ class AnswerUsage:
             "latency_s": round(self.latency_s, 4),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerUsage:
+        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
+                   int(data.get("calls", 0)), float(data.get("latency_s", 0.0)))
+
 
 @dataclass(frozen=True, slots=True)
 class Answer:
@@ -68,7 +74,18 @@ class Answer:
             "usage": self.usage.to_dict(),
             "evidence": [hit.to_dict() for hit in self.evidence],
             "tokens": self.context.tokens,
+            "context": self.context.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Answer:
+        """The inverse of :meth:`to_dict` (the remote client reads answers with it)."""
+        return cls(
+            question=str(data["question"]), answer=data.get("answer"),
+            evidence=tuple(Hit.from_dict(h) for h in data.get("evidence", ())),
+            usage=AnswerUsage.from_dict(data.get("usage", {})), context=Context.from_dict(data["context"]),
+            model=data.get("model"), note=data.get("note"),
+        )
 
 
 def build_messages(question: str, context: Context, *, instructions: str | None = None,

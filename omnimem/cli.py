@@ -566,8 +566,13 @@ def _benchmark_package() -> Any:
     return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
 
+from omnimem import cli_server  # noqa: E402,F401  (registers serve and keys)
+
+
 def main() -> None:
-    app()
+    from omnimem.cli import app as registered  # under `python -m omnimem.cli` this module is __main__
+
+    registered()
 
 
 if __name__ == "__main__":

@@ -82,6 +82,74 @@ class MissingDependencyError(OmnimemError, ImportError):
     status = 501
 
 
+class AuthError(OmnimemError):
+    """A request carried no credentials, or a key that is unknown or revoked."""
+
+    status = 401
+
+
+class ForbiddenError(OmnimemError):
+    """The caller is known but may not do this (its role is too low)."""
+
+    status = 403
+
+
+class ScopeError(ForbiddenError):
+    """A scoped key asked for a user or agent other than its own."""
+
+
+class CsrfError(ForbiddenError):
+    """A cookie-authenticated write came without the session's CSRF token."""
+
+
+class RateLimitError(OmnimemError):
+    """Too many requests for this key; ``retry_after`` says when to try again (seconds)."""
+
+    status = 429
+
+    def __init__(self, message: str = "rate limit exceeded", retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = float(retry_after)
+
+
+class PayloadTooLargeError(InvalidInputError):
+    """A request body or upload is larger than the server accepts."""
+
+    status = 413
+
+
+class RemoteUnsupportedError(OmnimemError, NotImplementedError):
+    """A facade member that only exists in-process (``store``, ``indexes``, ``reembed``) was used remotely."""
+
+    status = 501
+
+
+class RemoteError(OmnimemError):
+    """A server could not be reached, or answered something that is not an omnimem reply."""
+
+    status = 502
+
+
+def all_error_classes() -> list[type[OmnimemError]]:
+    """Every OmnimemError subclass defined so far (this module's and other modules'), root first."""
+    found: list[type[OmnimemError]] = [OmnimemError]
+    todo: list[type[OmnimemError]] = [OmnimemError]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.append(sub)
+                todo.append(sub)
+    return found
+
+
+def error_class(code: str) -> type[OmnimemError]:
+    """The class whose ``code`` is ``code`` (how a client re-raises a server's error); the root if unknown."""
+    for cls in all_error_classes():
+        if cls.__name__ == code:
+            return cls
+    return OmnimemError
+
+
 def missing_extra(module: str, extra: str) -> MissingDependencyError:
     """Build the error raised when an optional import fails."""
     return MissingDependencyError(

@@ -9,7 +9,9 @@ user's unit exists. Supersession links only units of the same user and agent.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from omnimem import validate
 from omnimem.engine.parts import Parts
@@ -102,11 +104,24 @@ def remove(parts: Parts, ids: list[str], event: AuditEvent, forgotten: Scope | N
     parts.store.scrub()
 
 
-def forget(
+@dataclass(frozen=True, slots=True)
+class ForgetPlan:
+    """A checked forget selection: what to pick, and what to log."""
+
+    scope: Scope
+    start: datetime | None
+    end: datetime | None
+    ids: list[str] | None
+    whole: Scope | None  # a whole user/agent (or the store) goes: its tombstone key goes too
+    details: dict[str, object]
+    reason: str | None
+
+
+def plan_forget(
     parts: Parts, scope: Scope, *, since: object, until: object, unit_ids: object, everything: object,
     all_users: object, reason: object,
-) -> int:
-    """Select and remove units (see :meth:`Memory.forget`)."""
+) -> ForgetPlan:
+    """Check a forget's arguments (see :meth:`Memory.forget`); nothing is read or removed yet."""
     ids = _check_forget_args(unit_ids, everything, all_users, reason, since, until)
     start = parse_time(since, default_tz=parts.tz) if since is not None else None  # type: ignore[arg-type]
     end = parse_time(until, default_tz=parts.tz) if until is not None else None  # type: ignore[arg-type]
@@ -123,19 +138,40 @@ def forget(
     whole = Scope() if everything else (
         Scope(scope.user_id, scope.agent_id) if tombstones.whole_scope(scope, timed=timed, by_ids=ids is not None)
         else None)
+    details: dict[str, object] = {
+        "since": start.isoformat() if start else None, "until": end.isoformat() if end else None,
+        "all": bool(everything), "all_users": bool(all_users), "by_ids": ids is not None}
+    return ForgetPlan(scope, start, end, ids, whole, details, reason if isinstance(reason, str) else None)
+
+
+def forget_selection(parts: Parts, plan: ForgetPlan) -> list[str]:
+    """The ids a plan selects (the caller holds the store's lock)."""
+    chosen = parts.store.ids_in_scope(plan.scope)
+    if plan.start is not None or plan.end is not None:  # only a time range needs the units themselves
+        chosen = [u.id for u in parts.store.get(chosen) if _in_range(u, plan.start, plan.end)]
+    if plan.ids is not None:
+        wanted = set(plan.ids)
+        chosen = [uid for uid in chosen if uid in wanted]
+    return chosen
+
+
+def forget(parts: Parts, scope: Scope, **selection: Any) -> int:
+    """Select and remove units (see :meth:`Memory.forget`)."""
+    plan = plan_forget(parts, scope, **selection)
     with parts.write_lock, parts.lock:
         parts.check_open(write=True)
-        chosen = parts.store.ids_in_scope(scope)
-        if timed:  # only a time range needs the units themselves
-            chosen = [u.id for u in parts.store.get(chosen) if _in_range(u, start, end)]
-        if ids is not None:
-            wanted = set(ids)
-            chosen = [uid for uid in chosen if uid in wanted]
-        details = {"since": start.isoformat() if start else None, "until": end.isoformat() if end else None,
-                   "all": bool(everything), "all_users": bool(all_users), "by_ids": ids is not None}
-        why = reason if isinstance(reason, str) else None  # checked above
-        remove(parts, chosen, AuditEvent("forget", parts.actor, (), scope, why, details), forgotten=whole)
+        chosen = forget_selection(parts, plan)
+        event = AuditEvent("forget", parts.actor, (), plan.scope, plan.reason, dict(plan.details))
+        remove(parts, chosen, event, forgotten=plan.whole)
         return len(chosen)
+
+
+def preview_forget(parts: Parts, scope: Scope, **selection: Any) -> list[MAU]:
+    """The units :func:`forget` would remove with these arguments; removes nothing."""
+    plan = plan_forget(parts, scope, **selection)
+    with parts.lock:
+        parts.check_open()
+        return parts.store.get(forget_selection(parts, plan))
 
 
 def _check_forget_args(

@@ -7,6 +7,7 @@ raw content, which lives in the cold tier and is reached through ``raw_ref``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -113,6 +114,31 @@ class MAU:
             "superseded_at": self.superseded_at.isoformat() if self.superseded_at else None,
             "metadata": dict(self.metadata),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MAU:
+        """The inverse of :meth:`to_dict` (the remote client reads units with it)."""
+        return unit_from_dict(data)
+
+
+def _when(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def unit_from_dict(data: Mapping[str, Any]) -> MAU:
+    """The inverse of :meth:`MAU.to_dict` (no embedding: it never travels)."""
+    record_time = _when(data["record_time"])
+    if record_time is None:
+        raise ValueError("a unit needs a record_time")
+    return MAU(
+        id=str(data["id"]), summary=str(data["summary"]), modality=Modality(data["modality"]),
+        event_time=_when(data.get("event_time")), record_time=record_time,
+        scope=Scope(data.get("user_id"), data.get("agent_id"), data.get("session_id")),
+        content_hash=str(data["content_hash"]), speaker=data.get("speaker"), raw_ref=data.get("raw_ref"),
+        links=Links(data.get("prev_id"), data.get("next_id"), tuple(data.get("source_ids") or ())),
+        metadata=dict(data.get("metadata") or {}), superseded_by=data.get("superseded_by"),
+        superseded_at=_when(data.get("superseded_at")),
+    )
 
 
 def content_hash(

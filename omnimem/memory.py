@@ -48,6 +48,14 @@ class Memory:
     ``session_id``) are keyword-only everywhere.
     """
 
+    def __new__(cls, path: str | Path | None = None, *, url: str | None = None, **_: Any) -> Memory:
+        """``url="http(s)://..."`` makes a :class:`omnimem.remote.RemoteMemory` (the same facade over HTTP)."""
+        if cls is Memory and isinstance(url, str) and url.startswith(("http://", "https://")):
+            from omnimem.remote import RemoteMemory
+
+            return super().__new__(RemoteMemory)
+        return super().__new__(cls)
+
     def __init__(
         self,
         path: str | Path | None = None,
@@ -311,12 +319,58 @@ class Memory:
             all_users=all_users, reason=validate.note(reason),
         )
 
+    def preview_forget(
+        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
+        since: str | datetime | None = None, until: str | datetime | None = None,
+        unit_ids: Sequence[str] | None = None, all: bool = False, all_users: bool = False,
+        reason: str | None = None,
+    ) -> list[MAU]:
+        """The units :meth:`forget` with the same arguments would remove; removes nothing."""
+        return self.engine.preview_forget(
+            make_scope(user_id, agent_id, session_id), since=since, until=until,
+            unit_ids=None if unit_ids is None else validate.unit_ids(unit_ids), everything=validate.flag(all, "all"),
+            all_users=all_users, reason=validate.note(reason),
+        )
+
     # -- reads ------------------------------------------------------------------
+    def units(
+        self, *, modality: str | None = None, speaker: str | None = None, since: str | datetime | None = None,
+        until: str | datetime | None = None, include_superseded: bool = False, limit: int = 50, offset: int = 0,
+        user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
+    ) -> list[MAU]:
+        """A page of a scope's units, ordered by event time (then record time); filters combine.
+
+        ``since`` is inclusive and ``until`` exclusive, on event time; superseded
+        units are left out unless ``include_superseded``.
+        """
+        filters = {"modality": modality, "speaker": speaker, "since": since, "until": until,
+                   "include_superseded": include_superseded}
+        return self.engine.units(make_scope(user_id, agent_id, session_id), filters, limit, offset)
+
+    def count_units(
+        self, *, modality: str | None = None, speaker: str | None = None, since: str | datetime | None = None,
+        until: str | datetime | None = None, include_superseded: bool = False, user_id: str | None = None,
+        agent_id: str | None = None, session_id: str | None = None,
+    ) -> int:
+        """How many units :meth:`units` would list with these filters (over all pages)."""
+        filters = {"modality": modality, "speaker": speaker, "since": since, "until": until,
+                   "include_superseded": include_superseded}
+        return self.engine.count_units(make_scope(user_id, agent_id, session_id), filters)
+
     def get(
         self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
     ) -> MAU:
         """The unit with this id; NotFoundError if there is none in the given scope."""
         return self.engine.get(unit_id, make_scope(user_id, agent_id, session_id))
+
+    def raw(
+        self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
+    ) -> tuple[bytes, str]:
+        """A unit's raw content (an image, an audio clip, a long text) and its content type.
+
+        NotFoundError if the unit is not in the given scope or has no raw content.
+        """
+        return self.engine.raw(unit_id, make_scope(user_id, agent_id, session_id))
 
     def search(
         self,

@@ -8,7 +8,7 @@ exceeds it. Pure functions: the loaders for cold-tier content are passed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -67,7 +67,21 @@ class Hit:
             "sources": sorted(self.sources),
             "tokens": self.tokens,
             "unit": self.unit.to_dict(),
+            "text": self.text,
+            "raw": None if self.raw is None else {"text": self.raw.text, "mime": self.raw.mime,
+                                                  "tokens": self.raw.tokens},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
+        """The inverse of :meth:`to_dict`; raw bytes do not travel (``raw.data`` is None)."""
+        raw = data.get("raw")
+        return cls(
+            unit=MAU.from_dict(data["unit"]), score=float(data["score"]), level=int(data["level"]),
+            rank=int(data["rank"]), sources=frozenset(data.get("sources", ())), text=str(data.get("text", "")),
+            tokens=int(data["tokens"]),
+            raw=None if raw is None else RawContent(str(raw["text"]), str(raw["mime"]), None, raw.get("tokens")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +133,15 @@ class Context:
             "graph": self.graph,
             "hits": [hit.to_dict() for hit in self.hits],
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Context:
+        """The inverse of :meth:`to_dict` (``render()`` gives the same text)."""
+        return cls(
+            query=str(data["query"]), hits=tuple(Hit.from_dict(h) for h in data.get("hits", ())),
+            tokens=int(data["tokens"]), budget=int(data["budget"]), candidates=int(data.get("candidates", 0)),
+            dropped=tuple(data.get("dropped", ())), graph=data.get("graph"), packing=str(data.get("packing", "line")),
+        )
 
 
 def unit_line(unit: MAU, body: str) -> str:

@@ -37,7 +37,7 @@ def minilm() -> MiniLMEmbedder:
     return MiniLMEmbedder()
 
 
-ENGINES = ["memory", "path"]  # Memory() and Memory(path=...); later "postgresql://..." and "http://..."
+ENGINES = ["memory", "path", "http"]  # Memory(), Memory(path=...), Memory(url="http://...") on a live server
 
 
 def open_memory(engine: str, folder: Path, **settings: Any) -> Memory:
@@ -46,12 +46,17 @@ def open_memory(engine: str, folder: Path, **settings: Any) -> Memory:
         return Memory(embedder="fake", **settings)
     if engine == "path":
         return Memory(folder / "engine-store", embedder="fake", **settings)
+    if engine == "http":  # a live server on a free loopback port over a fresh store, reached over HTTP
+        from tests.serving import ServedMemory
+
+        return ServedMemory(Memory(folder / "engine-store", embedder="fake", **settings))
     raise ValueError(f"unknown engine {engine!r}")
 
 
 @pytest.fixture(params=ENGINES)
 def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnimem import governance, lifecycle
+from omnimem import governance, lifecycle, listing
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.engine.parts import Parts
-from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError
+from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.ingest import media
@@ -61,7 +61,7 @@ class LocalEngine:
                                                           sparse_context=settings.sparse_context))
             self.parts = Parts(
                 settings=settings, store=store, embedder=model, search=self._search, path=path,
-                tz=zone(settings.timezone), actor=actor, count_tokens=count_tokens,
+                tz=zone(settings.timezone), default_actor=actor, count_tokens=count_tokens,
                 novelty=NoveltyFilter(settings.novelty_threshold, settings.novelty), llm=llm,
             )
             self.parts.graph = self._make_graph() if settings.graph else None
@@ -214,6 +214,9 @@ class LocalEngine:
     def forget(self, scope: Scope, **selection: Any) -> int:
         return lifecycle.forget(self.parts, scope, **selection)
 
+    def preview_forget(self, scope: Scope, **selection: Any) -> list[MAU]:
+        return lifecycle.preview_forget(self.parts, scope, **selection)
+
     def import_records(self, records: Iterable[Mapping[str, Any]], allow_forgotten: bool) -> dict[str, int]:
         self.parts.check_open(write=True)
         return governance.import_records(self.parts, self.ingestor, records, allow_forgotten=allow_forgotten)
@@ -237,6 +240,23 @@ class LocalEngine:
     # -- reads ------------------------------------------------------------------
     def get(self, unit_id: str, scope: Scope) -> MAU:
         return lifecycle.scoped_unit(self.parts, unit_id, scope)
+
+    def units(self, scope: Scope, filters: Mapping[str, Any], limit: object, offset: object) -> list[MAU]:
+        """A page of the scope's units in event-time order (see :mod:`omnimem.listing`)."""
+        return listing.page(self.parts, scope, listing.make_filter(self.parts, **filters), limit, offset)
+
+    def count_units(self, scope: Scope, filters: Mapping[str, Any]) -> int:
+        return len(listing.matching(self.parts, scope, listing.make_filter(self.parts, **filters)))
+
+    def raw(self, unit_id: str, scope: Scope) -> tuple[bytes, str]:
+        """A unit's raw content (cold tier) and its content type; NotFoundError when it has none."""
+        unit = lifecycle.scoped_unit(self.parts, unit_id, scope)
+        if unit.raw_ref is None:
+            raise NotFoundError(f"unit {unit.id} has no raw content")
+        with self.parts.lock:
+            data = self.parts.store.read_raw(unit.raw_ref)
+        fallback = "text/plain; charset=utf-8" if unit.modality is Modality.TEXT else "application/octet-stream"
+        return data, str(unit.metadata.get("mime") or fallback)
 
     def full_text(self, unit: MAU) -> str | None:
         return self.retriever.full_text(unit)

@@ -9,6 +9,9 @@ indexes), so every holder sees the current ones.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
@@ -27,6 +30,19 @@ if TYPE_CHECKING:  # the graph and CLIP need extras: built only when switched on
     from omnimem.index.clip import ClipSearch
 
 
+_ACTING: ContextVar[str | None] = ContextVar("omnimem_acting_as", default=None)
+
+
+@contextmanager
+def acting_as(actor: str | None) -> Iterator[None]:
+    """Within this block (this thread or task) the audit log names ``actor`` (a server's ``key:<name>``)."""
+    token = _ACTING.set(actor)
+    try:
+        yield
+    finally:
+        _ACTING.reset(token)
+
+
 @dataclass(eq=False)
 class Parts:
     """Store and search contracts, models, settings and the locks that guard them."""
@@ -37,7 +53,7 @@ class Parts:
     search: CandidateSearch  # dense, text and image candidates, filtered inside the backend
     path: Path | None
     tz: tzinfo
-    actor: str
+    default_actor: str  # who the audit log names; a server request acts as its key (see acting_as)
     count_tokens: TokenCounter
     novelty: NoveltyFilter
     llm: LLM | None = None
@@ -46,6 +62,11 @@ class Parts:
     lock: threading.RLock = field(default_factory=threading.RLock)  # store and index access (short)
     write_lock: threading.RLock = field(default_factory=threading.RLock)  # one writer; readers not blocked
     closed: bool = False
+
+    @property
+    def actor(self) -> str:
+        """Who the audit log names for the current call: the request's key on a server, else the default."""
+        return _ACTING.get() or self.default_actor
 
     @property
     def read_only(self) -> bool:

@@ -16,7 +16,7 @@ to the query, and the best units join the hybrid results as graph evidence.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,13 @@ class Neighbor:
 
     def __str__(self) -> str:
         return f"{self.entity} d={self.distance} score={self.score:.3f}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entity": self.entity.to_dict(), "distance": self.distance, "score": self.score}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Neighbor:
+        return cls(Entity.from_dict(data["entity"]), int(data["distance"]), float(data["score"]))
 
 
 def entity_scope(scope: Scope) -> Scope:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from omnimem.errors import InvalidInputError
 from omnimem.mau import Scope  # the one scope type: who an entity belongs to (None: not set)
@@ -138,6 +140,17 @@ class Entity:
     def names(self) -> tuple[str, ...]:
         """The canonical name first, then the aliases."""
         return (self.name, *self.aliases)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "aliases": list(self.aliases), "type": self.type.value,
+                "confidence": self.confidence, **self.scope.as_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Entity:
+        """The inverse of :meth:`to_dict` (the remote client reads entities with it)."""
+        return cls(str(data["id"]), str(data["name"]), tuple(str(a) for a in data.get("aliases", ())),
+                   EntityType(data["type"]), float(data["confidence"]),
+                   Scope(data.get("user_id"), data.get("agent_id"), data.get("session_id")))
 
     def __str__(self) -> str:
         if not self.aliases:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -45,6 +45,11 @@ class MediaResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"event_id": self.event_id, "stats": dict(self.stats), "results": [r.to_dict() for r in self.results]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MediaResult:
+        return cls(tuple(AddResult.from_dict(r) for r in data.get("results", ())),
+                   {str(k): float(v) for k, v in (data.get("stats") or {}).items()}, data.get("event_id"))
 
 
 def read_bytes(source: Source, *, limit: int) -> tuple[bytes, str | None]:

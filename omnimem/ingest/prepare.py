@@ -41,6 +41,12 @@ class AddResult:
             "duplicate_of": self.duplicate_of,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AddResult:
+        similarity = data.get("similarity")
+        return cls(data.get("id"), bool(data["accepted"]), str(data["reason"]),
+                   None if similarity is None else float(similarity), data.get("duplicate_of"))
+
 
 @dataclass(frozen=True, slots=True)
 class Pending:

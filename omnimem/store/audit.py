@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -79,6 +79,13 @@ class AuditRecord:
             "seq": self.seq, "time": self.time.isoformat(), "actor": self.actor, "action": self.action,
             "unit_ids": list(self.unit_ids), **self.scope.as_dict(), "reason": self.reason, "details": self.details,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditRecord:
+        return cls(int(data["seq"]), datetime.fromisoformat(data["time"]), str(data["actor"]), str(data["action"]),
+                   tuple(data.get("unit_ids", ())), Scope(data.get("user_id"), data.get("agent_id"),
+                                                          data.get("session_id")),
+                   data.get("reason"), dict(data.get("details") or {}))
 
     def __str__(self) -> str:
         ids = ", ".join(self.unit_ids[:3]) + (f" (+{len(self.unit_ids) - 3})" if len(self.unit_ids) > 3 else "")

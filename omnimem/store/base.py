@@ -31,6 +31,7 @@ import numpy.typing as npt
 from omnimem.graph.model import Entity, Relation
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord
+from omnimem.store.keys import ApiKey, ApiSession
 
 Vector = npt.NDArray[np.float32]
 
@@ -197,6 +198,29 @@ class UnitStore(GraphSource, Protocol):
     def scrub(self) -> bool:
         """Make deleted bytes unreadable (free pages, write-ahead log); whether it completed."""
         ...
+
+    # -- API keys and console sessions of a server (hashed; see omnimem.store.keys) --
+    def put_key(self, key: ApiKey) -> None:
+        """Store a new key (its hash, never the secret)."""
+        ...
+
+    def find_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key, revoked ones too, oldest first."""
+        ...
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Revoke a key and end its sessions; whether an active key was found."""
+        ...
+
+    def put_session(self, session: ApiSession) -> None:
+        """Store a console login (expired ones may be dropped on the way)."""
+        ...
+
+    def find_session(self, token_hash: str) -> ApiSession | None: ...
+
+    def drop_session(self, token_hash: str) -> None: ...
 
     def close(self) -> None: ...
 

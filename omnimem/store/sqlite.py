@@ -30,11 +30,12 @@ from omnimem.store.base import RowWriter, StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
 from omnimem.store.opening import DB_NAME, check_writable, connect
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
+from omnimem.store.sqlite_keys import SQLiteKeys
 from omnimem.store.unit_rows import COLUMNS as _COLUMNS, chunks as _chunks, scope_clause as _scope_clause
 from omnimem.store.unit_rows import to_row as _row, to_unit as _unit
 
 log = logging.getLogger(__name__)
-class SQLiteStore:
+class SQLiteStore(SQLiteKeys):
     """Hot tier in ``omnimem.db``, cold tier in ``cold/``, one folder per store."""
 
     def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> None:

@@ -1,0 +1,98 @@
+"""``create_app(memory)``: the FastAPI app of the HTTP API (``docs/http-api.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request, Response
+
+from omnimem.server import errors
+from omnimem.server.limits import BodyLimit, RateLimit, RateLimiter
+from omnimem.server.metrics import Metrics, MetricsMiddleware
+from omnimem.server.routes import governance, graph, media, search, session, units
+
+if TYPE_CHECKING:
+    from omnimem.memory import Memory
+
+DEFAULT_MAX_BODY = 16 * 1024 * 1024  # JSON bodies: a large dialogue batch fits
+DEFAULT_MAX_UPLOAD = 256 * 1024 * 1024  # media uploads and imports (images are held to 50 MiB on top)
+UPLOAD_PATHS = ("/v1/images", "/v1/audio", "/v1/videos", "/v1/import")
+_DEFAULT_LIMIT = RateLimit()
+
+
+@dataclass
+class ServerState:
+    """What the routes share: the Memory, whether keys are required, limits and metrics."""
+
+    memory: Memory
+    auth: bool
+    limiter: RateLimiter | None
+    metrics: Metrics
+    max_body: int
+    max_upload: int
+    session_ttl: float
+
+
+def create_app(
+    memory: Memory,
+    *,
+    auth: bool = True,
+    rate_limit: RateLimit | None = _DEFAULT_LIMIT,
+    max_body: int = DEFAULT_MAX_BODY,
+    max_upload: int = DEFAULT_MAX_UPLOAD,
+    session_ttl: float = 12 * 3600.0,
+    mcp: Any = None,
+    close_memory: bool = False,
+) -> FastAPI:
+    """The HTTP API over ``memory``.
+
+    ``auth=False`` treats every request as a store-wide admin (``omnimem serve
+    --no-auth``, loopback only). ``rate_limit`` is per key (``None``: off);
+    ``max_body`` bounds JSON bodies and ``max_upload`` uploads and imports (413
+    beyond). ``mcp`` is an ASGI app mounted at ``/mcp`` (the MCP server,
+    ``omnimem.mcp.create_mcp(memory, authorize=...)``), when given.
+    ``close_memory``: close ``memory`` when the server shuts down (``omnimem serve``).
+    """
+    if max_body < 1 or max_upload < 1 or session_ttl <= 0:
+        raise ValueError("max_body, max_upload and session_ttl must be positive")
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if close_memory:
+                memory.close()
+
+    app = FastAPI(lifespan=lifespan, title="omnimem", version="1", summary="Lifelong multimodal memory for AI agents",
+                  description="The HTTP API of omnimem; see docs/http-api.md.")
+    state = ServerState(memory, auth, RateLimiter(rate_limit) if rate_limit is not None else None, Metrics(),
+                        max_body, max_upload, session_ttl)
+    app.state.omnimem = state
+    errors.install(app)
+    for module in (units, media, search, governance, graph, session):
+        app.include_router(module.router)
+
+    @app.get("/healthz", tags=["ops"])
+    def healthz() -> dict[str, Any]:
+        """Liveness (no auth), and whether the store is read-only."""
+        return {"status": "ok", "read_only": memory.read_only}
+
+    @app.get("/metrics", tags=["ops"], response_class=Response,
+             responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}})
+    def metrics(request: Request) -> Response:
+        """Request counts and latencies per route, in the Prometheus text format."""
+        return Response(state.metrics.render(), media_type=state.metrics.content_type)
+
+    # -- MCP: the MCP server (omnimem.mcp.create_mcp) is mounted here, at /mcp, when given ----------
+    if mcp is not None:
+        app.mount("/mcp", mcp)
+
+    def limit_for(path: str) -> int:
+        return max_upload if path.startswith(UPLOAD_PATHS) else max_body
+
+    app.add_middleware(BodyLimit, limit_for=limit_for)
+    app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    return app

@@ -1,0 +1,124 @@
+"""Request limits: a per-key token bucket (429 + ``Retry-After``) and a request body limit (413).
+
+The body limit is a pure ASGI middleware: it refuses a declared
+``Content-Length`` over the limit before reading anything and counts the
+bytes of bodies that do not declare one, so an oversize upload is never
+read whole, let alone stored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from omnimem.errors import PayloadTooLargeError, RateLimitError
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+ASGIApp = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """``rate`` requests per second per key, with bursts up to ``burst``."""
+
+    rate: float = 50.0
+    burst: int = 100
+
+    def __post_init__(self) -> None:
+        if not self.rate > 0 or self.burst < 1:
+            raise ValueError("a rate limit needs rate > 0 and burst >= 1")
+
+
+class RateLimiter:
+    """Token buckets, one per key, refilled continuously; thread-safe (routes run on a thread pool)."""
+
+    def __init__(self, limit: RateLimit, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill)
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> None:
+        """Spend one token of ``key``'s bucket, or raise RateLimitError saying when one is back."""
+        now = self._clock()
+        with self._lock:
+            tokens, last = self._buckets.get(key, (float(self.limit.burst), now))
+            tokens = min(float(self.limit.burst), tokens + (now - last) * self.limit.rate)
+            if tokens < 1.0:
+                self._buckets[key] = (tokens, now)
+                wait = (1.0 - tokens) / self.limit.rate
+                raise RateLimitError(f"rate limit of {self.limit.rate:g} requests/s exceeded; retry in {wait:.2f} s",
+                                     retry_after=wait)
+            self._buckets[key] = (tokens - 1.0, now)
+
+
+def retry_after_header(exc: RateLimitError) -> str:
+    """Whole seconds, at least 1 (the header takes integers)."""
+    return str(max(1, math.ceil(exc.retry_after)))
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit_for(path)`` bytes with a 413 error body."""
+
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int]) -> None:
+        self.app = app
+        self.limit_for = limit_for
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Any], send: Callable[[Message], Any]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(str(scope.get("path", "")))
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await _refuse(send, limit)
+            return
+        seen = 0
+        tripped = False
+
+        async def counted() -> Message:
+            nonlocal seen, tripped
+            message: Message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    tripped = True
+                    raise PayloadTooLargeError(f"request body larger than {limit} bytes")
+            return message
+
+        async def guarded(message: Message) -> None:
+            if not tripped:  # whatever the app answers to a body it could not read, the answer is 413
+                await send(message)
+
+        try:
+            await self.app(scope, counted, guarded)
+        except PayloadTooLargeError:
+            if not tripped:
+                raise
+        if tripped:
+            await _refuse(send, limit)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def _refuse(send: Callable[[Message], Any], limit: int) -> None:
+    body = json.dumps({"error": "PayloadTooLargeError",
+                       "message": f"request body larger than {limit} bytes"}).encode("utf-8")
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,1 @@
+"""HTTP routes, one module per concept: units, search, governance, graph, session."""

@@ -1,0 +1,123 @@
+"""Governance: forget (or preview it), the audit log, export (JSON Lines, streamed), import, stats."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+
+from omnimem.errors import MalformedDataError, ScopeError
+from omnimem.media.errors import UnsupportedMediaError
+from omnimem.mau import Modality
+from omnimem.server.auth import Principal, admin, reader, writer
+from omnimem.server.errors import ERROR_RESPONSES
+from omnimem.server.models import ForgetBody
+from omnimem.server.routes.common import ScopeQuery, acting, memory_of
+
+router = APIRouter(prefix="/v1", tags=["governance"], responses=ERROR_RESPONSES)
+
+NDJSON = "application/x-ndjson"
+_NDJSON_TYPES = (NDJSON, "application/jsonl", "application/jsonlines", "application/json-lines")
+
+
+@router.post("/forget")
+def forget(body: ForgetBody, request: Request, principal: Principal = Depends(admin)) -> dict[str, Any]:
+    """Remove units with zero residue (``Memory.forget``), or with ``preview`` list what would go."""
+    if body.all:
+        principal.require_store_wide("forget all=True")
+    if body.all_users:
+        principal.require_store_wide("forget all_users=True")
+    memory = memory_of(request)
+    args: dict[str, Any] = {"since": body.since, "until": body.until, "unit_ids": body.unit_ids, "all": body.all,
+                            "all_users": body.all_users, "reason": body.reason,
+                            **principal.scope(*body.scope_args())}
+    if body.preview:
+        units = memory.preview_forget(**args)
+        return {"units": [u.to_dict() for u in units], "count": len(units)}
+    with acting(principal):
+        return {"forgotten": memory.forget(**args)}
+
+
+@router.get("/log")
+def log(request: Request, where: ScopeQuery = Depends(), limit: int | None = Query(None, ge=1, le=1_000_000),
+        principal: Principal = Depends(reader)) -> dict[str, Any]:
+    """The audit log of the scope (the last ``limit`` events), oldest first."""
+    events = memory_of(request).log(limit=limit, **where.bound(principal))
+    return {"events": [e.to_dict() for e in events]}
+
+
+@router.get("/export", response_class=StreamingResponse,
+            responses={200: {"content": {NDJSON: {}}, "description": "JSON Lines, streamed"}})
+def export(request: Request, where: ScopeQuery = Depends(), all: bool = False,
+           principal: Principal = Depends(reader)) -> StreamingResponse:
+    """Everything held about the scope as JSON Lines (``Memory.export``); ``all`` needs a store-wide key."""
+    if all:
+        principal.require_store_wide("export all=True")
+    records = memory_of(request).export(all=all, **where.bound(principal))
+    lines: Iterator[bytes] = (json.dumps(r, ensure_ascii=False).encode("utf-8") + b"\n" for r in records)
+    return StreamingResponse(lines, media_type=NDJSON)
+
+
+@router.post("/import", openapi_extra={"requestBody": {"required": True, "content": {
+    NDJSON: {"schema": {"type": "string", "description": "JSON Lines made by GET /v1/export"}}}}})
+async def import_records(request: Request, allow_forgotten: bool = False,
+                         principal: Principal = Depends(writer)) -> dict[str, Any]:
+    """Load a dump made by export; every record is validated before any is stored (``Memory.import_records``)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind not in _NDJSON_TYPES:
+        raise UnsupportedMediaError(f"import reads {NDJSON}, not {kind or 'a body without a content type'}")
+    records = _parse_lines(await request.body())
+    _check_owned(records, principal)
+
+    def run() -> dict[str, int]:
+        with acting(principal):
+            return memory_of(request).import_records(records, allow_forgotten=allow_forgotten)
+
+    return dict(await run_in_threadpool(run))
+
+
+@router.get("/stats")
+def stats(request: Request, principal: Principal = Depends(reader)) -> dict[str, Any]:
+    """``Memory.stats()`` for a store-wide key; a scoped key sees only its own counts."""
+    memory = memory_of(request)
+    if principal.store_wide:
+        return memory.stats()
+    scope = principal.scope()
+    counts = {m.value: memory.count_units(modality=m.value, include_superseded=True, **scope) for m in Modality}
+    return {"units": sum(counts.values()), "by_modality": {k: v for k, v in counts.items() if v},
+            "user_id": scope["user_id"], "agent_id": scope["agent_id"]}
+
+
+def _parse_lines(body: bytes) -> list[dict[str, Any]]:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MalformedDataError("the import body is not UTF-8") from None
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise MalformedDataError(f"line {number}: not JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise MalformedDataError(f"line {number}: a record must be a JSON object")
+        records.append(record)
+    return records
+
+
+def _check_owned(records: list[dict[str, Any]], principal: Principal) -> None:
+    """A scoped key imports only records of its own user (and agent): refused whole otherwise."""
+    if principal.store_wide:
+        return
+    for number, record in enumerate(records, 1):
+        if record.get("kind") != "unit":  # entities and events are not imported (rebuilt, or kept at the source)
+            continue
+        if record.get("user_id") != principal.user_id or (
+                principal.agent_id is not None and record.get("agent_id") != principal.agent_id):
+            raise ScopeError(f"record {number} belongs to another scope than this key's")

@@ -1,0 +1,90 @@
+"""Running the app with uvicorn: ``omnimem serve`` (one process, or several workers on one store).
+
+Workers are separate processes, so each opens the store itself: the options
+travel to them in the environment variable ``OMNIMEM_SERVE_OPTIONS`` (JSON)
+and :func:`app_from_env` builds each worker's app. SQLite stores support
+several processes (WAL, busy timeout, indexes that catch up with other
+processes' writes); rate limits are counted per worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI
+
+from omnimem.errors import ConfigError
+from omnimem.server.app import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, create_app
+from omnimem.server.limits import RateLimit
+
+if TYPE_CHECKING:
+    from omnimem.memory import Memory
+
+ENV = "OMNIMEM_SERVE_OPTIONS"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``omnimem serve`` was asked for; JSON-serialisable for the workers."""
+
+    store: str | None = None
+    url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8420
+    auth: bool = True
+    workers: int = 1
+    rate: float = 50.0  # requests per second per key; 0 turns the limit off
+    burst: int = 100
+    max_body: int = DEFAULT_MAX_BODY
+    max_upload: int = DEFAULT_MAX_UPLOAD
+    embedder: str | None = None
+
+    def check(self) -> None:
+        if (self.store is None) == (self.url is None):
+            raise ConfigError("serve needs exactly one of --store DIR or --url postgresql://...")
+        if self.url is not None and not self.url.startswith(("postgresql://", "postgres://")):
+            raise ConfigError("serve --url takes a PostgreSQL URL (postgresql://...)")
+        if not self.auth and self.host not in LOOPBACK:
+            raise ConfigError(f"--no-auth is only allowed on a loopback host ({', '.join(LOOPBACK)}), not {self.host}")
+        if not 1 <= self.workers <= 64:
+            raise ConfigError("--workers must be within [1, 64]")
+        if self.rate < 0 or self.burst < 1:
+            raise ConfigError("--rate-limit must be >= 0 (0: off) and --burst >= 1")
+
+
+def open_memory(options: ServeOptions) -> Memory:
+    from omnimem.memory import Memory
+
+    extra: dict[str, Any] = {"embedder": options.embedder} if options.embedder else {}
+    return Memory(options.store, **extra) if options.store is not None else Memory(url=options.url, **extra)
+
+
+def build_app(options: ServeOptions) -> FastAPI:
+    """Open the store and build the app (the store is closed with the server)."""
+    memory = open_memory(options)
+    limit = RateLimit(options.rate, options.burst) if options.rate > 0 else None
+    return create_app(memory, auth=options.auth, rate_limit=limit, max_body=options.max_body,
+                      max_upload=options.max_upload, close_memory=True)
+
+
+def app_from_env() -> FastAPI:
+    """The uvicorn factory each worker calls."""
+    raw = os.environ.get(ENV)
+    if not raw:
+        raise ConfigError(f"{ENV} is not set; start the server with `omnimem serve`")
+    return build_app(ServeOptions(**json.loads(raw)))
+
+
+def serve(options: ServeOptions) -> None:
+    """Run uvicorn until interrupted."""
+    import uvicorn
+
+    options.check()
+    os.environ[ENV] = json.dumps(asdict(options))
+    open_memory(options).close()  # a bad store or setting fails here, with one clear line, not in each worker
+    uvicorn.run("omnimem.server.serve:app_from_env", factory=True, host=options.host, port=options.port,
+                workers=options.workers, log_level="info", proxy_headers=True)
