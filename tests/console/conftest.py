@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from omnimem import Memory
-from tests.console.live import CHROMIUM, USER, Console, LiveServer, build_store, launch_chromium
+from tests.console.live import CHROMIUM, USER, Console, build_store, launch_chromium
+from tests.serving import LiveServer
 
 
 def _missing_browser() -> str | None:
@@ -46,7 +47,6 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     from omnimem.apikeys import create_key
-    from omnimem.server import create_app
 
     folder = tmp_path_factory.mktemp("console")
     with Memory(folder / "store", embedder="fake", graph=True) as memory:
@@ -56,8 +56,11 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
             "write": create_key(memory.store, name="console-writer", role="write", user_id=USER)[0],
             "read": create_key(memory.store, name="console-reader", role="read", user_id=USER)[0],
         }
-        with LiveServer(create_app(memory)) as server:
+        server = LiveServer(memory)  # create_app(memory) with its defaults, as `omnimem serve` runs it
+        try:
             yield Console(server.url, keys, seeded, memory)
+        finally:
+            server.stop()
 
 
 @pytest.fixture

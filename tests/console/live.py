@@ -2,16 +2,14 @@
 
 ``build_store`` fills a store from the shipped sample conversation, a few
 generated PNGs, a short generated video (its kept frames become linked image
-units) and one unit whose text is an XSS attempt; ``LiveServer`` serves
-``create_app(memory)`` with uvicorn on a free loopback port in a thread, the
-same app ``omnimem serve`` runs.
+units) and one unit whose text is an XSS attempt; the server is
+``tests.serving.LiveServer``: ``create_app(memory)``, the app ``omnimem serve``
+runs, on a free loopback port.
 """
 
 from __future__ import annotations
 
 import io
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,33 +124,6 @@ def go(page: Any, view: str) -> None:
     before = routed(page)
     page.locator("#nav").get_by_role("link", name=view).click()
     wait_routed(page, before)
-
-
-class LiveServer:
-    """uvicorn serving ``app`` on 127.0.0.1:<free port> in a daemon thread."""
-
-    def __init__(self, app: Any) -> None:
-        import uvicorn
-
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="console-server", daemon=True)
-        self.url = ""
-
-    def __enter__(self) -> LiveServer:
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the console server did not start")
-            time.sleep(0.01)
-        port = self._server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
 
 
 def launch_chromium(playwright: Any) -> Any:

@@ -71,7 +71,7 @@ function shell() {
   const s = session();
   const logged = Boolean(s);
   document.getElementById("nav").hidden = !logged;
-  document.getElementById("logout").hidden = !logged;
+  document.getElementById("logout").hidden = !logged || !s.csrf_token; // --no-auth servers have no session to end
   const scopeForm = document.getElementById("scope");
   scopeForm.hidden = !logged;
   document.body.dataset.role = logged ? s.role : "";
