@@ -24,7 +24,7 @@ class GraphModel {
     if (!this.nodes.has(name)) {
       const i = this.nodes.size;
       const angle = i * 2.399963; // golden angle: spread without overlap, deterministic
-      const radius = near ? 90 : 0;
+      const radius = near ? (near.x === SIZE / 2 && near.y === SIZE / 2 ? 170 : 110) : 0;
       const base = near || { x: SIZE / 2, y: SIZE / 2 };
       this.nodes.set(name, { name, type: "", aliases: [], units: [], expanded: false,
         x: clamp(base.x + radius * Math.cos(angle)), y: clamp(base.y + radius * Math.sin(angle)) });
@@ -77,7 +77,7 @@ export async function graphView(root, parts) {
   const canvas = h("div", { class: "graph-canvas" });
   const panel = h("section", { class: "graph-panel card", "aria-live": "polite" });
   fill(root, h("h1", {}, start ? `Graph around “${start}”` : "Graph"),
-    h("div", { class: "graph-layout" }, aside, h("div", {}, canvas, panel)));
+    h("div", { class: "graph-layout" }, aside, canvas, panel));
   if (!start) {
     fill(canvas, h("p", { class: "empty" }, names.length ? "Pick an entity." : "No entities in this scope."));
     return;

@@ -53,8 +53,12 @@ function hitRow(hit) {
 }
 
 function explain(ctx) {
+  // what graph expansion did: lists are shown by their length, numbers as they are
   const graph = ctx.graph
-    ? h("p", { class: "hint" }, `Graph expansion: ${JSON.stringify(ctx.graph)}`) : null;
+    ? h("p", { class: "hint" }, "Graph expansion: ", Object.entries(ctx.graph).map(([key, value]) =>
+      `${key} ${Array.isArray(value) ? value.length : typeof value === "object" ? JSON.stringify(value) : value}`)
+      .join(" · "))
+    : null;
   return h("section", { class: "results", "aria-label": "How the context was built" },
     h("p", {}, `${ctx.hits.length} hits from ${ctx.candidates} candidates, packing “${ctx.packing}”.`),
     budgetBar(ctx),
