@@ -46,6 +46,7 @@ class Seeded:
 
     xss_id: str
     edit_id: str
+    delete_id: str
     image_ids: list[str]
     video_id: str | None
 
@@ -65,6 +66,8 @@ def build_store(memory: Memory, workdir: Path, *, video: bool = True) -> Seeded:
     ]
     edit = memory.add("My favourite tea is jasmine green tea.", speaker="Sam", time="2024-03-20T09:00:00+00:00",
                       user_id=USER, session_id="preferences").id
+    doomed = memory.add("Note to self: the old wifi password was hunter2.", speaker="Sam",
+                        time="2024-03-20T10:00:00+00:00", user_id=USER, session_id="preferences").id
     memory.add("I keep my passport in the blue drawer.", speaker="Alex", time="2024-03-21T09:00:00+00:00",
                user_id=USER, session_id="to-forget")
     memory.add("The spare key is under the plant pot.", speaker="Alex", time="2024-03-21T09:05:00+00:00",
@@ -77,7 +80,7 @@ def build_store(memory: Memory, workdir: Path, *, video: bool = True) -> Seeded:
 
         clip = make_video(workdir / "walk.mp4", scene_s=2.0, fps=5)
         video_id = memory.add_video(clip, time="2024-03-23T16:00:00+00:00", user_id=USER, session_id="videos").event_id
-    return Seeded(xss, edit, images, video_id)
+    return Seeded(xss, edit, doomed, images, video_id)
 
 
 @dataclass

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import httpx
 import pytest
 
+from omnimem import Memory
+from omnimem.errors import NotFoundError
 from tests.console.live import USER, XSS, Console, go, login, routed, show, wait_routed
+from tests.serving import LiveServer
 
 
 def test_login_keeps_the_key_out_of_the_page(page: Any, console: Console) -> None:
@@ -27,7 +31,7 @@ def test_a_wrong_key_is_refused_on_the_login_screen(page: Any, console: Console)
     page.get_by_label("API key").fill("omk_0000000000000000_" + "x" * 43)
     page.get_by_role("button", name="Sign in").click()
     assert "AuthError" in page.get_by_role("alert").inner_text()
-    assert page.locator("#nav").is_hidden()
+    assert page.locator("#nav").is_hidden() and page.locator("#scope").is_hidden()
 
 
 def test_timeline_shows_memories_in_event_order_with_media(page: Any, console: Console) -> None:
@@ -45,6 +49,24 @@ def test_timeline_shows_memories_in_event_order_with_media(page: Any, console: C
     # the video shows its kept frames inside its card
     video = page.locator(f'li.unit[data-unit-id="{console.seeded.video_id}"]')
     assert video.locator("ul.frames img").count() >= 1
+
+
+def test_timeline_filters_by_time_range(page: Any, console: Console) -> None:
+    login(page, console, "read")
+    show(page, console, "timeline?since=2024-03-10T00:00&until=2024-03-13T00:00")
+    assert page.get_by_label("From").input_value() == "2024-03-10T00:00"
+    ids = page.locator("ol.timeline > li.unit").evaluate_all("els => els.map(e => e.dataset.unitId)")
+    assert ids == console.seeded.image_ids
+
+
+def test_a_video_unit_page_shows_its_kept_frames(page: Any, console: Console) -> None:
+    login(page, console, "read")
+    show(page, console, f"unit/{console.seeded.video_id}")
+    frames = page.locator(".video-parts ul.frames img")
+    assert frames.count() == 3  # three generated scenes, one kept frame each
+    frames.first.click()
+    page.locator("img.raw-image").wait_for()
+    assert "parent event" in page.locator("dl.facts").inner_text()
 
 
 def test_timeline_filters_by_modality_speaker_and_session(page: Any, console: Console) -> None:
@@ -115,6 +137,20 @@ def test_update_a_unit_with_confirmation(page: Any, console: Console) -> None:
                for e in events)
 
 
+def test_delete_a_unit_with_confirmation(page: Any, console: Console) -> None:
+    login(page, console, "write")
+    show(page, console, f"unit/{console.seeded.delete_id}")
+    page.get_by_label("Reason").last.fill("secret written down by mistake")
+    page.get_by_role("button", name="Delete…").click()
+    page.locator("dialog.confirm").get_by_role("button", name="Delete").click()
+    page.wait_for_url(re.compile("#/timeline$"))
+    page.locator("ol.timeline").wait_for()
+    assert page.locator(f'li.unit[data-unit-id="{console.seeded.delete_id}"]').count() == 0
+    assert "hunter2" not in page.locator("main").inner_text()
+    with pytest.raises(NotFoundError):
+        console.memory.get(console.seeded.delete_id, user_id=USER)
+
+
 def test_forget_a_session_with_preview_and_see_it_gone(page: Any, console: Console) -> None:
     login(page, console, "admin")
     show(page, console, "timeline?session_id=to-forget")
@@ -147,7 +183,11 @@ def test_a_read_only_key_sees_no_write_controls(page: Any, console: Console) -> 
     go(page, "Governance")
     page.locator("table.audit, p.empty").first.wait_for()
     assert page.locator("form.forget").count() == 0
-    assert page.get_by_role("link", name=re.compile("Download export")).is_visible()  # reading is allowed
+    with page.expect_download() as download:  # reading is allowed: the export downloads with the cookie
+        page.get_by_role("link", name=re.compile("Download export")).click()
+    lines = download.value.path().read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) >= 20 and any("pottery class" in line for line in lines)
 
 
 def test_untrusted_text_renders_as_text(page: Any, console: Console) -> None:
@@ -219,6 +259,37 @@ def test_graph_expands_a_node_and_opens_its_units(page: Any, console: Console) -
     page.locator("h1.unit-title").wait_for()
 
 
+def test_logout_ends_the_session(page: Any, console: Console) -> None:
+    login(page, console, "read")
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_label("API key").wait_for()
+    status = page.evaluate("async () => (await fetch('/v1/session')).status")
+    assert status == 401
+    page.reload()
+    page.get_by_label("API key").wait_for()  # no session survives a reload
+
+
+def test_ask_on_a_server_with_an_llm_and_no_auth(browser: Any, tmp_path: Any) -> None:
+    """``omnimem serve --no-auth`` with an LLM: no login screen, and Ask shows the model's answer."""
+    from omnimem.llm.fake import FakeLLM
+
+    with Memory(tmp_path / "llm-store", embedder="fake", llm=FakeLLM("Alex painted the lighthouse.")) as memory:
+        memory.add("I did a watercolour of the lighthouse at sunset.", speaker="Alex", user_id=USER)
+        server = LiveServer(memory, auth=False)
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(server.url + "/#/search")
+            page.get_by_label("Query").fill("What did Alex paint?")
+            page.get_by_role("button", name="Ask").click()
+            assert page.locator(".answer-text").inner_text() == "Alex painted the lighthouse."
+            assert "1 memories given as evidence" in page.locator("section.answer").inner_text()
+            assert page.locator("#logout").is_hidden()  # nothing to log out of
+        finally:
+            context.close()
+            server.stop()
+
+
 def test_theme_follows_the_system_and_the_toggle(browser: Any, console: Console) -> None:
     context = browser.new_context(color_scheme="dark")
     page = context.new_page()
@@ -259,6 +330,10 @@ def test_the_console_is_served_with_its_assets(console: Console) -> None:
         assert script.status_code == 200 and "javascript" in script.headers["content-type"]
         assert "script-src 'self'" in script.headers["content-security-policy"]
         assert client.get("/console/missing.js").status_code == 404
+        raw = client.get(f"/v1/units/{console.seeded.image_ids[0]}/raw",
+                         headers={"Authorization": f"Bearer {console.keys['read']}"})
+        assert raw.status_code == 200 and raw.headers["content-type"] == "image/png"
+        assert "sandbox" in raw.headers["content-security-policy"]  # opened directly, it can run nothing
 
 
 @pytest.mark.parametrize("asset", ["app.js", "api.js", "dom.js", "timeline.js", "search.js", "unit.js", "graph.js",
