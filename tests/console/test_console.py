@@ -156,7 +156,7 @@ def test_forget_a_session_with_preview_and_see_it_gone(page: Any, console: Conso
     show(page, console, "timeline?session_id=to-forget")
     assert page.locator("ol.timeline > li.unit").count() == 2
     go(page, "Governance")
-    page.get_by_label("User").last.fill(USER)
+    page.get_by_label("User", exact=True).last.fill(USER)
     page.get_by_label("Session").fill("to-forget")
     page.get_by_label("Reason").fill("deletion request #7")
     page.get_by_role("button", name="Preview what will go").click()

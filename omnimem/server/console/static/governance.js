@@ -11,7 +11,9 @@ function auditTable(events) {
     h("tbody", {}, events.map((e) => h("tr", {},
       h("td", {}, String(e.seq)), h("td", {}, when(e.time)), h("td", {}, e.actor), h("td", {}, e.action),
       h("td", {}, [e.user_id, e.agent_id, e.session_id].filter(Boolean).join(" / ") || "—"),
-      h("td", {}, String(e.unit_ids.length)), h("td", {}, e.reason || "")))));
+      h("td", {}, e.unit_ids.slice(0, 3).map((id) => [link("unit", [id], id.slice(0, 8)), " "]),
+        e.unit_ids.length > 3 ? `+${e.unit_ids.length - 3}` : ""),
+      h("td", {}, e.reason || "")))));
 }
 
 function isoOrUndefined(value) {
@@ -26,12 +28,15 @@ function forgetForm(announce) {
   const since = h("input", { id: "forget-since", name: "since", type: "datetime-local" });
   const until = h("input", { id: "forget-until", name: "until", type: "datetime-local" });
   const reason = h("input", { id: "forget-reason", name: "reason", placeholder: "e.g. deletion request #123" });
+  // a session or time range alone must name a user, or say "every user" explicitly (as Memory.forget asks)
+  const allUsers = h("input", { id: "forget-all-users", name: "all_users", type: "checkbox" });
   const out = h("div", { class: "forget-preview", "aria-live": "polite" });
   const body = () => {
     const b = {
       user_id: user.value.trim() || undefined, agent_id: agent.value.trim() || undefined,
       session_id: session.value.trim() || undefined, since: isoOrUndefined(since.value),
       until: isoOrUndefined(until.value), reason: reason.value.trim() || undefined,
+      all_users: allUsers.checked || undefined,
     };
     return Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined));
   };
@@ -45,7 +50,9 @@ function forgetForm(announce) {
       h("label", { for: "forget-session" }, "Session"), session,
       h("label", { for: "forget-since" }, "From"), since,
       h("label", { for: "forget-until" }, "Until"), until,
-      h("label", { for: "forget-reason" }, "Reason"), reason),
+      h("label", { for: "forget-reason" }, "Reason"), reason,
+      h("label", { for: "forget-all-users" }, "Every user"), h("span", {}, allUsers,
+        h("span", { class: "hint" }, " the session or time range across all users"))),
     h("button", { type: "submit" }, "Preview what will go"),
     out);
   form.addEventListener("submit", async (event) => {
