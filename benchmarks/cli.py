@@ -23,6 +23,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "their numbers (writes reliability.json, RELIABILITY.md)."),
     "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time: STORE QUERY "
                    "[--repeats 5]."),
+    "serve-load": ("benchmarks.serve_load", "Loopback HTTP load test of omnimem serve: --clients 32 --seconds 60, "
+                   "80% search / 20% add (writes serve-load.json, serve-load.md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

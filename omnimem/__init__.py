@@ -19,6 +19,7 @@ from omnimem.ingest.prepare import AddResult
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.memory import Memory
 from omnimem.pyramid import Context, Hit, RawContent
+from omnimem.remote import RemoteMemory  # registers Memory(url="http(s)://...")
 
 __version__ = "0.1.0"
 
@@ -41,6 +42,7 @@ __all__ = [
     "OmnimemError",
     "RawContent",
     "ReadOnlyStoreError",
+    "RemoteMemory",
     "Scope",
     "Settings",
     "SchemaVersionError",

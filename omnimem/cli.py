@@ -566,7 +566,9 @@ def _benchmark_package() -> Any:
     return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
 
-from omnimem import cli_server  # noqa: E402,F401  (registers serve and keys)
+from omnimem.cli_server import register as _register_server  # noqa: E402
+
+_register_server(app)  # serve, keys
 
 
 def main() -> None:

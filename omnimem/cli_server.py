@@ -1,21 +1,90 @@
-"""``omnimem serve`` and ``omnimem keys``: the HTTP server and its API keys (registered on ``omnimem.cli.app``)."""
+"""``omnimem serve`` and ``omnimem keys``: the HTTP server and its API keys.
+
+:func:`register` adds them to the CLI's typer app (``omnimem.cli`` calls it);
+this module does not import ``omnimem.cli``, so the import graph stays a tree.
+Errors print one line and exit 2 (bad input) or 1, as everywhere in the CLI.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
-from omnimem.cli import EmbedderOpt, JsonOpt, StoreOpt, _errors, _fail, _memory, _print_json, app, out
+from omnimem.errors import OmnimemError
 
+if TYPE_CHECKING:
+    from omnimem.store.base import Store
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data)."),
+]
 UrlOpt = Annotated[str | None, typer.Option("--url", help="A PostgreSQL store (postgresql://...) instead of --store.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store (e.g. all-MiniLM-L6-v2).")]
+out = Console()
 
 keys_app = typer.Typer(help="API keys of the HTTP server (stored hashed in the store).", no_args_is_help=True)
-app.add_typer(keys_app, name="keys")
 
 
-@app.command()
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` and ``keys`` to the CLI."""
+    app.command()(serve)
+    app.add_typer(keys_app, name="keys")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except OmnimemError as exc:
+        _fail(str(exc), 2 if exc.status < 500 else 1)
+
+
+def _store_path(store: Path | None) -> Path:
+    if store is not None:
+        return store
+    from omnimem.config import Settings
+
+    configured = Settings.load().store
+    return Path(configured) if configured else Path("omnimem-data")
+
+
+@contextmanager
+def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
+    """The unit store holding the keys; a folder is opened without loading any model."""
+    if url is not None:
+        from omnimem.memory import Memory
+
+        with Memory(url=url) as mem:
+            yield mem.store
+        return
+    from omnimem.store.sqlite import SQLiteStore
+
+    opened = SQLiteStore(_store_path(store))
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _print_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
 def serve(
     store: StoreOpt = None,
     url: UrlOpt = None,
@@ -35,22 +104,12 @@ def serve(
     from omnimem.server.serve import serve as run
 
     if store is None and url is None:
-        from omnimem.cli import _store_path
-
         store = _store_path(None)
     options = ServeOptions(store=str(store) if store is not None else None, url=url, host=host, port=port,
                            auth=not no_auth, workers=workers, rate=rate_limit, burst=burst, max_body=max_body,
                            max_upload=max_upload, embedder=embedder)
     with _errors():
         run(options)
-
-
-def _key_memory(store: StoreOpt, url: str | None):  # type: ignore[no-untyped-def]
-    if url is not None:
-        from omnimem.memory import Memory
-
-        return Memory(url=url)
-    return _memory(store)
 
 
 @keys_app.command("create")
@@ -67,8 +126,8 @@ def keys_create(
     """Create a key and print it once (only its hash is stored)."""
     from omnimem.apikeys import create_key
 
-    with _errors(), _key_memory(store, url) as mem:
-        key, record = create_key(mem.store, name=name, role=role, user_id=user_id, agent_id=agent_id)
+    with _errors(), _key_store(store, url) as keys:
+        key, record = create_key(keys, name=name, role=role, user_id=user_id, agent_id=agent_id)
     if as_json:
         _print_json({"api_key": key, **record.to_dict()})
     else:
@@ -79,8 +138,8 @@ def keys_create(
 @keys_app.command("list")
 def keys_list(store: StoreOpt = None, url: UrlOpt = None, as_json: JsonOpt = False) -> None:
     """Every key (revoked ones too), without secrets."""
-    with _errors(), _key_memory(store, url) as mem:
-        records = mem.store.list_keys()
+    with _errors(), _key_store(store, url) as keys:
+        records = keys.list_keys()
     if as_json:
         _print_json([r.to_dict() for r in records])
         return
@@ -95,8 +154,8 @@ def keys_list(store: StoreOpt = None, url: UrlOpt = None, as_json: JsonOpt = Fal
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key id (from keys list).")],
                 store: StoreOpt = None, url: UrlOpt = None) -> None:
     """Revoke a key: it and its console sessions stop working at once."""
-    with _errors(), _key_memory(store, url) as mem:
-        found = mem.store.revoke_key(key_id)
+    with _errors(), _key_store(store, url) as keys:
+        found = keys.revoke_key(key_id)
     if not found:
         _fail(f"no active key {key_id!r}; see omnimem keys list")
     out.print(f"revoked {key_id}")

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from omnimem import validate
 from omnimem.answer import Answer, answer_question
@@ -48,13 +48,22 @@ class Memory:
     ``session_id``) are keyword-only everywhere.
     """
 
+    _url_engines: ClassVar[dict[str, type[Memory]]] = {}  # URL prefix -> facade subclass serving it
+
     def __new__(cls, path: str | Path | None = None, *, url: str | None = None, **_: Any) -> Memory:
         """``url="http(s)://..."`` makes a :class:`omnimem.remote.RemoteMemory` (the same facade over HTTP)."""
-        if cls is Memory and isinstance(url, str) and url.startswith(("http://", "https://")):
-            from omnimem.remote import RemoteMemory
-
-            return super().__new__(RemoteMemory)
+        if cls is Memory and isinstance(url, str):
+            for prefix, engine in Memory._url_engines.items():
+                if url.startswith(prefix):
+                    return super().__new__(engine)
         return super().__new__(cls)
+
+    @classmethod
+    def register_url_engine(cls, prefixes: Sequence[str], engine: type[Memory]) -> None:
+        """Let ``Memory(url=...)`` with one of these prefixes build ``engine`` (``omnimem`` registers its own
+        on import: ``http://`` and ``https://`` for the remote client)."""
+        for prefix in prefixes:
+            Memory._url_engines[prefix] = engine
 
     def __init__(
         self,

@@ -62,7 +62,7 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         return {
             "rank": self.rank,
-            "score": round(self.score, 6),
+            "score": self.score,  # exact: a remote Context equals the local one
             "level": self.level,
             "sources": sorted(self.sources),
             "tokens": self.tokens,

@@ -21,9 +21,8 @@ from urllib.parse import quote
 from omnimem.answer import Answer
 from omnimem.config import Settings
 from omnimem.embed import Embedder
-from omnimem.errors import ConfigError, InvalidInputError, MalformedDataError, RemoteUnsupportedError
+from omnimem.errors import ConfigError, InvalidInputError, MalformedDataError, RemoteUnsupportedError, missing_extra
 from omnimem.graph.model import Entity
-from omnimem.http_client import Transport
 from omnimem.index.manager import IndexSet
 from omnimem.ingest.media import MediaResult
 from omnimem.ingest.pipeline import Progress
@@ -71,6 +70,10 @@ class RemoteMemory(Memory):
         self.url = url.rstrip("/")
         self.path = None
         self.actor = "remote"
+        try:
+            from omnimem.http_client import Transport
+        except ImportError:
+            raise missing_extra("httpx", "server") from None
         self._http = Transport(self.url, api_key, timeout=timeout, retries=retries, backoff=backoff)
         self._closed = False
 
@@ -356,3 +359,6 @@ def _forget_body(user_id: str | None, agent_id: str | None, session_id: str | No
     return {"since": _when(since), "until": _when(until), "unit_ids": ids,
             "all": everything, "all_users": all_users, "reason": reason, "preview": preview,
             **_scope(user_id, agent_id, session_id)}
+
+
+Memory.register_url_engine(("http://", "https://"), RemoteMemory)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request, Response
@@ -14,6 +13,7 @@ from omnimem.server.console import mount_console
 from omnimem.server.limits import BodyLimit, RateLimit, RateLimiter
 from omnimem.server.metrics import Metrics, MetricsMiddleware
 from omnimem.server.routes import governance, graph, media, search, session, units
+from omnimem.server.state import ServerState
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
@@ -22,19 +22,6 @@ DEFAULT_MAX_BODY = 16 * 1024 * 1024  # JSON bodies: a large dialogue batch fits
 DEFAULT_MAX_UPLOAD = 256 * 1024 * 1024  # media uploads and imports (images are held to 50 MiB on top)
 UPLOAD_PATHS = ("/v1/images", "/v1/audio", "/v1/videos", "/v1/import")
 _DEFAULT_LIMIT = RateLimit()
-
-
-@dataclass
-class ServerState:
-    """What the routes share: the Memory, whether keys are required, limits and metrics."""
-
-    memory: Memory
-    auth: bool
-    limiter: RateLimiter | None
-    metrics: Metrics
-    max_body: int
-    max_upload: int
-    session_ttl: float
 
 
 def create_app(

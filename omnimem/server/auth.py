@@ -12,16 +12,14 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import Depends, Request
 
 from omnimem.apikeys import check_key
 from omnimem.errors import AuthError, CsrfError, ForbiddenError, ScopeError
+from omnimem.server.state import ServerState
 from omnimem.store.keys import ROLES, ApiKey
-
-if TYPE_CHECKING:
-    from omnimem.server.app import ServerState
 
 SESSION_COOKIE = "omnimem_session"
 CSRF_HEADER = "X-CSRF-Token"

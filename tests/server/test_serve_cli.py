@@ -1,0 +1,118 @@
+"""``omnimem serve`` and ``omnimem keys`` as a user runs them: real processes, real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from omnimem import Memory
+from omnimem.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_keys_create_list_revoke(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    runner = CliRunner()
+    made = runner.invoke(app, ["keys", "create", "--name", "ann-bot", "--user-id", "ann", "--role", "write",
+                               "--store", store, "--json"])
+    assert made.exit_code == 0, made.output
+    created = json.loads(made.stdout)
+    key = created["api_key"]
+    assert key.startswith(f"omk_{created['key_id']}_") and created["role"] == "write"
+    listed = runner.invoke(app, ["keys", "list", "--store", store, "--json"])
+    assert json.loads(listed.stdout) == [{k: v for k, v in created.items() if k != "api_key"}]
+    assert key not in listed.stdout
+    db = (tmp_path / "store" / "omnimem.db").read_bytes()
+    assert key.encode() not in db and key.split("_", 2)[2].encode() not in db  # only a hash is stored
+    refused = runner.invoke(app, ["keys", "create", "--name", "everyone", "--role", "read", "--store", store])
+    assert refused.exit_code == 2 and "must have role admin" in refused.output
+    assert runner.invoke(app, ["keys", "revoke", created["key_id"], "--store", store]).exit_code == 0
+    again = runner.invoke(app, ["keys", "revoke", created["key_id"], "--store", store])
+    assert again.exit_code == 2 and "no active key" in again.output
+    assert json.loads(runner.invoke(app, ["keys", "list", "--store", store, "--json"]).stdout)[0]["revoked_at"]
+
+
+def test_serve_refuses_no_auth_off_loopback(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["serve", "--store", str(tmp_path / "s"), "--host", "0.0.0.0", "--no-auth"])
+    assert result.exit_code == 2 and "loopback" in result.output
+
+
+@pytest.fixture
+def two_workers(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """``omnimem serve --workers 2`` on a fresh store, as a separate process."""
+    store, port = tmp_path / "store", _free_port()
+    with Memory(store, embedder="fake"):  # the store records its embedder; the workers reopen it
+        pass
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "omnimem.cli", "serve", "--store", str(store), "--port", str(port), "--workers", "2",
+         "--no-auth", "--rate-limit", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {process.stdout.read() if process.stdout else ''!r}")
+            time.sleep(0.2)
+        yield url, store
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            output, _ = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+        assert b"database is locked" not in output, output.decode(errors="replace")[-2000:]
+
+
+def test_two_workers_share_one_sqlite_store_without_lock_errors(two_workers: tuple[str, Path]) -> None:
+    url, store = two_workers
+
+    def client_run(n: int) -> list[str]:
+        ids = []
+        with httpx.Client(base_url=url, timeout=60) as client:
+            for i in range(12):
+                words = " ".join(uuid.uuid4().hex[:8] for _ in range(4))  # distinct: the novelty filter keeps all
+                added = client.post("/v1/units", json={"text": f"llamas {words}",
+                                                       "user_id": f"user{n % 3}"})
+                assert added.status_code == 201, added.text
+                ids.append(added.json()["id"])
+                found = client.post("/v1/search", json={"query": words, "user_id": f"user{n % 3}"})
+                assert found.status_code == 200, found.text
+        return ids
+
+    with ThreadPoolExecutor(8) as pool:
+        acknowledged = [i for ids in pool.map(client_run, range(8)) for i in ids]
+    assert len(set(acknowledged)) == 96
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for unit_id in acknowledged:  # every acknowledged add is there, whichever worker answers
+            assert client.get(f"/v1/units/{unit_id}").status_code == 200
+        assert client.get("/v1/units", params={"limit": 1}).json()["total"] == 96
+    with Memory(store) as mem:  # and the store is consistent on disk
+        assert mem.count_units() == 96
+        assert len(mem.search("llamas", top_k=200, budget=100_000).hits) > 0
