@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request, Response
 
 from omnimem.server import errors
+from omnimem.server.console import mount_console
 from omnimem.server.limits import BodyLimit, RateLimit, RateLimiter
 from omnimem.server.metrics import Metrics, MetricsMiddleware
 from omnimem.server.routes import governance, graph, media, search, session, units
@@ -83,6 +84,7 @@ def create_app(
     # -- MCP: the MCP server (omnimem.mcp.create_mcp) is mounted here, at /mcp, when given ----------
     if mcp_app is not None:
         app.mount("/mcp", mcp_app)  # clients connect to /mcp/
+    mount_console(app)  # the web console at / (assets under /console/), with its CSP
 
     def limit_for(path: str) -> int:
         return max_upload if path.startswith(UPLOAD_PATHS) else max_body
