@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from omnimem.errors import PayloadTooLargeError, RateLimitError
+from omnimem.errors import ConfigError, PayloadTooLargeError, RateLimitError
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -32,7 +32,7 @@ class RateLimit:
 
     def __post_init__(self) -> None:
         if not self.rate > 0 or self.burst < 1:
-            raise ValueError("a rate limit needs rate > 0 and burst >= 1")
+            raise ConfigError("a rate limit needs rate > 0 and burst >= 1")
 
 
 class RateLimiter:
