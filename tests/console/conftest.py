@@ -29,8 +29,11 @@ def _missing_browser() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one test module. Not session-wide: Playwright's sync API keeps an asyncio loop
+    running in this thread while it is open, and later tests that start their own loop (uvicorn.run
+    in the CLI's serve) would fail."""
     reason = _missing_browser()
     if reason:
         if os.environ.get("OMNIMEM_REQUIRE_BROWSER") == "1":

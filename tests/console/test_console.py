@@ -255,6 +255,12 @@ def test_graph_expands_a_node_and_opens_its_units(page: Any, console: Console) -
     page.get_by_role("button", name="Expand", exact=True).click()
     page.get_by_role("button", name="Expanded", exact=True).wait_for()
     assert page.locator("svg.graph g.node").count() >= before
+    edge = page.locator("svg.graph g.edge").first  # an edge opens the units behind it
+    edge.focus()
+    page.keyboard.press("Enter")
+    page.locator(".graph-panel h3", has_text="Units").wait_for()
+    assert " → " in page.locator(".graph-panel h2").inner_text()
+    assert page.locator(".graph-panel ul.unit-links a").count() >= 1
     show(page, console, f"unit/{unit_id}")
     page.locator("h1.unit-title").wait_for()
 
