@@ -45,7 +45,8 @@ Splits: defaults are chosen on `dev` (LoCoMo conversations 1-5, the first 10 Mem
 name) and reported on `test` (LoCoMo 6-10, the last 10 Mem-Gallery files).
 
 Other results in this folder: `PERF.md` (speed, memory, scale), `MEDIA.md` (scene cuts, VAD,
-transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`.
+transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`,
+`serve-load.md` (HTTP load: 32 clients, 80% search / 20% add).
 
 `locomo-retrieval-test-custom` weighs the two context settings on the test split:
 `x-embed-context-2` (dense vectors of each turn with the two before it; off by default for its

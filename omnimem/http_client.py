@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from omnimem.errors import InvalidInputError, OmnimemError, RateLimitError, RemoteError, error_class
+from omnimem.errors import InvalidInputError, OmnimemError, StoreError, RateLimitError, RemoteError, error_class
 
 _RETRY_STATUS = (429, 502, 503, 504)
 
@@ -97,6 +97,8 @@ class Transport:
 
     def _send(self, method: str, path: str, idempotent: bool, kwargs: Mapping[str, Any],
               stream: bool) -> httpx.Response:
+        if self.client.is_closed:
+            raise StoreError("this Memory is closed")
         attempt = 0
         while True:
             try:

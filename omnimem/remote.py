@@ -24,7 +24,7 @@ from omnimem.embed import Embedder
 from omnimem.errors import ConfigError, InvalidInputError, MalformedDataError, RemoteUnsupportedError, missing_extra
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
-from omnimem.ingest.media import MediaResult
+from omnimem.ingest.media import ANONYMOUS_UPLOAD, MediaResult
 from omnimem.ingest.pipeline import Progress
 from omnimem.ingest.prepare import AddResult
 from omnimem.llm import LLM
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from omnimem.graph.engine import KnowledgeGraph, Neighbor
     from omnimem.index.clip import ClipSearch
 
-UPLOAD_NAME = "upload"  # the file name sent for raw bytes: the server then stores no file name (as locally)
 
 
 def _when(value: str | datetime | None) -> str | None:
@@ -132,7 +131,7 @@ class RemoteMemory(Memory):
             source_id: str | None = None, user_id: str | None = None, agent_id: str | None = None,
             session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
             supersedes: Sequence[str] | None = None, allow_forgotten: bool = False) -> AddResult:
-        body = {"text": text.decode("utf-8", "replace") if isinstance(text, bytes) else text, "time": _when(time),
+        body = {"text": _text(text), "time": _when(time),
                 "speaker": speaker, "source_id": source_id, "metadata": None if metadata is None else dict(metadata),
                 "supersedes": None if supersedes is None else list(supersedes), "allow_forgotten": allow_forgotten,
                 **_scope(user_id, agent_id, session_id)}
@@ -184,7 +183,7 @@ class RemoteMemory(Memory):
 
     def _upload(self, route: str, source: str | Path | bytes, form: Mapping[str, Any]) -> Any:
         if isinstance(source, bytes):
-            data, name = source, UPLOAD_NAME
+            data, name = source, ANONYMOUS_UPLOAD
         elif isinstance(source, str | Path):
             path = Path(source)
             if not path.is_file():
@@ -333,6 +332,16 @@ def _id(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError("unit_id must be a non-empty string")
     return quote(value, safe="")
+
+
+def _text(value: object) -> object:
+    """Bytes are sent as the text they encode (as ``Memory.add`` reads them); anything else as given."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:  # the local facade's message
+            raise InvalidInputError(f"text is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return value
 
 
 def _flag(value: object) -> str:

@@ -27,6 +27,7 @@ from omnimem.validate import media_file
 IMAGE_TOKENS = 85  # one low-detail image tile in OpenAI-style vision models
 AUDIO_TOKENS_PER_S = 32  # audio-capable models bill roughly 25-32 tokens per second
 MAX_IMAGE_BYTES = 50 * 1024 * 1024
+ANONYMOUS_UPLOAD = "upload"  # the file name the remote client sends for raw bytes: stored without a name
 
 Source = str | Path | bytes
 

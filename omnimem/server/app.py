@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request, Response
 
+from omnimem.errors import ConfigError
 from omnimem.server import errors
 from omnimem.server.console import mount_console
 from omnimem.server.limits import BodyLimit, RateLimit, RateLimiter
@@ -44,8 +45,8 @@ def create_app(
     ``omnimem.mcp.create_mcp(memory, authorize=...)``), when given.
     ``close_memory``: close ``memory`` when the server shuts down (``omnimem serve``).
     """
-    if max_body < 1 or max_upload < 1 or session_ttl <= 0:
-        raise ValueError("max_body, max_upload and session_ttl must be positive")
+    if max_body < 1 or max_upload < 1 or not session_ttl > 0:
+        raise ConfigError("max_body, max_upload and session_ttl must be positive")
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:

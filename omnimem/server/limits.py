@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from omnimem.errors import PayloadTooLargeError, RateLimitError
+from omnimem.errors import ConfigError, PayloadTooLargeError, RateLimitError
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -32,13 +32,19 @@ class RateLimit:
 
     def __post_init__(self) -> None:
         if not self.rate > 0 or self.burst < 1:
-            raise ValueError("a rate limit needs rate > 0 and burst >= 1")
+            raise ConfigError("a rate limit needs rate > 0 and burst >= 1")
 
 
 class RateLimiter:
-    """Token buckets, one per key, refilled continuously; thread-safe (routes run on a thread pool)."""
+    """Token buckets, one per key, refilled continuously; thread-safe (routes run on a thread pool).
 
-    def __init__(self, limit: RateLimit, clock: Callable[[], float] = time.monotonic) -> None:
+    Buckets that have refilled completely are forgotten once there are more than
+    ``max_keys`` (a full bucket and no bucket are the same thing), so logins from
+    many addresses cannot grow the table without bound.
+    """
+
+    def __init__(self, limit: RateLimit, clock: Callable[[], float] = time.monotonic, max_keys: int = 10_000) -> None:
+        self.max_keys = max_keys
         self.limit = limit
         self._clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill)
@@ -56,6 +62,17 @@ class RateLimiter:
                 raise RateLimitError(f"rate limit of {self.limit.rate:g} requests/s exceeded; retry in {wait:.2f} s",
                                      retry_after=wait)
             self._buckets[key] = (tokens - 1.0, now)
+            if len(self._buckets) > self.max_keys:
+                self._prune(now)
+
+    def _prune(self, now: float) -> None:
+        full = [k for k, (tokens, last) in self._buckets.items()
+                if tokens + (now - last) * self.limit.rate >= self.limit.burst]
+        for key in full:
+            del self._buckets[key]
+
+    def __len__(self) -> int:
+        return len(self._buckets)
 
 
 def retry_after_header(exc: RateLimitError) -> str:

@@ -54,6 +54,10 @@ class ServeOptions:
             raise ConfigError("--workers must be within [1, 64]")
         if self.rate < 0 or self.burst < 1:
             raise ConfigError("--rate-limit must be >= 0 (0: off) and --burst >= 1")
+        if self.max_body < 1 or self.max_upload < 1:
+            raise ConfigError("--max-body and --max-upload must be positive byte counts")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError("--port must be within [0, 65535]")
 
 
 def open_memory(options: ServeOptions) -> Memory:

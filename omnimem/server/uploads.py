@@ -17,6 +17,7 @@ from pathlib import Path
 from fastapi import UploadFile
 
 from omnimem.errors import PayloadTooLargeError
+from omnimem.ingest.media import ANONYMOUS_UPLOAD
 from omnimem.media.errors import EmptyMediaError
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\:]")
@@ -32,8 +33,12 @@ def safe_name(name: str | None, fallback: str = "upload") -> str:
 
 
 @contextmanager
-def saved(upload: UploadFile, limit: int) -> Iterator[Path]:
-    """The upload as a file in a fresh temporary folder (deleted on exit, whatever happens)."""
+def saved(upload: UploadFile, limit: int) -> Iterator[Path | bytes]:
+    """The upload as a file in a fresh temporary folder (deleted on exit, whatever happens).
+
+    An upload named ``upload`` (what the remote client sends for raw bytes) is
+    handed over as bytes, so it is stored without a file name, as locally.
+    """
     with tempfile.TemporaryDirectory(prefix="omnimem-upload-") as folder:
         path = Path(folder) / safe_name(upload.filename)
         with path.open("wb") as out:
@@ -43,4 +48,4 @@ def saved(upload: UploadFile, limit: int) -> Iterator[Path]:
             raise EmptyMediaError("the uploaded file is empty")
         if size > limit:
             raise PayloadTooLargeError(f"the uploaded file is larger than {limit} bytes")
-        yield path
+        yield path.read_bytes() if path.name == ANONYMOUS_UPLOAD else path

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 ROLES = ("read", "write", "admin")
@@ -101,7 +101,7 @@ def revoke_key(conn: sqlite3.Connection, key_id: str, when: datetime) -> bool:
 
 
 def put_session(conn: sqlite3.Connection, session: ApiSession) -> None:
-    conn.execute("DELETE FROM api_sessions WHERE expires_at < ?", (datetime.now().astimezone().isoformat(),))
+    conn.execute("DELETE FROM api_sessions WHERE expires_at < ?", (datetime.now(timezone.utc).isoformat(),))
     conn.execute("INSERT INTO api_sessions(token_hash, key_id, csrf_token, expires_at) VALUES (?,?,?,?)",
                  (session.token_hash, session.key_id, session.csrf_token, session.expires_at.isoformat()))
 

@@ -86,3 +86,22 @@ def _recorded_now(ctx: Context) -> Context:
 
     when = datetime(2000, 1, 1, tzinfo=timezone.utc)
     return replace(ctx, hits=tuple(replace(h, unit=replace(h.unit, record_time=when)) for h in ctx.hits))
+
+
+def test_remote_media_keep_the_file_name_only_when_there_is_one(tmp_path: Path) -> None:
+    from tests.server.conftest import png
+
+    picture = tmp_path / "harbour.png"
+    picture.write_bytes(png(3))
+    with Memory(tmp_path / "served", embedder="fake") as backend:
+        live = LiveServer(backend, auth=False, rate_limit=None)
+        try:
+            with Memory(url=live.url) as remote:
+                named = remote.add_image(picture, "the harbour at dawn", user_id="u")
+                anonymous = remote.add_image(png(7), "a sketch", user_id="u")
+                assert named.id and anonymous.id
+                assert remote.get(named.id).metadata["filename"] == "harbour.png"
+                assert remote.get(anonymous.id).metadata["filename"] is None  # as for bytes added locally
+                assert remote.raw(named.id) == (picture.read_bytes(), "image/png")
+        finally:
+            live.stop()

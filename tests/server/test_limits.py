@@ -162,3 +162,24 @@ def test_json_numbers_that_python_cannot_store_are_refused(served: Served) -> No
     response = served.client("alice").post("/v1/search", content=body, headers={"content-type": "application/json"})
     _error(response, 400, "InvalidInputError")  # the facade's own range check answered, not a 500
     assert "top_k" in response.json()["message"]
+
+
+def test_token_buckets_refill_at_the_rate_and_forget_full_ones() -> None:
+    from omnimem.server.limits import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(RateLimit(rate=2.0, burst=2), clock=lambda: now[0], max_keys=3)
+    limiter.take("a")
+    limiter.take("a")
+    with pytest.raises(RateLimitError) as refused:
+        limiter.take("a")
+    assert refused.value.retry_after == pytest.approx(0.5)
+    now[0] = 0.5  # one token back
+    limiter.take("a")
+    with pytest.raises(RateLimitError):
+        limiter.take("a")
+    for key in ("b", "c", "d"):
+        limiter.take(key)
+    now[0] = 100.0
+    limiter.take("e")  # over max_keys: the buckets that refilled are dropped
+    assert len(limiter) == 1  # only "e", which just spent a token

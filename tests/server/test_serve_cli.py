@@ -52,9 +52,17 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     assert json.loads(runner.invoke(app, ["keys", "list", "--store", store, "--json"]).stdout)[0]["revoked_at"]
 
 
-def test_serve_refuses_no_auth_off_loopback(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["serve", "--store", str(tmp_path / "s"), "--host", "0.0.0.0", "--no-auth"])
-    assert result.exit_code == 2 and "loopback" in result.output
+@pytest.mark.parametrize(("args", "message"), [
+    (["--host", "0.0.0.0", "--no-auth"], "loopback"),
+    (["--max-upload", "-1"], "positive"),
+    (["--max-body", "0"], "positive"),
+    (["--workers", "0"], "--workers"),
+    (["--rate-limit", "-5"], "--rate-limit"),
+    (["--port", "70000"], "--port"),
+])
+def test_serve_refuses_bad_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["serve", "--store", str(tmp_path / "s"), *args])
+    assert result.exit_code == 2 and message in result.output and result.output.count("error:") == 1
 
 
 @pytest.fixture

@@ -90,3 +90,20 @@ def test_without_auth_the_session_is_a_store_wide_admin(tmp_path: Path) -> None:
             assert httpx.post(f"{live.url}/v1/units", json={"text": "no key needed"}).status_code == 201
         finally:
             live.stop()
+
+
+def test_an_expired_session_is_refused(tmp_path: Path) -> None:
+    import time
+
+    from tests.server.conftest import start, stop
+
+    served = start(tmp_path, session_ttl=1.0)
+    try:
+        client, _, _ = _login(served, "alice")
+        token = client.cookies[SESSION_COOKIE]
+        assert httpx.get(f"{served.url}/v1/session", cookies={SESSION_COOKIE: token}).status_code == 200
+        time.sleep(1.5)  # the browser would drop the cookie; the server must refuse it anyway
+        late = httpx.get(f"{served.url}/v1/session", cookies={SESSION_COOKIE: token})
+        assert late.status_code == 401 and late.json()["error"] == "AuthError"
+    finally:
+        stop(served)

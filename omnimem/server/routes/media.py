@@ -24,8 +24,8 @@ def add_image(
 ) -> dict[str, Any]:
     """Remember an image (``Memory.add_image``); its bytes go to the cold tier."""
     scope = principal.scope(user_id, agent_id, session_id)
-    with saved(file, min(MAX_IMAGE_BYTES, state_of(request).max_upload)) as path, acting(principal):
-        return memory_of(request).add_image(path, caption, time=time, source_id=source_id, **scope).to_dict()
+    with saved(file, min(MAX_IMAGE_BYTES, state_of(request).max_upload)) as source, acting(principal):
+        return memory_of(request).add_image(source, caption, time=time, source_id=source_id, **scope).to_dict()
 
 
 @router.post("/audio", status_code=201)
@@ -35,8 +35,8 @@ def add_audio(
 ) -> dict[str, Any]:
     """Remember the speech in a recording (``Memory.add_audio``): one unit per segment."""
     scope = principal.scope(user_id, agent_id, session_id)
-    with saved(file, state_of(request).max_upload) as path, acting(principal):
-        return memory_of(request).add_audio(path, time=time, **scope).to_dict()
+    with saved(file, state_of(request).max_upload) as source, acting(principal):
+        return memory_of(request).add_audio(source, time=time, **scope).to_dict()
 
 
 @router.post("/videos", status_code=201)
@@ -47,5 +47,5 @@ def add_video(
 ) -> dict[str, Any]:
     """Remember a video: an event unit, its scene-change frames and its speech (``Memory.add_video``)."""
     scope = principal.scope(user_id, agent_id, session_id)
-    with saved(file, state_of(request).max_upload) as path, acting(principal):
-        return memory_of(request).add_video(path, time=time, fps=fps, max_frames=max_frames, **scope).to_dict()
+    with saved(file, state_of(request).max_upload) as source, acting(principal):
+        return memory_of(request).add_video(source, time=time, fps=fps, max_frames=max_frames, **scope).to_dict()
