@@ -12,6 +12,7 @@ import pytest
 
 from omnimem import Memory
 from omnimem.embed import MiniLMEmbedder
+from tests.postgres_server import PostgresServer, pg_url, postgres  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,15 +38,17 @@ def minilm() -> MiniLMEmbedder:
     return MiniLMEmbedder()
 
 
-ENGINES = ["memory", "path"]  # Memory() and Memory(path=...); later "postgresql://..." and "http://..."
+ENGINES = ["memory", "path", "postgresql"]  # Memory(), Memory(path=...), Memory(url="postgresql://..."); later "http://..."
 
 
-def open_memory(engine: str, folder: Path, **settings: Any) -> Memory:
-    """A fresh Memory on the fake embedder, of the kind ``engine`` names."""
+def open_memory(engine: str, folder: Path, postgres: PostgresServer | None = None, **settings: Any) -> Memory:
+    """A fresh Memory on the fake embedder, of the kind ``engine`` names (``postgresql``: a fresh database)."""
     if engine == "memory":
         return Memory(embedder="fake", **settings)
     if engine == "path":
         return Memory(folder / "engine-store", embedder="fake", **settings)
+    if engine == "postgresql" and postgres is not None:
+        return Memory(url=postgres.fresh(), embedder="fake", **settings)
     raise ValueError(f"unknown engine {engine!r}")
 
 
@@ -55,19 +58,26 @@ def engine(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def mem(engine: str, tmp_path: Path) -> Iterator[Memory]:
+def engine_server(engine: str, request: pytest.FixtureRequest) -> PostgresServer | None:
+    """The PostgreSQL server when the engine under test needs one (started on first use)."""
+    return request.getfixturevalue("postgres") if engine == "postgresql" else None
+
+
+@pytest.fixture
+def mem(engine: str, tmp_path: Path, engine_server: PostgresServer | None) -> Iterator[Memory]:
     """A Memory for facade tests that hold for every engine (run once per engine)."""
-    with open_memory(engine, tmp_path) as m:
+    with open_memory(engine, tmp_path, engine_server) as m:
         yield m
 
 
 @pytest.fixture
-def make_memory(engine: str, tmp_path: Path) -> Iterator[Callable[..., Memory]]:
+def make_memory(engine: str, tmp_path: Path, engine_server: PostgresServer | None
+                ) -> Iterator[Callable[..., Memory]]:
     """Open Memories with settings, of the engine under test; closed at the end."""
     opened: list[Memory] = []
 
     def make(**settings: Any) -> Memory:
-        opened.append(open_memory(engine, tmp_path / str(len(opened)), **settings))
+        opened.append(open_memory(engine, tmp_path / str(len(opened)), engine_server, **settings))
         return opened[-1]
 
     yield make
@@ -80,7 +90,7 @@ def store_path(tmp_path: Path) -> Path:
     return tmp_path / "mem"
 
 
-_KEEP = {"OMNIMEM_DATA_DIR", "OMNIMEM_REQUIRE_DATA", "OMNIMEM_REQUIRE_MEDIA_TOOLS"}
+_KEEP = {"OMNIMEM_DATA_DIR", "OMNIMEM_REQUIRE_DATA", "OMNIMEM_REQUIRE_MEDIA_TOOLS", "OMNIMEM_REQUIRE_POSTGRES"}
 
 
 @pytest.fixture(autouse=True)
