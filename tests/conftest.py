@@ -68,6 +68,8 @@ def mem(engine: str, tmp_path: Path, engine_server: PostgresServer | None) -> It
     """A Memory for facade tests that hold for every engine (run once per engine)."""
     with open_memory(engine, tmp_path, engine_server) as m:
         yield m
+    if engine_server is not None and m.url is not None:
+        engine_server.drop(m.url)
 
 
 @pytest.fixture
@@ -83,6 +85,8 @@ def make_memory(engine: str, tmp_path: Path, engine_server: PostgresServer | Non
     yield make
     for m in opened:
         m.close()
+        if engine_server is not None and m.url is not None:
+            engine_server.drop(m.url)
 
 
 @pytest.fixture

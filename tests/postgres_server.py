@@ -61,6 +61,9 @@ def start_server() -> tuple[PostgresServer, object]:
     root.chmod(0o755)
     handle = pgserver.get_server(root / "data", cleanup_mode="delete")
     server = PostgresServer(handle.get_uri())
+    for setting in ("fsync", "synchronous_commit", "full_page_writes"):  # a throwaway server: no durability
+        server.admin(f"ALTER SYSTEM SET {setting} = off")
+    server.admin("SELECT pg_reload_conf()")
     server.admin(f"DROP DATABASE IF EXISTS {TEMPLATE}")
     server.admin(f"CREATE DATABASE {TEMPLATE}")
     from omnimem.store.postgres.store import PostgresStore
