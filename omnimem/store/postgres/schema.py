@@ -17,6 +17,9 @@ TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus di
     "scope_keys", "tombstones_keyed", "forgotten_scopes", "audit_log", "audit_units",
 )
 
+REFERENCE_TABLES = ("meta", "counters", "filter_stats")  # small global tables: Citus reference tables
+"""Tables every node may hold whole; joining one is local on any shard (see docs/postgres.md)."""
+
 _APPEND_ONLY = """CREATE OR REPLACE FUNCTION omnimem_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$"""
 

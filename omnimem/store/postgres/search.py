@@ -139,9 +139,9 @@ class PgCandidates:
         sql, args = filter_sql(self.where, "u.")
         with self.store._read() as conn:
             rows = conn.execute(
-                f"SELECT u.rid, -(c.vector <#> %s) AS score FROM clip_vectors c "
-                f"JOIN units u ON u.tenant = c.tenant AND u.id = c.unit_id WHERE c.model = %s AND {sql} "
-                "ORDER BY score DESC, u.rid LIMIT %s", [q, model, *args, k]).fetchall()
+                f"""SELECT u.rid, -(c.vector <#> %s) AS score FROM clip_vectors c
+                    JOIN units u ON u.tenant = c.tenant AND u.id = c.unit_id WHERE c.model = %s AND {sql}
+                    ORDER BY score DESC, u.rid LIMIT %s""", [q, model, *args, k]).fetchall()
         return [(int(rid), float(score)) for rid, score in rows]
 
     def admitted(self, rids: Sequence[int]) -> set[int]:
