@@ -23,6 +23,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "their numbers (writes reliability.json, RELIABILITY.md)."),
     "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time: STORE QUERY "
                    "[--repeats 5]."),
+    "pg-scale": ("benchmarks.pg_scale", "PostgreSQL beside the embedded backend at one size: ingest, HNSW "
+                 "build, search p50/p95, recall@20 (writes postgres/pg-scale-<size>.json and .md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

@@ -80,6 +80,7 @@ def open_pool(target: Target, *, max_size: int = 8, timeout: float = 30.0) -> An
         if target.bound_user is not None:
             conn.execute("SELECT set_config('omnimem.tenant', %s, false)", (target.bound_user,))
         conn.commit()
+        conn.autocommit = True  # a read is one round trip; writes open their transaction explicitly
 
     try:  # one connection first: a wrong URL fails here with the server's reason, not after a pool timeout
         probe = psycopg.connect(target.dsn, connect_timeout=10)

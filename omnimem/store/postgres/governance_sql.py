@@ -42,9 +42,8 @@ def log_event(conn: Any, event: AuditEvent) -> int:
          json.dumps(event.scope.as_dict()), event.reason, json.dumps(event.details)),
     ).fetchone()[0])
     if event.unit_ids:
-        with conn.cursor() as cur:
-            cur.executemany("INSERT INTO audit_units(tenant, seq, unit_id) VALUES (%s, %s, %s)",
-                            [(tenant, seq, u) for u in event.unit_ids])
+        conn.execute("INSERT INTO audit_units(tenant, seq, unit_id) SELECT %s, %s, unnest(%s::text[])",
+                     (tenant, seq, list(event.unit_ids)))
     return seq
 
 

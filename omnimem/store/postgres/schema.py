@@ -63,8 +63,8 @@ INITIAL: list[str] = [
     "CREATE INDEX IF NOT EXISTS units_scope ON units (tenant, user_id, agent_id, session_id, rid)",
     "CREATE INDEX IF NOT EXISTS units_hash ON units (tenant, content_hash)",
     "CREATE INDEX IF NOT EXISTS units_hash_any ON units (content_hash)",
-    "CREATE INDEX IF NOT EXISTS units_prev ON units (tenant, prev_id)",
-    "CREATE INDEX IF NOT EXISTS units_superseded ON units (tenant, superseded_by)",
+    "CREATE INDEX IF NOT EXISTS units_prev ON units (prev_id)",  # looked up by id alone: no tenant in front
+    "CREATE INDEX IF NOT EXISTS units_superseded ON units (superseded_by)",
     "CREATE INDEX IF NOT EXISTS units_raw ON units (raw_ref)",
     # BM25 postings: the stemmed terms of each unit's search text, with their counts
     """CREATE TABLE IF NOT EXISTS terms (
@@ -89,19 +89,24 @@ INITIAL: list[str] = [
         tenant TEXT NOT NULL, entity_id TEXT NOT NULL, alias_key TEXT NOT NULL, alias TEXT NOT NULL,
         pos BIGSERIAL, PRIMARY KEY (tenant, entity_id, alias_key))""",
     "CREATE INDEX IF NOT EXISTS entity_aliases_key ON entity_aliases (tenant, alias_key)",
+    "CREATE INDEX IF NOT EXISTS entity_aliases_entity ON entity_aliases (entity_id)",
     """CREATE TABLE IF NOT EXISTS relations (
         tenant TEXT NOT NULL, id TEXT NOT NULL, source_entity TEXT NOT NULL, target_entity TEXT NOT NULL,
         label TEXT NOT NULL, confidence DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (tenant, id), UNIQUE (tenant, source_entity, target_entity, label))""",
-    "CREATE INDEX IF NOT EXISTS relations_target ON relations (tenant, target_entity)",
+    "CREATE INDEX IF NOT EXISTS relations_source ON relations (source_entity)",
+    "CREATE INDEX IF NOT EXISTS relations_target ON relations (target_entity)",
     """CREATE TABLE IF NOT EXISTS relation_units (
         tenant TEXT NOT NULL, relation_id TEXT NOT NULL, unit_id TEXT NOT NULL,
         confidence DOUBLE PRECISION NOT NULL, PRIMARY KEY (tenant, relation_id, unit_id))""",
-    "CREATE INDEX IF NOT EXISTS relation_units_unit ON relation_units (tenant, unit_id)",
+    "CREATE INDEX IF NOT EXISTS relation_units_unit ON relation_units (unit_id)",
+    "CREATE INDEX IF NOT EXISTS relation_units_relation ON relation_units (relation_id)",
     """CREATE TABLE IF NOT EXISTS entity_units (
         tenant TEXT NOT NULL, entity_id TEXT NOT NULL, unit_id TEXT NOT NULL,
         confidence DOUBLE PRECISION NOT NULL, PRIMARY KEY (tenant, entity_id, unit_id))""",
-    "CREATE INDEX IF NOT EXISTS entity_units_unit ON entity_units (tenant, unit_id)",
+    "CREATE INDEX IF NOT EXISTS entity_units_unit ON entity_units (unit_id)",
+    "CREATE INDEX IF NOT EXISTS entity_units_entity ON entity_units (entity_id, confidence DESC)",
+    "CREATE INDEX IF NOT EXISTS clip_vectors_unit ON clip_vectors (unit_id)",
     # governance: audit log (append-only, enforced by triggers), keyed tombstones
     """CREATE TABLE IF NOT EXISTS audit_log (
         seq BIGSERIAL PRIMARY KEY, tenant TEXT NOT NULL, time TEXT NOT NULL, actor TEXT NOT NULL,

@@ -117,6 +117,8 @@ class PgCandidates:
         for term in terms:  # a repeated query term counts again, as in bm25s
             weights[term] = weights.get(term, 0) + 1
         sql, args = filter_sql(self.where, "u.")
+        user = self.where.scope.user_id
+        own = "" if user is None else "AND t.tenant = %s"  # one tenant's postings: the (tenant, term) index
         with self.store._read() as conn:
             rows = conn.execute(
                 f"""WITH q(term, weight) AS (SELECT * FROM unnest(%s::text[], %s::int[])),
@@ -127,11 +129,11 @@ class PgCandidates:
                     SELECT u.rid, SUM(q.weight * ln(1 + (c.n - df.df + 0.5) / (df.df + 0.5))
                                       * t.tf / (t.tf + %s * (1 - %s + %s * u.doc_len / c.avgdl))) AS score
                     FROM q JOIN df ON df.term = q.term CROSS JOIN c
-                         JOIN terms t ON t.term = q.term
+                         JOIN terms t ON t.term = q.term {own}
                          JOIN units u ON u.tenant = t.tenant AND u.rid = t.rid
                     WHERE {sql}
                     GROUP BY u.rid ORDER BY score DESC, u.rid LIMIT %s""",
-                [list(weights), list(weights.values()), K1, B, B, *args, k]).fetchall()
+                [list(weights), list(weights.values()), K1, B, B, *([user] if user else []), *args, k]).fetchall()
         return [(int(rid), float(score)) for rid, score in rows if score > 0]
 
     def images(self, vector: Vector, model: str, k: int) -> list[tuple[int, float]]:

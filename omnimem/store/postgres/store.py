@@ -102,7 +102,7 @@ class PostgresStore:
     # -- connections and transactions -----------------------------------------
     @contextmanager
     def _read(self) -> Iterator[Any]:
-        """A pooled connection for reads (autocommit off: a read is one snapshot-consistent transaction)."""
+        """A pooled connection for reads (autocommit: each statement sees what was committed when it ran)."""
         try:
             with self._pool.connection() as conn:
                 yield conn
@@ -201,11 +201,13 @@ class PostgresStore:
                 if unit.scope.session_id is not None:
                     last[unit.scope] = unit.id
                 out.append((rid, replace(unit, links=Links(prev, None, unit.source_ids))))
+            tokens = self.terms.tokens(conn, out)  # BM25 terms, with the session's earlier lines
             with conn.cursor() as cur:
                 cur.executemany(
-                    f"INSERT INTO units (tenant, {COLUMNS}) VALUES ({', '.join(['%s'] * 20)})",
-                    [(gov.tenant_of(u.scope), rid, *_row(u)) for rid, u in out])
-            doc_len = self.terms.index(conn, out)
+                    f"INSERT INTO units (tenant, doc_len, {COLUMNS}) VALUES ({', '.join(['%s'] * 21)})",
+                    [(gov.tenant_of(u.scope), len(words), rid, *_row(u)) for (rid, u), words in zip(out, tokens)])
+            self.terms.copy(conn, [(rid, u.scope) for rid, u in out], tokens)
+            doc_len = sum(len(words) for words in tokens)
             for write in derived:  # graph and CLIP rows commit or roll back with the units
                 write(PgGraphRows(conn))
             for new_id, old_ids in (supersedes or {}).items():
@@ -403,14 +405,10 @@ class PostgresStore:
         if self.read_only:
             return True
         try:
-            with self._pool.connection() as conn:
-                conn.autocommit = True
-                try:
-                    for table in ("units", "terms", "blobs", "clip_vectors", "entities", "entity_aliases",
-                                  "entity_units", "relations", "relation_units", "tombstones_keyed", "scope_keys"):
-                        conn.execute(f"VACUUM {table}")
-                finally:
-                    conn.autocommit = False
+            with self._pool.connection() as conn:  # pooled connections are in autocommit mode
+                for table in ("units", "terms", "blobs", "clip_vectors", "entities", "entity_aliases",
+                              "entity_units", "relations", "relation_units", "tombstones_keyed", "scope_keys"):
+                    conn.execute(f"VACUUM {table}")
         except self._psycopg.Error as exc:
             log.warning("VACUUM after a delete did not run (%s); autovacuum will reclaim the space", describe(exc))
             return False

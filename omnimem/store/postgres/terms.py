@@ -41,30 +41,32 @@ class TermIndexer:
                             "ORDER BY rid DESC LIMIT %s", (*_exact(scope), before_rid, self.context)).fetchall()
         return [search_text(s, t) for s, t in reversed(rows)]
 
-    def index(self, conn: Any, rows: Sequence[tuple[int, MAU]]) -> int:
-        """Postings of freshly inserted units; returns the total document length added."""
+    def tokens(self, conn: Any, rows: Sequence[tuple[int, MAU]]) -> list[list[str]]:
+        """The search terms of units about to be inserted (their row ids assigned, in order)."""
         if not rows:
-            return 0
+            return []
         first: dict[Scope, int] = {}
         for rid, unit in rows:
             first.setdefault(unit.scope, rid)
         history = {scope: self._history(conn, scope, rid) for scope, rid in first.items()}
         items = [EmbedInput(u.scope, u.speaker, u.summary, u.modality) for _, u in rows]
-        return self._write(conn, [(rid, u.scope) for rid, u in rows],
-                           embed_texts(items, context=self.context, history=history))
+        return tokenize(embed_texts(items, context=self.context, history=history))
+
+    def copy(self, conn: Any, keys: Sequence[tuple[int, Scope]], tokens: Sequence[list[str]]) -> None:
+        """Write the postings of these units (one COPY)."""
+        with conn.cursor() as cur, cur.copy("COPY terms (tenant, rid, term, tf) FROM STDIN") as copy:
+            for (rid, scope), words in zip(keys, tokens):
+                for term, tf in Counter(words).items():
+                    copy.write_row((tenant_of(scope), rid, term, tf))
 
     def _write(self, conn: Any, keys: Sequence[tuple[int, Scope]], texts: Sequence[str]) -> int:
+        """Postings and ``doc_len`` of existing units; returns their total length."""
         tokens = tokenize(list(texts))
-        total = 0
+        self.copy(conn, keys, tokens)
         with conn.cursor() as cur:
-            with cur.copy("COPY terms (tenant, rid, term, tf) FROM STDIN") as copy:
-                for (rid, scope), words in zip(keys, tokens):
-                    for term, tf in Counter(words).items():
-                        copy.write_row((tenant_of(scope), rid, term, tf))
             cur.executemany("UPDATE units SET doc_len = %s WHERE rid = %s",
                             [(len(words), rid) for (rid, _), words in zip(keys, tokens)])
-        total = sum(len(words) for words in tokens)
-        return total
+        return sum(len(words) for words in tokens)
 
     def after_delete(self, conn: Any, deleted: Sequence[tuple[int, Scope]]) -> int:
         """Re-index the units whose search text included a deleted unit's words; returns the length change."""
