@@ -29,7 +29,8 @@ class PgGraphRows:
     # -- reads ------------------------------------------------------------------
     def entities(self, *, user_id: str | None = None, agent_id: str | None = None,
                  ids: Sequence[str] | None = None) -> list[Entity]:
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[Any] = []
         for col, value in (("user_id", user_id), ("agent_id", agent_id)):
             if value is not None:
                 clauses.append(f"{col} = %s")
