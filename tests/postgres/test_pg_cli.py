@@ -75,6 +75,8 @@ def test_export_from_sqlite_and_import_into_postgresql_and_back(run, pg_url: str
     with Memory(url=back, embedder="fake") as m:
         image = next(u for u in m.store.get(m.store.ids_in_scope(Scope("ann"))) if u.raw_ref)
         assert m.store.read_raw(image.raw_ref or "") == _png((200, 20, 20))  # the blob came along
+        carried = [e.action for e in m.history(old, user_id="ann") if "imported_from" in e.details]
+        assert {"add", "update", "import", "supersede"} <= set(carried)  # SQLite's events and PostgreSQL's own
     postgres.drop(back)
 
 
