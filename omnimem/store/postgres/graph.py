@@ -84,8 +84,13 @@ class PgGraphRows:
                ) AS r WHERE other <> %s GROUP BY other ORDER BY other""", (entity_id, entity_id, entity_id))
         return [(other, float(conf)) for other, conf in rows]
 
-    def reachable(self, seeds: Sequence[str], hops: int) -> dict[str, int]:
-        """Entities within ``hops`` relations of ``seeds`` (recursive SQL, within the seeds' tenants): id -> hops."""
+    def adjacency(self, seeds: Sequence[str], hops: int) -> dict[str, list[tuple[str, float]]]:
+        """``neighbors()`` of every entity within ``hops`` relations of ``seeds``, in one recursive query.
+
+        Graph expansion walks ``hops + 1`` levels from the seeds; fetching their
+        adjacency at once replaces one round trip per entity. The walk stays in
+        the seeds' tenant (relations are co-located with their entities).
+        """
         if not seeds or hops < 0:
             return {}
         rows = self._conn.execute(
@@ -96,9 +101,23 @@ class PgGraphRows:
                           w.depth + 1
                    FROM walk w JOIN relations r ON r.tenant = w.tenant
                         AND (r.source_entity = w.id OR r.target_entity = w.id)
-                   WHERE w.depth < %s)
-               SELECT id, MIN(depth) FROM walk GROUP BY id""", (list(seeds), hops))
-        return {eid: int(depth) for eid, depth in rows}
+                   WHERE w.depth < %s),
+               nodes AS (SELECT DISTINCT tenant, id FROM walk),
+               edges AS (
+                   SELECT n.id AS node, r.target_entity AS other, r.confidence
+                   FROM nodes n JOIN relations r ON r.tenant = n.tenant AND r.source_entity = n.id
+                   UNION ALL
+                   SELECT n.id, r.source_entity, r.confidence
+                   FROM nodes n JOIN relations r ON r.tenant = n.tenant AND r.target_entity = n.id)
+               SELECT n.id, e.other, MAX(e.confidence) FROM nodes n
+               LEFT JOIN edges e ON e.node = n.id AND e.other <> n.id
+               GROUP BY n.id, e.other ORDER BY n.id, e.other""", (list(seeds), hops)).fetchall()
+        out: dict[str, list[tuple[str, float]]] = {}
+        for node, other, confidence in rows:
+            edges = out.setdefault(node, [])
+            if other is not None:
+                edges.append((other, float(confidence)))
+        return out
 
     def entity_units(self, entity_id: str, limit: int | None = None) -> list[tuple[str, float]]:
         rows = self._conn.execute("SELECT unit_id, confidence FROM entity_units WHERE entity_id = %s "
