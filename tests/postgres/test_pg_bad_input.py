@@ -77,3 +77,25 @@ def test_a_connection_lost_mid_batch_stores_nothing(pg_url: str, postgres: Postg
     assert len(store.get([u.id for u in batch])) == 50
     assert np.allclose(store.get(["u3"])[0].embedding, [0.0, 1.0, 0.0, 0.0])  # type: ignore[arg-type]
     store.close()
+
+
+def test_reembed_swaps_the_vectors_the_dimension_and_the_hnsw_index(pg_url: str) -> None:
+    from omnimem.embed import FakeEmbedder, register_embedder
+
+    class Other(FakeEmbedder):
+        name = "fake-other"
+
+    register_embedder("fake-other", lambda: Other(dim=64), replace=True)
+    with Memory(url=pg_url, embedder="fake") as m:
+        uid = m.add("a blue bicycle with a basket", user_id="u").id
+        assert m.reembed("fake-other") == 1
+        assert m.search("blue bicycle", user_id="u").hits[0].unit.id == uid
+    with Memory(url=pg_url) as m:  # another process opening it later finds the new model recorded
+        assert (m.embedder.name, m.embedder.dim) == ("fake-other", 64)
+        assert m.search("bicycle basket").hits[0].unit.id == uid
+        assert m.log()[-1].action == "reembed"
+    with psycopg.connect(pg_url) as conn:
+        assert "vector(64)" in conn.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                                            "WHERE attrelid = 'units'::regclass AND attname = 'embedding'"
+                                            ).fetchone()[0]
+        assert conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'units_embedding_hnsw'").fetchone()
