@@ -591,7 +591,9 @@ def _benchmark_package() -> Any:
     return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
 
-from omnimem import cli_postgres  # noqa: E402,F401 - registers `omnimem migrate` on the app
+from omnimem import cli_postgres  # noqa: E402 - `omnimem migrate`
+
+cli_postgres.register(app)
 
 
 def main() -> None:
