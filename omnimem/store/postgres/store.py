@@ -403,13 +403,19 @@ class PostgresStore:
                 "users": int(users), "sessions": int(sessions)}
 
     def scrub(self) -> bool:
-        """VACUUM the tables that held deleted rows, so their space is reclaimed (see docs/postgres.md)."""
+        """VACUUM the side tables that held deleted rows (postings, blobs, graph, tombstones).
+
+        ``units`` is left to autovacuum: vacuuming it walks the whole HNSW
+        index, too costly after every delete. Deleted rows are invisible to
+        every query from the commit on; for their bytes on disk see
+        docs/postgres.md (``VACUUM FULL``, WAL retention).
+        """
         if self.read_only:
             return True
         try:
             with self._pool.connection() as conn:  # pooled connections are in autocommit mode
-                for table in ("units", "terms", "blobs", "clip_vectors", "entities", "entity_aliases",
-                              "entity_units", "relations", "relation_units", "tombstones_keyed", "scope_keys"):
+                for table in ("terms", "blobs", "clip_vectors", "entities", "entity_aliases", "entity_units",
+                              "relations", "relation_units", "tombstones_keyed", "scope_keys"):
                     conn.execute(f"VACUUM {table}")
         except self._psycopg.Error as exc:
             log.warning("VACUUM after a delete did not run (%s); autovacuum will reclaim the space", describe(exc))
