@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,4 +67,5 @@ def database_server(url: str | None) -> Iterator[Databases | None]:
     try:
         yield Databases(handle.get_uri())
     finally:
-        handle.cleanup()
+        handle.cleanup()  # stops the server and deletes its data folder
+        shutil.rmtree(root, ignore_errors=True)

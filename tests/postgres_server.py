@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,7 +48,7 @@ class PostgresServer:
         self.admin(f"DROP DATABASE IF EXISTS {urlsplit(url).path.lstrip('/')} WITH (FORCE)")
 
 
-def start_server() -> tuple[PostgresServer, object]:
+def start_server() -> tuple[PostgresServer, object, Path]:
     """Start pgserver in a private folder the ``pgserver`` system user can reach (it runs postgres as root)."""
     try:
         import pgserver
@@ -69,14 +70,15 @@ def start_server() -> tuple[PostgresServer, object]:
     from omnimem.store.postgres.store import PostgresStore
 
     PostgresStore(server.url(TEMPLATE)).close()  # migrated once; every test database copies it
-    return server, handle
+    return server, handle, root
 
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
-    server, handle = start_server()
+    server, handle, root = start_server()
     yield server
     handle.cleanup()  # type: ignore[attr-defined]
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
