@@ -25,6 +25,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                    "[--repeats 5]."),
     "serve-load": ("benchmarks.serve_load", "Loopback HTTP load test of omnimem serve: --clients 32 --seconds 60, "
                    "80% search / 20% add (writes serve-load.json, serve-load.md)."),
+    "pg-scale": ("benchmarks.pg_scale", "PostgreSQL beside the embedded backend at one size: ingest, HNSW "
+                 "build, search p50/p95, recall@20 (writes postgres/pg-scale-<size>.json and .md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

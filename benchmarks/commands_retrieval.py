@@ -40,6 +40,9 @@ SplitOpt = Annotated[
                  "second half (the headline); all."),
 ]
 EmbedderOpt = Annotated[str, typer.Option("--embedder", help="Embedder for every system (e.g. fake for a smoke run).")]
+UrlOpt = Annotated[str | None, typer.Option(
+    "--url", help="Run omnimem on PostgreSQL: a server URL on which databases may be created (one per "
+    "conversation, dropped after), or 'pgserver' to start a private one for the run. Default: in memory.")]
 
 
 def data_dir(explicit: Path | None) -> Path:
@@ -85,7 +88,7 @@ def command_line(benchmark: str, args: Sequence[str]) -> str:
 
 def _run(
     benchmark: str, retrieval: bool, qa: bool, data: Path | None, conversations: int | None, out: Path,
-    variants: str, embedder: str, split: str = "test",
+    variants: str, embedder: str, split: str = "test", url: str | None = None,
 ) -> None:
     cache_file = os.environ.get("OMNIMEM_BENCH_EMBED_CACHE")  # e.g. /tmp/vectors.npz: faster repeated runs
     if qa:
@@ -129,7 +132,10 @@ def _run(
         typer.echo(f"{benchmark}: {len(dataset.conversations)} conversations, {dataset.questions()} QA, "
                    f"{len(systems)} systems", err=True)
         progress = lambda line: typer.echo(line, err=True)  # noqa: E731
-        result = run(dataset, systems, cache, progress=progress)
+        from benchmarks.backends import database_server
+
+        with database_server(url) as databases:
+            result = run(dataset, systems, cache, progress=progress, databases=databases)
         cache.save()
     except OmnimemError as exc:
         typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
@@ -141,7 +147,9 @@ def _run(
         args += ["--variants", variants]
     if embedder != "all-MiniLM-L6-v2":
         args += ["--embedder", embedder]
-    name = result_name(benchmark, variants, conversations, embedder, split)
+    if url is not None:  # a server's own URL may hold a password: the command records where, not how
+        args += ["--url", url if url == "pgserver" else "postgresql://..."]
+    name = result_name(benchmark, variants, conversations, embedder, split) + ("-postgresql" if url else "")
     path = report.write(result, out, name, command=command_line(benchmark, args), embedder=cache.name)
     for r in result.systems:
         o = r.summary(dataset.categories)["overall"]
@@ -163,9 +171,10 @@ def register(app: typer.Typer) -> None:
         variants: VariantsOpt = "default",
         embedder: EmbedderOpt = "all-MiniLM-L6-v2",
         split: SplitOpt = "test",
+        url: UrlOpt = None,
     ) -> None:
         """LoCoMo (10 conversations, 1,986 QA): evidence recall of retrieval (dev: 1-5, test: 6-10)."""
-        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder, split)
+        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url)
 
     @app.command()
     def memgallery(
@@ -177,7 +186,8 @@ def register(app: typer.Typer) -> None:
         variants: VariantsOpt = "default",
         embedder: EmbedderOpt = "all-MiniLM-L6-v2",
         split: SplitOpt = "test",
+        url: UrlOpt = None,
     ) -> None:
         """Mem-Gallery (20 files, 1,711 QA; images through their captions): evidence recall of retrieval
         (dev: the first 10 files by name, test: the last 10)."""
-        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder, split)
+        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url)

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from benchmarks.backends import Databases
 from benchmarks.datasets import load_locomo as load_locomo_qa
 from benchmarks.datasets import MEMGALLERY_QA_TYPES, MemGallerySample, load_memgallery_dir
 from benchmarks.evidence import EvidenceParse
@@ -380,9 +381,10 @@ class MemoryPool:
     Experimental variants reuse the default Memory instead of ingesting again.
     """
 
-    def __init__(self, conv: BenchConversation, embedder: Embedder) -> None:
+    def __init__(self, conv: BenchConversation, embedder: Embedder, databases: Databases | None = None) -> None:
         self.conv = conv
         self.embedder = embedder
+        self.databases = databases  # PostgreSQL: one fresh database per Memory (see benchmarks.backends)
         self._open: dict[tuple[tuple[str, Any], ...], Memory] = {}
         self.ingest: dict[str, Counter[str]] = {}
         self._folder: Any = None
@@ -392,7 +394,10 @@ class MemoryPool:
         if key not in self._open:
             options = dict(settings)
             image_units = bool(options.pop("image_units", False)) and self.conv.text_dialogues is not None
-            mem = Memory(embedder=self.embedder, **options)
+            if self.databases is None:
+                mem = Memory(embedder=self.embedder, **options)
+            else:
+                mem = Memory(url=self.databases.fresh(), embedder=self.embedder, **options)
             outcome: Counter[str] = Counter()
             started = time.perf_counter()
             dialogues = self.conv.text_dialogues if image_units and self.conv.text_dialogues else self.conv.dialogues
@@ -427,6 +432,8 @@ class MemoryPool:
     def close(self) -> None:
         for mem in self._open.values():
             mem.close()
+            if self.databases is not None and mem.url is not None:
+                self.databases.drop(mem.url)
         self._open.clear()
         if self._folder is not None:
             self._folder.cleanup()
@@ -522,8 +529,9 @@ def run(
     embedder: Embedder,
     *,
     progress: Callable[[str], None] | None = None,
+    databases: Databases | None = None,
 ) -> RunResult:
-    """Every system on every conversation of ``dataset``."""
+    """Every system on every conversation of ``dataset`` (in memory, or in PostgreSQL ``databases``)."""
     started = time.perf_counter()
     cache = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
     results = [SystemResult(s) for s in systems]
@@ -531,7 +539,7 @@ def run(
     for conv in dataset.conversations:
         cache.embed([q.query for q in conv.questions])  # one batch, not one call per question
         texts = conv.turn_texts()
-        pool = MemoryPool(conv, cache)
+        pool = MemoryPool(conv, cache, databases)
         try:
             for result in results:
                 searcher = result.system.prepare(conv, pool)

@@ -53,12 +53,37 @@ def _memory(
     """The store at ``--store``; with ``existing``, a path that holds none fails instead of becoming one."""
     from omnimem.memory import Memory
 
+    url = _database_url() if store is None else None
+    if url is not None:  # --url, $OMNIMEM_URL or config 'url': a PostgreSQL database instead of a folder
+        with Memory(url=url, embedder=embedder, **settings) as mem:
+            yield mem
+        return
     path = _store_path(store)
     if existing and not Memory.exists(path):
         _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE), or create one with "
               "`omnimem add` or `omnimem ingest`", 2)
     with Memory(path, embedder=embedder, **settings) as mem:
         yield mem
+
+
+def _database_url() -> str | None:
+    """``$OMNIMEM_URL`` (which the global ``--url`` sets) or the config file's ``url``."""
+    from omnimem.config import Settings
+
+    return Settings.load().url
+
+
+@app.callback()
+def _options(
+    url: Annotated[str | None, typer.Option(
+        "--url", help="A PostgreSQL database instead of a store folder: postgresql://user:pw@host:5432/db "
+        "(default: $OMNIMEM_URL, config 'url'); used by every command when --store is not given.")] = None,
+) -> None:
+    """Lifelong multimodal memory for AI agents."""
+    if url:  # one place every command reads it from, like the environment variable it stands for
+        import os
+
+        os.environ["OMNIMEM_URL"] = url
 
 
 def _fail(message: str, code: int = 2) -> None:  # 2: the input is wrong; 1: omnimem or the store failed
@@ -573,6 +598,10 @@ _register_server(app)  # serve, keys
 from omnimem.mcp.command import mcp_command  # noqa: E402  (omnimem mcp: the MCP server on stdio)
 
 app.command("mcp")(mcp_command)
+
+from omnimem import cli_postgres  # noqa: E402 - `omnimem migrate`
+
+cli_postgres.register(app)
 
 
 def main() -> None:

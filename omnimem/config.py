@@ -120,6 +120,7 @@ class Settings:
     graph_k: int = 10  # graph-only units merged into the results per query
     timezone: str = "UTC"
     store: str | None = None  # default store folder for the CLI
+    url: str | None = None  # a database to open instead of a folder (postgresql://...), when no path is given
     max_query_chars: int = 20_000  # longer queries are refused (a 20 MB query took 22 s and 3.3 GB)
     max_media_pixels: int = 50_000_000  # per image or video frame, checked from headers before decoding
     max_media_seconds: float = 14_400.0  # per audio or video input (4 hours)

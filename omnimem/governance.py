@@ -19,6 +19,7 @@ from typing import Any
 from omnimem.embed.base import Embedder
 from omnimem.engine.parts import Parts
 from omnimem.errors import InvalidInputError, MalformedDataError
+from omnimem.ingest import history
 from omnimem.ingest.dump import FORMAT, VERSION, Checked, check_dump
 from omnimem.ingest.embedding import EmbedInput, embed_texts
 from omnimem.ingest.pipeline import Ingestor
@@ -58,7 +59,9 @@ def import_records(
     """Validate a whole dump, then store its units (skipping ones already present or forgotten)."""
     if not isinstance(allow_forgotten, bool):
         raise InvalidInputError("allow_forgotten must be True or False")
+    records = list(records)
     checked = check_dump(records)
+    past = history.check_events(records)  # the source's audit events, checked before anything is stored
     with parts.lock:
         present = {u.id: u for u in parts.store.get([c.item.unit_id or "" for c in checked])}
     todo: list[Checked] = []
@@ -76,7 +79,10 @@ def import_records(
         stored += sum(r.accepted for r in results)
         forgotten += sum(r.reason.startswith("forgotten") for r in results)
     _link_versions(parts, checked)
-    return {"units": len(checked), "stored": stored, "skipped": len(checked) - stored, "forgotten": forgotten}
+    with parts.write_lock, parts.lock:
+        events = history.restore(parts.store, past)
+    return {"units": len(checked), "stored": stored, "skipped": len(checked) - stored, "forgotten": forgotten,
+            "events": events}
 
 
 def _not_forgotten(parts: Parts, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:

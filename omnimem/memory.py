@@ -14,6 +14,7 @@ from omnimem import validate
 from omnimem.answer import Answer, answer_question
 from omnimem.config import Settings
 from omnimem.embed import Embedder, create_embedder
+from omnimem.engine.backends import is_database_url
 from omnimem.engine.local import LocalEngine
 from omnimem.errors import ConfigError, InvalidInputError
 from omnimem.graph.model import Entity
@@ -42,8 +43,8 @@ class Memory:
 
     ``Memory()`` lives in memory; ``Memory(path="./mem")`` is an embedded store
     on disk (SQLite hot tier, content-addressed cold tier, FAISS + BM25
-    indexes). One argument chooses the engine (``url=`` is reserved for the
-    PostgreSQL and server engines); the facade checks arguments and delegates
+    indexes); ``Memory(url="postgresql://...")`` runs on PostgreSQL + pgvector
+    (``docs/postgres.md``). One argument chooses the engine; the facade checks arguments and delegates
     to it (:mod:`omnimem.engine`). Scope ids (``user_id``, ``agent_id``,
     ``session_id``) are keyword-only everywhere.
     """
@@ -81,18 +82,23 @@ class Memory:
     ) -> None:
         if settings is not None and (overrides or config_file is not None):
             raise ConfigError("pass either settings= or individual settings, not both")
-        if url is not None:  # one argument chooses the engine: in memory, a folder, or (later) a URL
+        if url is not None:  # one argument chooses the engine: in memory, a folder, or a URL
             if path is not None:
                 raise InvalidInputError("pass either path= (an embedded store) or url= (a server), not both")
-            raise ConfigError(f"no engine serves {str(url)[:40]!r} yet; use Memory() or Memory(path=...)")
+            if not is_database_url(str(url)):
+                raise ConfigError(f"no engine serves {str(url)[:40]!r}; use postgresql://user:pw@host:5432/db, "
+                                  "Memory() or Memory(path=...)")
         self.settings = settings or Settings.load(config_file=config_file, **overrides)
+        if url is None and path is None and is_database_url(self.settings.url):
+            url = self.settings.url  # $OMNIMEM_URL or the config file's url
         self.path = validate.store_path(path)
+        self.url = None if url is None else str(url)
         self.actor = actor or _local_user()
         self.engine = LocalEngine(
             self.path, settings=self.settings, embedder=embedder, count_tokens=resolve_counter(tokenizer),
             llm=None if llm is False else resolve_llm(None if llm is True else llm, config_file=config_file),
             actor=self.actor,
-            read_only=bool(read_only),
+            read_only=bool(read_only), url=self.url,
         )
 
     # -- the engine's parts, for inspection (tools, tests, benchmarks) ---------
@@ -525,7 +531,7 @@ class Memory:
         return self.engine.stats()
 
     def __repr__(self) -> str:
-        where = str(self.path) if self.path else ":memory:"
+        where = str(self.path) if self.path else str(getattr(self.store, "url", None) or ":memory:")
         return f"Memory({where!r}, embedder={self.embedder.name!r})"
 
 

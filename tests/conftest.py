@@ -12,6 +12,7 @@ import pytest
 
 from omnimem import Memory
 from omnimem.embed import MiniLMEmbedder
+from tests.postgres_server import PostgresServer, pg_url, postgres  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,11 +38,11 @@ def minilm() -> MiniLMEmbedder:
     return MiniLMEmbedder()
 
 
-ENGINES = ["memory", "path", "http"]  # Memory(), Memory(path=...), Memory(url="http://...") on a live server
+ENGINES = ["memory", "path", "postgresql", "http"]  # Memory(), Memory(path=...), Memory(url="postgresql://..."), Memory(url="http://...") on a live server
 
 
-def open_memory(engine: str, folder: Path, **settings: Any) -> Memory:
-    """A fresh Memory on the fake embedder, of the kind ``engine`` names."""
+def open_memory(engine: str, folder: Path, postgres: PostgresServer | None = None, **settings: Any) -> Memory:
+    """A fresh Memory on the fake embedder, of the kind ``engine`` names (``postgresql``: a fresh database)."""
     if engine == "memory":
         return Memory(embedder="fake", **settings)
     if engine == "path":
@@ -50,6 +51,8 @@ def open_memory(engine: str, folder: Path, **settings: Any) -> Memory:
         from tests.serving import ServedMemory
 
         return ServedMemory(Memory(folder / "engine-store", embedder="fake", **settings))
+    if engine == "postgresql" and postgres is not None:
+        return Memory(url=postgres.fresh(), embedder="fake", **settings)
     raise ValueError(f"unknown engine {engine!r}")
 
 
@@ -60,24 +63,35 @@ def engine(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def mem(engine: str, tmp_path: Path) -> Iterator[Memory]:
-    """A Memory for facade tests that hold for every engine (run once per engine)."""
-    with open_memory(engine, tmp_path) as m:
-        yield m
+def engine_server(engine: str, request: pytest.FixtureRequest) -> PostgresServer | None:
+    """The PostgreSQL server when the engine under test needs one (started on first use)."""
+    return request.getfixturevalue("postgres") if engine == "postgresql" else None
 
 
 @pytest.fixture
-def make_memory(engine: str, tmp_path: Path) -> Iterator[Callable[..., Memory]]:
+def mem(engine: str, tmp_path: Path, engine_server: PostgresServer | None) -> Iterator[Memory]:
+    """A Memory for facade tests that hold for every engine (run once per engine)."""
+    with open_memory(engine, tmp_path, engine_server) as m:
+        yield m
+    if engine_server is not None and m.url is not None:
+        engine_server.drop(m.url)
+
+
+@pytest.fixture
+def make_memory(engine: str, tmp_path: Path, engine_server: PostgresServer | None
+                ) -> Iterator[Callable[..., Memory]]:
     """Open Memories with settings, of the engine under test; closed at the end."""
     opened: list[Memory] = []
 
     def make(**settings: Any) -> Memory:
-        opened.append(open_memory(engine, tmp_path / str(len(opened)), **settings))
+        opened.append(open_memory(engine, tmp_path / str(len(opened)), engine_server, **settings))
         return opened[-1]
 
     yield make
     for m in opened:
         m.close()
+        if engine_server is not None and m.url is not None:
+            engine_server.drop(m.url)
 
 
 @pytest.fixture
@@ -85,7 +99,7 @@ def store_path(tmp_path: Path) -> Path:
     return tmp_path / "mem"
 
 
-_KEEP = {"OMNIMEM_DATA_DIR", "OMNIMEM_REQUIRE_DATA", "OMNIMEM_REQUIRE_MEDIA_TOOLS"}
+_KEEP = {"OMNIMEM_DATA_DIR", "OMNIMEM_REQUIRE_DATA", "OMNIMEM_REQUIRE_MEDIA_TOOLS", "OMNIMEM_REQUIRE_POSTGRES"}
 
 
 @pytest.fixture(autouse=True)

@@ -77,9 +77,9 @@ def test_import_honours_tombstones_unless_told_otherwise(tmp_path: Path):
         gone = m.add("Ann's old address is Elm Street 5", user_id="ann", session_id="s1").id
         backup = list(m.export(user_id="ann"))
         m.delete(gone)
-        assert m.import_records(backup) == {"units": 2, "stored": 0, "skipped": 2, "forgotten": 1}
+        assert m.import_records(backup) == {"units": 2, "stored": 0, "skipped": 2, "forgotten": 1, "events": 0}
         m.forget(user_id="ann")  # the whole user: her tombstone key goes, the forget itself is remembered
-        assert m.import_records(backup) == {"units": 2, "stored": 0, "skipped": 2, "forgotten": 2}
+        assert m.import_records(backup) == {"units": 2, "stored": 0, "skipped": 2, "forgotten": 2, "events": 0}
         assert m.stats()["units"] == 0
         assert m.import_records(backup, allow_forgotten=True)["stored"] == 2
         assert {keep, gone} == {u["id"] for u in m.export(user_id="ann") if u["kind"] == "unit"}
@@ -154,3 +154,16 @@ def test_an_image_round_trips_and_its_hash_is_recomputed(tmp_path: Path):
         again = b.add_image(data, "a red square", user_id="ann")
         assert not again.accepted and again.reason == "duplicate"
         assert b.search("red square", user_id="ann").hits
+
+
+def test_a_malformed_audit_event_in_a_dump_stores_nothing(mem: Memory):
+    from omnimem.errors import MalformedDataError
+
+    event = {"kind": "event", "seq": 1, "time": "2024-01-01T00:00:00+00:00", "actor": "x", "action": "add",
+             "unit_ids": ["abc1"], "user_id": "ann", "details": {}}
+    with pytest.raises(MalformedDataError, match="record 3: not a valid audit event"):
+        mem.import_records([HEADER, unit("abc1", "Ann likes tea", user_id="ann"), {**event, "time": "yesterday"}])
+    assert mem.stats()["units"] == 0
+    assert mem.import_records([HEADER, unit("abc1", "Ann likes tea", user_id="ann"), event])["events"] == 1
+    assert [e.details["imported_from"] for e in mem.history("abc1", user_id="ann") if e.action == "add"] == \
+        [{"seq": 1, "time": "2024-01-01T00:00:00+00:00"}]

@@ -87,7 +87,7 @@ def test_delete_removes_from_every_index(mem: Memory):
     for query in ("painted a sunset palm tree", "sunset"):  # dense and BM25 both
         assert ids[0] not in {h.unit.id for h in mem.search(query).hits}
     assert mem.get(ids[1]).links.prev_id is None
-    assert in_process(mem).indexes.sizes() == {"dense": 2, "sparse": 2}
+    assert mem.stats()["index"] == {"dense": 2, "sparse": 2}
     with pytest.raises(NotFoundError):
         mem.delete(ids[0])
 

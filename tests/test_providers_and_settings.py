@@ -76,4 +76,4 @@ def test_path_and_url_choose_the_engine_and_do_not_mix(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="either path= .* or url="):
         Memory(tmp_path / "m", url="http://127.0.0.1:1")
     with pytest.raises(ConfigError, match="no engine serves"):
-        Memory(url="postgresql://localhost/db")
+        Memory(url="mysql://localhost/db")

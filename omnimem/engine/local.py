@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from omnimem import governance, lifecycle, listing
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
+from omnimem.engine.backends import open_search, open_store
 from omnimem.engine.parts import Parts
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from omnimem.graph.model import Entity
@@ -33,10 +34,8 @@ from omnimem.providers import create_provider
 from omnimem.pyramid import Context
 from omnimem.retrieval import Retriever
 from omnimem.store.audit import AuditRecord
-from omnimem.store.opening import open_read_only
 from omnimem.store.base import Store
 from omnimem.store.embedded_search import EmbeddedSearch
-from omnimem.store.sqlite import SQLiteStore
 from omnimem.timeparse import zone
 from omnimem.tokens import TokenCounter
 
@@ -50,15 +49,13 @@ class LocalEngine:
 
     def __init__(
         self, path: Path | None, *, settings: Settings, embedder: str | Embedder | None, llm: LLM | None,
-        actor: str, count_tokens: TokenCounter, read_only: bool = False,
+        actor: str, count_tokens: TokenCounter, read_only: bool = False, url: str | None = None,
     ) -> None:
-        read_only = open_read_only(path, read_only)  # a store the user cannot write is opened read-only
-        store = SQLiteStore(path, read_only=read_only)  # the embedded backend: SQLite + FAISS/bm25s
+        store = open_store(path, url, settings=settings, read_only=read_only)  # embedded, or PostgreSQL
         try:
-            model = _resolve_embedder(store, path, embedder if embedder is not None else settings.embedder)
-            folder = path / "index" if path is not None else None
-            self._search = EmbeddedSearch(store, IndexSet(store, model.dim, folder, writable=not read_only,
-                                                          sparse_context=settings.sparse_context))
+            where = path if url is None else getattr(store, "url", url)
+            model = _resolve_embedder(store, where, embedder if embedder is not None else settings.embedder)
+            self._search = open_search(store, model.dim, path, settings)
             self.parts = Parts(
                 settings=settings, store=store, embedder=model, search=self._search, path=path,
                 tz=zone(settings.timezone), default_actor=actor, count_tokens=count_tokens,
@@ -115,6 +112,8 @@ class LocalEngine:
     @property
     def indexes(self) -> IndexSet:
         """The embedded backend's dense and sparse indexes (for inspection)."""
+        if not isinstance(self._search, EmbeddedSearch):
+            raise ConfigError("this backend searches in the database and keeps no index in the process")
         return self._search.indexes
 
     # -- writes -----------------------------------------------------------------
@@ -228,9 +227,10 @@ class LocalEngine:
             p.check_open(write=True)
             count = governance.rewrite_vectors(p, embedder)
             p.embedder = embedder
-            old = self._search.indexes
-            self._search = EmbeddedSearch(self._search.store, IndexSet(
-                self._search.store, embedder.dim, old.folder, sparse_context=old.sparse_context))  # the counter moved
+            if isinstance(self._search, EmbeddedSearch):
+                old = self._search.indexes
+                self._search = EmbeddedSearch(self._search.store, IndexSet(
+                    self._search.store, embedder.dim, old.folder, sparse_context=old.sparse_context))  # counter moved
             p.search = self._search
             p.search.save()
             if p.graph is not None:  # entity resolution compares names with the same model
@@ -313,7 +313,7 @@ class LocalEngine:
         return data
 
 
-def _resolve_embedder(store: Store, path: Path | None, wanted: str | Embedder | None) -> Embedder:
+def _resolve_embedder(store: Store, path: Path | str | None, wanted: str | Embedder | None) -> Embedder:
     """The embedder the store was built with, or the one asked for if it matches (or the store is new)."""
     meta = store.meta()
     if isinstance(wanted, str) or wanted is None:
@@ -332,8 +332,9 @@ def _resolve_embedder(store: Store, path: Path | None, wanted: str | Embedder | 
     return instance
 
 
-def _mismatch(path: Path | None, stored: str, wanted: str) -> str:
+def _mismatch(path: Path | str | None, stored: str, wanted: str) -> str:
+    option = "--url" if isinstance(path, str) else "--store"
     return (
         f"store {path} was built with embedder {stored!r}, not {wanted!r}; open it without choosing an "
-        f"embedder, or switch it with: omnimem reembed --embedder {wanted} --store {path}"
+        f"embedder, or switch it with: omnimem reembed --embedder {wanted} {option} {path}"
     )

@@ -153,7 +153,13 @@ class KnowledgeGraph:
         if not seeds:
             return {}, GraphInfo()
 
+        with self._source.graph_rows() as rows:  # a SQL backend fetches the neighbourhood in one recursive query
+            prefetch = getattr(rows, "adjacency", None)
+            known = prefetch(sorted(seeds), self.hops) if prefetch is not None else {}
+
         def neighbours(entity_id: str) -> list[tuple[str, float]]:
+            if entity_id in known:
+                return list(known[entity_id])
             with self._source.graph_rows() as rows:
                 return rows.neighbors(entity_id)
 

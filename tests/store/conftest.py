@@ -2,7 +2,8 @@
 
 The contract tests in this folder use only the Protocols of
 :mod:`omnimem.store.base`; a new backend (PostgreSQL) joins by adding a
-parameter to ``BACKENDS`` and a branch to :func:`open_backend`.
+parameter to ``BACKENDS`` and a branch to :func:`open_backend`; PostgreSQL runs on a
+fresh database of the session's server.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from omnimem.store.base import CandidateSearch, UnitStore
 from omnimem.store.embedded_search import EmbeddedSearch
 from omnimem.store.sqlite import SQLiteStore
 
-BACKENDS = ["sqlite-memory", "sqlite-file"]  # later: "postgresql"
+BACKENDS = ["sqlite-memory", "sqlite-file", "postgresql"]
 DIM = 4
 
 
@@ -28,9 +29,17 @@ class Backend:
     search: CandidateSearch
 
 
-def open_backend(kind: str, folder: Path) -> Backend:
+def open_backend(kind: str, folder: Path, url: str | None = None) -> Backend:
     if kind not in BACKENDS:
         raise ValueError(kind)
+    if kind == "postgresql":
+        from omnimem.store.postgres.search import PgSearch
+        from omnimem.store.postgres.store import PostgresStore
+
+        assert url is not None
+        pg = PostgresStore(url)
+        pg.init_meta("fake", DIM)
+        return Backend(pg, PgSearch(pg))
     path = folder / "store" if kind == "sqlite-file" else None
     store = SQLiteStore(path)
     store.init_meta("fake", DIM)
@@ -39,6 +48,7 @@ def open_backend(kind: str, folder: Path) -> Backend:
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    opened = open_backend(request.param, tmp_path)
+    url = request.getfixturevalue("pg_url") if request.param == "postgresql" else None
+    opened = open_backend(request.param, tmp_path, url)
     yield opened
     opened.store.close()

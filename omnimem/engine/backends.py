@@ -1,0 +1,48 @@
+"""Which backend an engine runs on: one function from ``path``/``url`` to a store and its search.
+
+``Memory()`` and ``Memory(path=...)`` run the embedded backend (SQLite with
+FAISS and bm25s in the process); ``Memory(url="postgresql://...")`` the
+PostgreSQL one (search in the database, nothing in the process).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omnimem.config import Settings
+from omnimem.errors import ConfigError
+from omnimem.index.manager import IndexSet
+from omnimem.store.base import CandidateSearch, Store
+from omnimem.store.opening import open_read_only
+from omnimem.store.sqlite import SQLiteStore
+
+
+def is_database_url(url: str | None) -> bool:
+    """Whether ``url`` names a database this process opens itself (``postgresql://``, ``postgres://``)."""
+    return url is not None and url.split(":", 1)[0].lower() in ("postgresql", "postgres")
+
+
+def open_store(path: Path | None, url: str | None, *, settings: Settings, read_only: bool) -> Store:
+    """The unit store of ``path`` (embedded) or ``url`` (PostgreSQL)."""
+    if url is not None:
+        if not is_database_url(url):
+            raise ConfigError(f"no engine serves {url[:40]!r}; use postgresql://user:pw@host:5432/db")
+        from omnimem.store.postgres.store import PostgresStore
+
+        return PostgresStore(url, sparse_context=settings.sparse_context, read_only=read_only)
+    return SQLiteStore(path, read_only=open_read_only(path, read_only))
+
+
+def open_search(store: Store, dim: int, path: Path | None, settings: Settings) -> CandidateSearch:
+    """The candidate search over ``store``: SQL for PostgreSQL, FAISS + bm25s for SQLite."""
+    if isinstance(store, SQLiteStore):
+        from omnimem.store.embedded_search import EmbeddedSearch
+
+        folder = path / "index" if path is not None else None
+        return EmbeddedSearch(store, IndexSet(store, dim, folder, writable=not store.read_only,
+                                              sparse_context=settings.sparse_context))
+    from omnimem.store.postgres.search import PgSearch
+    from omnimem.store.postgres.store import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    return PgSearch(store)

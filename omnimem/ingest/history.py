@@ -1,0 +1,88 @@
+"""The audit history that travels with a dump: the source store's events about the units it exports.
+
+``export`` writes each event about an exported unit; ``import`` appends
+those whose units it now holds to this store's log, marked
+``details["imported_from"] = {"seq", "time"}`` (the source's), so a memory
+moved between backends keeps its history, and importing the same dump twice
+adds nothing. The log stays append-only: imported events are new entries
+that say where they came from. Events are checked with the units, before
+anything is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from omnimem.errors import MalformedDataError
+from omnimem.mau import Scope
+from omnimem.store.audit import AuditEvent
+from omnimem.store.base import UnitStore
+
+_TEXT_LIMIT = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class PastEvent:
+    event: AuditEvent
+    origin: str  # "<time>#<seq>" of the source store
+    same_as: str  # "<time>|<action>|<ids>": an event this store logged itself (a backup restored into its source)
+
+
+def check_events(records: Iterable[Mapping[str, Any]]) -> list[PastEvent]:
+    """Every ``event`` record of a dump, validated (a bad one is a MalformedDataError naming it)."""
+    out: list[PastEvent] = []
+    for n, record in enumerate(records, start=1):
+        if not isinstance(record, Mapping) or record.get("kind") != "event":
+            continue
+        ids, details, seq, time = record.get("unit_ids"), record.get("details", {}), record.get("seq"), record.get("time")
+        texts = [record.get(k) for k in ("action", "actor")]
+        optional = [record.get(k) for k in ("reason", "user_id", "agent_id", "session_id")]
+        if (not isinstance(ids, list) or not ids or not all(isinstance(i, str) and 0 < len(i) <= 200 for i in ids)
+                or not all(isinstance(t, str) and 0 < len(t) <= 200 for t in texts)
+                or not all(v is None or (isinstance(v, str) and len(v) <= _TEXT_LIMIT) for v in optional)
+                or not isinstance(details, Mapping) or not isinstance(seq, int) or isinstance(seq, bool)
+                or not isinstance(time, str) or not _is_time(time)):
+            raise MalformedDataError(f"record {n}: not a valid audit event (kind, action, actor, unit_ids, seq, time)")
+        scope = Scope(record.get("user_id"), record.get("agent_id"), record.get("session_id"))
+        came = details.get("imported_from")  # moved before: it keeps naming the store it was first logged in
+        first = came if isinstance(came, Mapping) else {"seq": seq, "time": time}
+        origin = f"{first.get('time')}#{first.get('seq')}"
+        same_as = f"{time}|{texts[0]}|{','.join(ids)}"
+        out.append(PastEvent(AuditEvent(str(texts[0]), str(texts[1]), tuple(ids), scope, record.get("reason"),
+                                        {**details, "imported_from": dict(first)}), origin, same_as))
+    return out
+
+
+def _is_time(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def restore(store: UnitStore, events: Sequence[PastEvent]) -> int:
+    """Append the events whose units this store holds and that were not imported before; returns how many."""
+    if not events:
+        return 0
+    ids = sorted({i for e in events for i in e.event.unit_ids})
+    present = {u.id for u in store.get(ids)}
+    seen: set[str] = set()
+    for unit_id in ids:
+        if unit_id in present:
+            for record in store.events(unit_id=unit_id):
+                came = record.details.get("imported_from")
+                if isinstance(came, Mapping):
+                    seen.add(f"{came.get('time')}#{came.get('seq')}")
+                seen.add(f"{record.time.isoformat()}|{record.action}|{','.join(record.unit_ids)}")
+    added = 0
+    for past in sorted(events, key=lambda p: p.origin):  # in the order they were first logged
+        if past.origin in seen or past.same_as in seen or not all(i in present for i in past.event.unit_ids):
+            continue  # already here, or about units this store does not hold (skipped, forgotten)
+        store.log(past.event)
+        seen.add(past.origin)
+        added += 1
+    return added

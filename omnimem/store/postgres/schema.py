@@ -1,0 +1,164 @@
+"""Named, ordered migrations of the PostgreSQL schema: the one place for its DDL.
+
+Every table a tenant's query touches carries ``tenant`` (the unit's
+``user_id``, or ``''`` for units without one) and leads its composite
+indexes with it, so the schema can be distributed by user with Citus
+(``docs/postgres.md``) and bound to one user by row-level security
+(migration 2). The embedding column gets its dimension, and the HNSW index,
+when the store records its embedder (:func:`vector_index_ddl`).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 2
+
+TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus distribution apply to these
+    "units", "terms", "clip_vectors", "entities", "entity_aliases", "entity_units", "relations", "relation_units",
+    "scope_keys", "tombstones_keyed", "forgotten_scopes", "audit_log", "audit_units",
+)
+
+REFERENCE_TABLES = ("meta", "counters", "filter_stats")  # small global tables: Citus reference tables
+"""Tables every node may hold whole; joining one is local on any shard (see docs/postgres.md)."""
+
+_APPEND_ONLY = """CREATE OR REPLACE FUNCTION omnimem_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$"""
+
+INITIAL: list[str] = [
+    "CREATE EXTENSION IF NOT EXISTS vector",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "INSERT INTO meta(key, value) VALUES ('format', 'omnimem') ON CONFLICT DO NOTHING",
+    # the change counter and the BM25 collection statistics, moved in every write's transaction
+    """CREATE TABLE IF NOT EXISTS counters (
+        one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+        seq BIGINT NOT NULL DEFAULT 0, docs BIGINT NOT NULL DEFAULT 0, doc_len BIGINT NOT NULL DEFAULT 0)""",
+    "INSERT INTO counters(one) VALUES (TRUE) ON CONFLICT DO NOTHING",
+    """CREATE TABLE IF NOT EXISTS units (
+        rid BIGSERIAL,
+        tenant TEXT NOT NULL,
+        id TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        modality TEXT NOT NULL,
+        speaker TEXT,
+        event_time TEXT,
+        record_time TEXT NOT NULL,
+        user_id TEXT,
+        agent_id TEXT,
+        session_id TEXT,
+        prev_id TEXT,
+        source_ids TEXT NOT NULL DEFAULT '[]',
+        raw_ref TEXT,
+        content_hash TEXT NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        embedding vector NOT NULL,
+        record_ts DOUBLE PRECISION NOT NULL,
+        superseded_by TEXT,
+        superseded_at TEXT,
+        superseded_ts DOUBLE PRECISION,
+        doc_len INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant, rid),
+        UNIQUE (tenant, id)
+    )""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS units_rid ON units (rid)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS units_id ON units (id)",
+    "CREATE INDEX IF NOT EXISTS units_scope ON units (tenant, user_id, agent_id, session_id, rid)",
+    "CREATE INDEX IF NOT EXISTS units_hash ON units (tenant, content_hash)",
+    "CREATE INDEX IF NOT EXISTS units_hash_any ON units (content_hash)",
+    "CREATE INDEX IF NOT EXISTS units_prev ON units (prev_id)",  # looked up by id alone: no tenant in front
+    "CREATE INDEX IF NOT EXISTS units_superseded ON units (superseded_by)",
+    "CREATE INDEX IF NOT EXISTS units_raw ON units (raw_ref)",
+    # BM25 postings: the stemmed terms of each unit's search text, with their counts
+    """CREATE TABLE IF NOT EXISTS terms (
+        tenant TEXT NOT NULL, rid BIGINT NOT NULL, term TEXT NOT NULL, tf INTEGER NOT NULL,
+        PRIMARY KEY (tenant, term, rid))""",
+    "CREATE INDEX IF NOT EXISTS terms_term ON terms (term)",
+    "CREATE INDEX IF NOT EXISTS terms_rid ON terms (tenant, rid)",
+    # the cold tier: content-addressed raw bytes (shared by content, so keyed by the hash alone)
+    "CREATE TABLE IF NOT EXISTS blobs (ref TEXT PRIMARY KEY, data BYTEA NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS clip_vectors (
+        tenant TEXT NOT NULL, unit_id TEXT NOT NULL, model TEXT NOT NULL, vector vector NOT NULL,
+        PRIMARY KEY (tenant, unit_id))""",
+    "CREATE TABLE IF NOT EXISTS filter_stats (name TEXT PRIMARY KEY, value DOUBLE PRECISION NOT NULL DEFAULT 0)",
+    # the knowledge graph
+    """CREATE TABLE IF NOT EXISTS entities (
+        tenant TEXT NOT NULL, id TEXT NOT NULL, user_id TEXT, agent_id TEXT, session_id TEXT,
+        name TEXT NOT NULL, type TEXT NOT NULL, confidence DOUBLE PRECISION NOT NULL, embedding BYTEA,
+        PRIMARY KEY (tenant, id))""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS entities_id ON entities (id)",
+    "CREATE INDEX IF NOT EXISTS entities_scope ON entities (tenant, user_id, agent_id, session_id)",
+    """CREATE TABLE IF NOT EXISTS entity_aliases (
+        tenant TEXT NOT NULL, entity_id TEXT NOT NULL, alias_key TEXT NOT NULL, alias TEXT NOT NULL,
+        pos BIGSERIAL, PRIMARY KEY (tenant, entity_id, alias_key))""",
+    "CREATE INDEX IF NOT EXISTS entity_aliases_key ON entity_aliases (tenant, alias_key)",
+    "CREATE INDEX IF NOT EXISTS entity_aliases_entity ON entity_aliases (entity_id)",
+    """CREATE TABLE IF NOT EXISTS relations (
+        tenant TEXT NOT NULL, id TEXT NOT NULL, source_entity TEXT NOT NULL, target_entity TEXT NOT NULL,
+        label TEXT NOT NULL, confidence DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (tenant, id), UNIQUE (tenant, source_entity, target_entity, label))""",
+    "CREATE INDEX IF NOT EXISTS relations_source ON relations (source_entity)",
+    "CREATE INDEX IF NOT EXISTS relations_target ON relations (target_entity)",
+    """CREATE TABLE IF NOT EXISTS relation_units (
+        tenant TEXT NOT NULL, relation_id TEXT NOT NULL, unit_id TEXT NOT NULL,
+        confidence DOUBLE PRECISION NOT NULL, PRIMARY KEY (tenant, relation_id, unit_id))""",
+    "CREATE INDEX IF NOT EXISTS relation_units_unit ON relation_units (unit_id)",
+    "CREATE INDEX IF NOT EXISTS relation_units_relation ON relation_units (relation_id)",
+    """CREATE TABLE IF NOT EXISTS entity_units (
+        tenant TEXT NOT NULL, entity_id TEXT NOT NULL, unit_id TEXT NOT NULL,
+        confidence DOUBLE PRECISION NOT NULL, PRIMARY KEY (tenant, entity_id, unit_id))""",
+    "CREATE INDEX IF NOT EXISTS entity_units_unit ON entity_units (unit_id)",
+    "CREATE INDEX IF NOT EXISTS entity_units_entity ON entity_units (entity_id, confidence DESC)",
+    "CREATE INDEX IF NOT EXISTS clip_vectors_unit ON clip_vectors (unit_id)",
+    # governance: audit log (append-only, enforced by triggers), keyed tombstones
+    """CREATE TABLE IF NOT EXISTS audit_log (
+        seq BIGSERIAL PRIMARY KEY, tenant TEXT NOT NULL, time TEXT NOT NULL, actor TEXT NOT NULL,
+        action TEXT NOT NULL, unit_ids TEXT NOT NULL, scope TEXT NOT NULL, reason TEXT,
+        details TEXT NOT NULL DEFAULT '{}')""",
+    "CREATE INDEX IF NOT EXISTS audit_log_tenant ON audit_log (tenant, seq)",
+    "CREATE TABLE IF NOT EXISTS audit_units (tenant TEXT NOT NULL, seq BIGINT NOT NULL, unit_id TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS audit_units_unit ON audit_units (tenant, unit_id)",
+    "CREATE INDEX IF NOT EXISTS audit_units_unit_any ON audit_units (unit_id)",
+    _APPEND_ONLY,
+    *[f"""CREATE OR REPLACE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table}
+          FOR EACH ROW EXECUTE FUNCTION omnimem_append_only()""" for table in ("audit_log", "audit_units")],
+    *[f"""CREATE OR REPLACE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
+          FOR EACH STATEMENT EXECUTE FUNCTION omnimem_append_only()""" for table in ("audit_log", "audit_units")],
+    """CREATE TABLE IF NOT EXISTS scope_keys (
+        tenant TEXT NOT NULL, user_id TEXT NOT NULL, agent_id TEXT NOT NULL, key BYTEA NOT NULL,
+        PRIMARY KEY (tenant, user_id, agent_id))""",
+    """CREATE TABLE IF NOT EXISTS forgotten_scopes (
+        tenant TEXT NOT NULL, user_id TEXT, agent_id TEXT, forgotten_at TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS tombstones_keyed (
+        tenant TEXT NOT NULL, mark TEXT NOT NULL, unit_id TEXT NOT NULL, user_id TEXT, agent_id TEXT,
+        session_id TEXT, forgotten_at TEXT NOT NULL, PRIMARY KEY (tenant, mark))""",
+    "CREATE INDEX IF NOT EXISTS tombstones_keyed_unit ON tombstones_keyed (unit_id)",
+    "CREATE TABLE IF NOT EXISTS pending_cold (ref TEXT PRIMARY KEY)",
+]
+
+TENANT_SETTING = "omnimem.tenant"  # a connection bound to one user sets this (row-level-security mode)
+
+
+def _policy(table: str) -> list[str]:
+    """Rows of ``table`` visible and writable only for the bound tenant; unbound connections see all."""
+    bound = f"NULLIF(current_setting('{TENANT_SETTING}', true), '')"
+    rule = f"({bound} IS NULL OR tenant = {bound})"
+    return [
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",  # the owner too: the application usually owns the tables
+        f"DROP POLICY IF EXISTS {table}_tenant ON {table}",
+        f"CREATE POLICY {table}_tenant ON {table} USING {rule} WITH CHECK {rule}",
+    ]
+
+
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (1, "initial: units, BM25 postings, blobs, graph, audit log, tombstones", INITIAL),
+    (2, "row-level security: a connection bound to one user sees and writes only its rows",
+     [step for table in TENANT_TABLES for step in _policy(table)]),
+]
+
+
+def vector_index_ddl(dim: int) -> list[str]:
+    """Fix the embedding dimension and build the HNSW index (inner product on normalised vectors)."""
+    return [
+        "DROP INDEX IF EXISTS units_embedding_hnsw",
+        f"ALTER TABLE units ALTER COLUMN embedding TYPE vector({int(dim)})",
+        "CREATE INDEX units_embedding_hnsw ON units USING hnsw (embedding vector_ip_ops)",
+    ]

@@ -1,0 +1,154 @@
+"""``CandidateSearch`` in SQL: pgvector HNSW for dense k-NN, BM25 from term statistics for text.
+
+Filters (scope, supersession, ``as_of``) are SQL predicates. HNSW filters
+after its graph walk, so a narrow filter (a small user among large ones)
+could come back short: a search counts what its filter admits and ranks a
+narrow set exactly (through the scope index), and a short approximate
+answer falls back to the exact one. Nothing lives in the process, so there
+is nothing to sync, save or lose.
+
+BM25 uses bm25s's defaults (Lucene variant, k1 = 1.5, b = 0.75) over every
+unit, with the counters kept in each write's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from omnimem.index.sparse import tokenize
+from omnimem.store.base import SearchFilter, Vector
+from omnimem.store.postgres.store import PostgresStore, scope_sql
+
+K1, B = 1.5, 0.75
+EXACT_BELOW = 20_000  # a filter admitting fewer units is ranked exactly (cheaper than HNSW and never short)
+
+
+class PgSearch:
+    """Search over a :class:`PostgresStore`, in the database."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+
+    def within(self, where: SearchFilter) -> PgCandidates:
+        return PgCandidates(self.store, where)
+
+    def sync(self) -> None:
+        """Nothing to catch up with: every search reads the committed state."""
+
+    def added(self, rows: Sequence[tuple[int, Any]], vectors: Any, write_seq: int) -> None:
+        """The units are indexed by their own transaction (HNSW and postings)."""
+
+    def removed(self, rids: Sequence[int], write_seq: int) -> None:
+        """Their rows went in their own transaction."""
+
+    def save(self) -> None:
+        """Nothing is kept outside the database."""
+
+    def sizes(self) -> dict[str, int]:
+        with self.store._read() as conn:
+            units, postings = conn.execute("SELECT (SELECT COUNT(*) FROM units), "
+                                           "(SELECT COUNT(DISTINCT rid) FROM terms)").fetchone()
+        return {"dense": int(units), "sparse": int(postings)}
+
+
+def filter_sql(where: SearchFilter, prefix: str = "") -> tuple[str, list[Any]]:
+    """The SQL predicate of a search filter over ``units`` (aliased by ``prefix``)."""
+    sql, args = scope_sql(where.scope, exact=False, prefix=prefix)
+    if where.as_of is not None:
+        at = where.as_of.timestamp()
+        sql += f" AND {prefix}record_ts <= %s"
+        args.append(at)
+        if not where.include_superseded:
+            sql += f" AND ({prefix}superseded_ts IS NULL OR {prefix}superseded_ts > %s)"
+            args.append(at)
+    elif not where.include_superseded:
+        sql += f" AND {prefix}superseded_by IS NULL"
+    return sql, args
+
+
+class PgCandidates:
+    """One search's filter, as SQL."""
+
+    def __init__(self, store: PostgresStore, where: SearchFilter) -> None:
+        self.store = store
+        self.where = where
+        self.sql, self.args = filter_sql(where)
+        self._admitted: int | None = None
+
+    def _narrow(self, conn: Any) -> bool:
+        """Whether the filter admits few enough units to rank them exactly."""
+        if self._admitted is None:
+            if self.where.scope.is_empty():
+                self._admitted = EXACT_BELOW  # unscoped: HNSW, with the exact fallback when short
+            else:
+                self._admitted = int(conn.execute(
+                    f"SELECT COUNT(*) FROM (SELECT 1 FROM units WHERE {self.sql} LIMIT %s) AS n",
+                    [*self.args, EXACT_BELOW]).fetchone()[0])
+        return self._admitted < EXACT_BELOW
+
+    def dense(self, vector: Vector, k: int) -> list[tuple[int, float]]:
+        if k <= 0:
+            return []
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        with self.store._read() as conn:
+            exact = self._narrow(conn)
+            if not exact:
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(40, 2 * k))),))
+                found = self._ranked(conn, q, k, exact=False)
+                if len(found) >= k:
+                    return found
+            return self._ranked(conn, q, k, exact=True)
+
+    def _ranked(self, conn: Any, q: Any, k: int, *, exact: bool) -> list[tuple[int, float]]:
+        # ``+ 0`` hides the operator from the planner, so the exact ranking never walks the HNSW graph
+        order = "(embedding <#> %s) + 0" if exact else "embedding <#> %s"
+        rows = conn.execute(f"SELECT rid, -(embedding <#> %s) FROM units WHERE {self.sql} ORDER BY {order}, rid "
+                            "LIMIT %s", [q, *self.args, q, k]).fetchall()
+        return [(int(rid), float(score)) for rid, score in rows]
+
+    def text(self, query: str, k: int) -> list[tuple[int, float]]:
+        terms = tokenize([query])[0] if query.strip() else []
+        if not terms or k <= 0:
+            return []
+        weights: dict[str, int] = {}
+        for term in terms:  # a repeated query term counts again, as in bm25s
+            weights[term] = weights.get(term, 0) + 1
+        sql, args = filter_sql(self.where, "u.")
+        user = self.where.scope.user_id
+        own = "" if user is None else "AND t.tenant = %s"  # one tenant's postings: the (tenant, term) index
+        with self.store._read() as conn:
+            rows = conn.execute(
+                f"""WITH q(term, weight) AS (SELECT * FROM unnest(%s::text[], %s::int[])),
+                         c AS (SELECT docs::float8 AS n, GREATEST(doc_len, 1)::float8 / GREATEST(docs, 1) AS avgdl
+                               FROM counters),
+                         df AS (SELECT t.term, COUNT(*)::float8 AS df FROM terms t JOIN q ON q.term = t.term
+                                GROUP BY t.term)
+                    SELECT u.rid, SUM(q.weight * ln(1 + (c.n - df.df + 0.5) / (df.df + 0.5))
+                                      * t.tf / (t.tf + %s * (1 - %s + %s * u.doc_len / c.avgdl))) AS score
+                    FROM q JOIN df ON df.term = q.term CROSS JOIN c
+                         JOIN terms t ON t.term = q.term {own}
+                         JOIN units u ON u.tenant = t.tenant AND u.rid = t.rid
+                    WHERE {sql}
+                    GROUP BY u.rid ORDER BY score DESC, u.rid LIMIT %s""",
+                [list(weights), list(weights.values()), K1, B, B, *([user] if user else []), *args, k]).fetchall()
+        return [(int(rid), float(score)) for rid, score in rows if score > 0]
+
+    def images(self, vector: Vector, model: str, k: int) -> list[tuple[int, float]]:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        sql, args = filter_sql(self.where, "u.")
+        with self.store._read() as conn:
+            rows = conn.execute(
+                f"""SELECT u.rid, -(c.vector <#> %s) AS score FROM clip_vectors c
+                    JOIN units u ON u.tenant = c.tenant AND u.id = c.unit_id WHERE c.model = %s AND {sql}
+                    ORDER BY score DESC, u.rid LIMIT %s""", [q, model, *args, k]).fetchall()
+        return [(int(rid), float(score)) for rid, score in rows]
+
+    def admitted(self, rids: Sequence[int]) -> set[int]:
+        if not rids:
+            return set()
+        with self.store._read() as conn:
+            return {int(r[0]) for r in conn.execute(f"SELECT rid FROM units WHERE rid = ANY(%s) AND {self.sql}",
+                                                    [[int(r) for r in rids], *self.args])}

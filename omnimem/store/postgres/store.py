@@ -1,0 +1,459 @@
+"""``PostgresStore``: the ``UnitStore`` contract on PostgreSQL + pgvector, shared by any number of processes.
+
+Nothing is cached in the process: every read asks the database and every
+mutation is one transaction across units, vectors, BM25 postings, blobs, the
+graph and the audit log (:meth:`PostgresStore._tx`, the one transaction
+helper new tables join). Row ids come from a sequence, so they only grow.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from omnimem.errors import NotFoundError, OmnimemError, ReadOnlyStoreError, StoreError
+from omnimem.mau import MAU, Links, Modality, Scope
+from omnimem.store.audit import AuditEvent, AuditRecord
+from omnimem.store.base import RowWriter, StoreMeta, Vector
+from omnimem.store.cold import check_ref, content_ref
+from omnimem.store.postgres import governance_sql as gov
+from omnimem.store.postgres.connect import describe, open_pool, parse_url, psycopg_modules
+from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
+from omnimem.store.postgres.migrate import migrate
+from omnimem.store.postgres.schema import vector_index_ddl
+from omnimem.store.postgres.terms import TermIndexer
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ("rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id, prev_id, "
+           "source_ids, raw_ref, content_hash, metadata, embedding, record_ts, superseded_by, superseded_at")
+
+
+def scope_sql(scope: Scope, *, exact: bool, prefix: str = "") -> tuple[str, list[Any]]:
+    """SQL for a scope (the tenant first, for the index); ``exact`` also matches NULL columns."""
+    parts: list[str] = []
+    args: list[Any] = []
+    if scope.user_id is not None or exact:
+        parts.append(f"{prefix}tenant = %s")
+        args.append(gov.tenant_of(scope))
+    for col, value in scope.as_dict().items():
+        if value is not None:
+            parts.append(f"{prefix}{col} = %s")
+            args.append(value)
+        elif exact:
+            parts.append(f"{prefix}{col} IS NULL")
+    return (" AND ".join(parts) or "TRUE"), args
+
+
+class PostgresStore:
+    """Units, meta, audit log, tombstones, blobs and the graph in one PostgreSQL database."""
+
+    def __init__(self, url: str, *, sparse_context: int = 1, read_only: bool = False, pool_size: int = 8) -> None:
+        self.target = parse_url(url)
+        self.path = None
+        self.url = self.target.shown
+        self.read_only = bool(read_only)
+        self.last_write_seq = 0
+        self.terms = TermIndexer(sparse_context)
+        self._psycopg, _ = psycopg_modules()
+        self._migrate()
+        self._pool = open_pool(self.target, max_size=pool_size)
+        self._check_term_context()
+
+    def _migrate(self) -> None:
+        psycopg = self._psycopg
+        try:
+            conn = psycopg.connect(self.target.dsn, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL at {self.target.shown}: {describe(exc)}; check the URL "
+                             "(postgresql://user:pw@host:5432/db) and that the server is running") from None
+        try:
+            if self.read_only:
+                from omnimem.store.postgres.migrate import current_version
+                from omnimem.store.postgres.schema import SCHEMA_VERSION
+
+                if current_version(conn) != SCHEMA_VERSION:
+                    raise ReadOnlyStoreError(f"database {self.target.shown} needs a schema upgrade; run "
+                                             f"omnimem migrate --url ... once")
+            else:
+                migrate(conn)
+        finally:
+            conn.close()
+
+    def _check_term_context(self) -> None:
+        """The BM25 postings were built with some ``sparse_context``; rebuild them if this store asks another."""
+        stored = self._meta_value("sparse_context")
+        if stored is None or self.read_only:
+            return
+        if int(stored) != self.terms.context:
+            log.info("BM25 postings built with sparse_context=%s, rebuilding with %s", stored, self.terms.context)
+            with self._tx() as conn:
+                self.terms.rebuild(conn)
+                conn.execute("UPDATE meta SET value = %s WHERE key = 'sparse_context'", (str(self.terms.context),))
+                self._bump(conn)
+
+    # -- connections and transactions -----------------------------------------
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        """A pooled connection for reads (autocommit: each statement sees what was committed when it ran)."""
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except OmnimemError:
+            raise
+        except self._psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL read failed at {self.target.shown}: {describe(exc)}") from None
+
+    @contextmanager
+    def _tx(self, what: str = "the write") -> Iterator[Any]:
+        """One transaction: everything inside commits together or not at all (a lost connection included)."""
+        if self.read_only:
+            raise ReadOnlyStoreError("this store is open read-only; open it writable to change it")
+        psycopg = self._psycopg
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                yield conn
+        except OmnimemError:
+            raise
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(f"{what} was refused, nothing was stored: {describe(exc)}; a connection bound to one "
+                             "user (omnimem_user=) can only write that user's memories") from None
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"the connection to PostgreSQL was lost during {what}; nothing of it was stored "
+                             f"(the transaction rolled back); retry when the server is reachable: {describe(exc)}"
+                             ) from None
+        except psycopg.Error as exc:
+            raise StoreError(f"{what} failed, nothing was stored: {describe(exc)}") from None
+
+    def _bump(self, conn: Any, docs: int = 0, doc_len: int = 0) -> None:
+        row = conn.execute("UPDATE counters SET seq = seq + 1, docs = docs + %s, doc_len = doc_len + %s "
+                           "RETURNING seq", (docs, doc_len)).fetchone()
+        self.last_write_seq = int(row[0])
+
+    @contextmanager
+    def graph_rows(self) -> Iterator[PgGraphRows]:
+        with self._read() as conn:
+            yield PgGraphRows(conn)
+
+    # -- meta ------------------------------------------------------------------
+    def _meta_value(self, key: str) -> str | None:
+        with self._read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def meta(self) -> StoreMeta | None:
+        with self._read() as conn:
+            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        if "embedder" not in rows:
+            return None
+        return StoreMeta(int(rows["schema_version"]), rows["embedder"], int(rows["dim"]))
+
+    def init_meta(self, embedder: str, dim: int) -> StoreMeta:
+        with self._tx("recording the embedder") as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
+            if conn.execute("SELECT 1 FROM meta WHERE key = 'embedder'").fetchone() is None:
+                for key, value in (("embedder", embedder), ("dim", str(dim)),
+                                   ("sparse_context", str(self.terms.context))):
+                    conn.execute("INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT DO NOTHING", (key, value))
+                for step in vector_index_ddl(dim):
+                    conn.execute(step)
+        meta = self.meta()
+        assert meta is not None
+        return meta
+
+    def seq(self) -> int:
+        with self._read() as conn:
+            return int(conn.execute("SELECT seq FROM counters").fetchone()[0])
+
+    # -- writes ------------------------------------------------------------------
+    def insert(self, units: Sequence[MAU], raw: Mapping[str, bytes], *, derived: Sequence[RowWriter] = (),
+               event: AuditEvent | None = None, supersedes: Mapping[str, Sequence[str]] | None = None,
+               ) -> list[tuple[int, MAU]]:
+        out: list[tuple[int, MAU]] = []
+        if not units and not raw:
+            return out
+        with self._tx(f"writing {len(units)} unit(s)") as conn:
+            for ref, data in raw.items():
+                if content_ref(data) != check_ref(ref):
+                    raise StoreError(f"cold-tier content does not match its reference {ref}; nothing was stored")
+            if raw:
+                with conn.cursor() as cur:  # DO UPDATE locks an existing blob row against a concurrent delete
+                    cur.executemany("INSERT INTO blobs(ref, data) VALUES (%s, %s) ON CONFLICT (ref) DO UPDATE "
+                                    "SET ref = excluded.ref", list(raw.items()))
+            sessions = sorted({u.scope for u in units if u.scope.session_id is not None},
+                              key=lambda s: (s.user_id or "", s.agent_id or "", s.session_id or ""))
+            for scope in sessions:  # one writer per session at a time: the prev/next chain stays one chain
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                             (json.dumps(scope.as_dict(), sort_keys=True),))
+            rids = [int(r[0]) for r in conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('units', 'rid')) FROM generate_series(1, %s)", (len(units),))]
+            rids.sort()
+            last: dict[Scope, str | None] = {}
+            for rid, unit in zip(rids, units):
+                prev = unit.links.prev_id or self._last_in_session(conn, unit.scope, last)
+                if unit.scope.session_id is not None:
+                    last[unit.scope] = unit.id
+                out.append((rid, replace(unit, links=Links(prev, None, unit.source_ids))))
+            tokens = self.terms.tokens(conn, out)  # BM25 terms, with the session's earlier lines
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO units (tenant, doc_len, {COLUMNS}) VALUES ({', '.join(['%s'] * 21)})",
+                    [(gov.tenant_of(u.scope), len(words), rid, *_row(u)) for (rid, u), words in zip(out, tokens)])
+            self.terms.copy(conn, [(rid, u.scope) for rid, u in out], tokens)
+            doc_len = sum(len(words) for words in tokens)
+            for write in derived:  # graph and CLIP rows commit or roll back with the units
+                write(PgGraphRows(conn))
+            for new_id, old_ids in (supersedes or {}).items():
+                gov.mark_superseded(conn, old_ids, new_id, units[0].record_time)
+            if event is not None:
+                gov.log_event(conn, event)
+            self._bump(conn, len(out), doc_len)
+        return out
+
+    @staticmethod
+    def _last_in_session(conn: Any, scope: Scope, cache: dict[Scope, str | None]) -> str | None:
+        if scope.session_id is None:
+            return None
+        if scope not in cache:
+            where, args = scope_sql(scope, exact=True)
+            row = conn.execute(f"SELECT id FROM units WHERE {where} ORDER BY rid DESC LIMIT 1", args).fetchone()
+            cache[scope] = row[0] if row else None
+        return cache[scope]
+
+    def supersede(self, pairs: Mapping[str, Sequence[str]], event: AuditEvent) -> None:
+        now = datetime.now(timezone.utc)
+        with self._tx("superseding") as conn:
+            for new_id, old_ids in pairs.items():
+                gov.mark_superseded(conn, old_ids, new_id, now)
+            gov.log_event(conn, event)
+            self._bump(conn)
+
+    def log(self, event: AuditEvent) -> None:
+        with self._tx("logging an event") as conn:
+            gov.log_event(conn, event)
+
+    def delete(self, ids: Sequence[str], *, event: AuditEvent | None = None, tombstone: bool = True,
+               forgotten: Scope | None = None) -> list[tuple[int, str]]:
+        """Remove units, their postings, graph and CLIP rows and unreferenced blobs in one transaction."""
+        if not ids and forgotten is None:
+            return []
+        with self._tx(f"deleting {len(ids)} unit(s)") as conn:
+            rows = conn.execute(
+                "DELETE FROM units WHERE id = ANY(%s) RETURNING rid, id, prev_id, raw_ref, content_hash, user_id, "
+                "agent_id, session_id, superseded_by, doc_len, tenant", (list(ids),)).fetchall()
+            rows.sort()
+            removed = [(int(r[0]), str(r[1])) for r in rows]
+            successor: dict[str, str | None] = {}
+            gone = [uid for _, uid in removed]
+            for rid, uid, prev_id, _ref, chash, user_id, agent_id, session_id, superseded_by, _len, _t in rows:
+                successor[uid] = superseded_by
+                # keep the chain whole: the next unit now follows our predecessor (itself maybe deleted too)
+                while prev_id in successor and prev_id is not None:
+                    prev_id = next((r[2] for r in rows if r[1] == prev_id), None)
+                conn.execute("UPDATE units SET prev_id = %s WHERE prev_id = %s", (prev_id, uid))
+                if tombstone and forgotten is None:
+                    gov.bury(conn, uid, chash, Scope(user_id, agent_id, session_id))
+            if forgotten is not None:
+                gov.forget_scope(conn, forgotten)
+            refs = sorted({r[3] for r in rows if r[3]})
+            if refs:
+                conn.execute("DELETE FROM blobs b WHERE ref = ANY(%s) AND NOT EXISTS "
+                             "(SELECT 1 FROM units u WHERE u.raw_ref = b.ref)", (refs,))
+            if event is not None and (removed or forgotten is not None):
+                gov.log_event(conn, replace(event, unit_ids=tuple(gone)))
+            if removed:
+                conn.execute("DELETE FROM terms WHERE rid = ANY(%s)", ([rid for rid, _ in removed],))
+                delete_units_cascade(conn, gone)
+                conn.execute("DELETE FROM clip_vectors WHERE unit_id = ANY(%s)", (gone,))
+                gov.reconnect(conn, successor, event.actor if event else "omnimem")
+                followers = self.terms.after_delete(conn, [(int(r[0]), Scope(r[5], r[6], r[7])) for r in rows])
+                self._bump(conn, -len(removed), followers - sum(int(r[9]) for r in rows))
+        return removed
+
+    def replace_vectors(self, rids: Sequence[int], vectors: Sequence[Vector], embedder: str, dim: int,
+                        event: AuditEvent) -> None:
+        with self._tx("re-embedding") as conn:
+            conn.execute("DROP INDEX IF EXISTS units_embedding_hnsw")
+            conn.execute("ALTER TABLE units ALTER COLUMN embedding TYPE vector")
+            with conn.cursor() as cur:
+                cur.executemany("UPDATE units SET embedding = %s WHERE rid = %s",
+                                [(np.asarray(v, dtype=np.float32), int(rid)) for rid, v in zip(rids, vectors,
+                                                                                             strict=True)])
+            for step in vector_index_ddl(dim):
+                conn.execute(step)
+            conn.execute("UPDATE meta SET value = %s WHERE key = 'embedder'", (embedder,))
+            conn.execute("UPDATE meta SET value = %s WHERE key = 'dim'", (str(dim),))
+            gov.log_event(conn, event)
+            self._bump(conn)
+
+    def add_stats(self, counts: Mapping[str, float]) -> None:
+        if not counts:
+            return
+        with self._tx("counting filter statistics") as conn, conn.cursor() as cur:
+            cur.executemany("INSERT INTO filter_stats(name, value) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE "
+                            "SET value = filter_stats.value + excluded.value",
+                            [(k, float(v)) for k, v in sorted(counts.items())])
+
+    # -- reads -------------------------------------------------------------------
+    def _units(self, where: str, args: Sequence[Any]) -> list[tuple[int, MAU]]:
+        with self._read() as conn:
+            # binary results: a vector arrives as float32 bytes, not text to parse (10x faster for many units)
+            rows = conn.execute(f"SELECT {COLUMNS} FROM units WHERE {where} ORDER BY rid", args,
+                                binary=True).fetchall()
+            ids = [r[1] for r in rows]
+            nexts = dict(conn.execute("SELECT prev_id, id FROM units WHERE prev_id = ANY(%s)", (ids,)).fetchall()) \
+                if ids else {}
+        return [(int(r[0]), _unit(r, nexts.get(r[1]))) for r in rows]
+
+    def get(self, ids: Sequence[str]) -> list[MAU]:
+        found = {u.id: u for _, u in self._units("id = ANY(%s)", (list(ids),))}
+        return [found[i] for i in ids if i in found]
+
+    def get_with_rids(self, ids: Sequence[str]) -> list[tuple[int, MAU]]:
+        return self._units("id = ANY(%s)", (list(ids),))
+
+    def get_rows(self, rids: Sequence[int]) -> dict[int, MAU]:
+        return dict(self._units("rid = ANY(%s)", ([int(r) for r in rids],)))
+
+    def find_hashes(self, hashes: Sequence[str]) -> dict[str, str]:
+        with self._read() as conn:
+            return {h: uid for h, uid in conn.execute(
+                "SELECT content_hash, id FROM units WHERE content_hash = ANY(%s) ORDER BY rid", (list(hashes),))}
+
+    def recent(self, scope: Scope, limit: int) -> list[tuple[str, str]]:
+        where, args = scope_sql(scope, exact=True)
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT id, summary FROM units WHERE {where} ORDER BY rid DESC LIMIT %s",
+                                [*args, limit]).fetchall()
+        return [(str(a), str(b)) for a, b in rows]
+
+    def recent_lines(self, scope: Scope, limit: int) -> list[tuple[str | None, str]]:
+        where, args = scope_sql(scope, exact=True)
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT speaker, summary FROM units WHERE {where} AND modality = 'text' "
+                                "ORDER BY rid DESC LIMIT %s", [*args, limit]).fetchall()
+        return [(a, str(b)) for a, b in reversed(rows)]
+
+    def recent_metadata(self, scope: Scope, modality: Modality, limit: int) -> list[tuple[str, dict[str, Any]]]:
+        where, args = scope_sql(scope, exact=True)
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT id, metadata FROM units WHERE {where} AND modality = %s "
+                                "ORDER BY rid DESC LIMIT %s", [*args, modality.value, limit]).fetchall()
+        return [(str(uid), json.loads(meta)) for uid, meta in rows]
+
+    def ids_in_scope(self, scope: Scope) -> list[str]:
+        where, args = scope_sql(scope, exact=False)
+        with self._read() as conn:
+            return [r[0] for r in conn.execute(f"SELECT id FROM units WHERE {where} ORDER BY rid", args)]
+
+    def predecessors(self, ids: Sequence[str]) -> list[str]:
+        with self._read() as conn:
+            return [r[0] for r in conn.execute("SELECT id FROM units WHERE superseded_by = ANY(%s) ORDER BY rid",
+                                               (list(ids),))]
+
+    def events(self, *, unit_id: str | None = None, scope: Scope | None = None,
+               limit: int | None = None) -> list[AuditRecord]:
+        with self._read() as conn:
+            return gov.read_events(conn, unit_id=unit_id, scope=scope, limit=limit)
+
+    def tombstoned(self, items: Sequence[tuple[Scope, str]]) -> dict[str, str]:
+        with self._read() as conn:
+            return gov.find_tombstones(conn, items)
+
+    def tombstone_owner(self, unit_id: str) -> Scope | None:
+        with self._read() as conn:
+            return gov.tombstone_owner(conn, unit_id)
+
+    def forgotten_since(self, scope: Scope) -> datetime | None:
+        with self._read() as conn:
+            return gov.forgotten_since(conn, scope)
+
+    def embed_rows(self) -> Iterator[tuple[int, Scope, str | None, str, str, str | None]]:
+        with self._read() as conn:
+            rows = conn.execute("SELECT rid, user_id, agent_id, session_id, speaker, summary, modality, event_time "
+                                "FROM units ORDER BY rid").fetchall()
+        for rid, user, agent, session, speaker, summary, modality, when in rows:
+            yield int(rid), Scope(user, agent, session), speaker, summary, modality, when
+
+    def read_raw(self, ref: str) -> bytes:
+        check_ref(ref)
+        with self._read() as conn:
+            row = conn.execute("SELECT data FROM blobs WHERE ref = %s", (ref,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"cold-tier content {ref} is missing")
+        return bytes(row[0])
+
+    def filter_stats(self) -> dict[str, float]:
+        with self._read() as conn:
+            return {k: float(v) for k, v in conn.execute("SELECT name, value FROM filter_stats ORDER BY name")}
+
+    def stats(self) -> dict[str, Any]:
+        with self._read() as conn:
+            units, users, sessions = conn.execute(
+                "SELECT COUNT(*), COUNT(DISTINCT user_id), COUNT(DISTINCT session_id) FROM units").fetchone()
+            by_modality = dict(conn.execute("SELECT modality, COUNT(*) FROM units GROUP BY modality ORDER BY 1"))
+        return {"units": int(units), "by_modality": {k: int(v) for k, v in by_modality.items()},
+                "users": int(users), "sessions": int(sessions)}
+
+    def scrub(self) -> bool:
+        """VACUUM the side tables that held deleted rows (postings, blobs, graph, tombstones).
+
+        ``units`` is left to autovacuum: vacuuming it walks the whole HNSW
+        index, too costly after every delete. Deleted rows are invisible to
+        every query from the commit on; for their bytes on disk see
+        docs/postgres.md (``VACUUM FULL``, WAL retention).
+        """
+        if self.read_only:
+            return True
+        try:
+            with self._pool.connection() as conn:  # pooled connections are in autocommit mode
+                for table in ("terms", "blobs", "clip_vectors", "entities", "entity_aliases", "entity_units",
+                              "relations", "relation_units", "tombstones_keyed", "scope_keys"):
+                    conn.execute(f"VACUUM {table}")
+        except self._psycopg.Error as exc:
+            log.warning("VACUUM after a delete did not run (%s); autovacuum will reclaim the space", describe(exc))
+            return False
+        return True
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _row(unit: MAU) -> tuple[Any, ...]:
+    emb = np.asarray(unit.embedding if unit.embedding is not None else [], dtype=np.float32)
+    return (
+        unit.id, unit.summary, unit.modality.value, unit.speaker,
+        unit.event_time.isoformat() if unit.event_time else None, unit.record_time.isoformat(),
+        unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, unit.links.prev_id,
+        json.dumps(list(unit.source_ids)), unit.raw_ref, unit.content_hash, json.dumps(unit.metadata), emb,
+        unit.record_time.timestamp(), unit.superseded_by,
+        unit.superseded_at.isoformat() if unit.superseded_at else None,
+    )
+
+
+def _unit(row: Sequence[Any], next_id: str | None) -> MAU:
+    (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
+     prev_id, source_ids, raw_ref, chash, metadata, emb, _ts, superseded_by, superseded_at) = row
+    return MAU(
+        id=uid, summary=summary, modality=Modality(modality),
+        event_time=datetime.fromisoformat(event_time) if event_time else None,
+        record_time=datetime.fromisoformat(record_time), scope=Scope(user_id, agent_id, session_id),
+        content_hash=chash, speaker=speaker, raw_ref=raw_ref,
+        links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
+        embedding=_array(emb) if emb is not None else None,
+        metadata=json.loads(metadata), superseded_by=superseded_by,
+        superseded_at=datetime.fromisoformat(superseded_at) if superseded_at else None,
+    )
+
+
+def _array(value: Any) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """A pgvector value as a float32 array (the adapter gives a ``Vector`` or an array by version)."""
+    raw = value.to_numpy() if hasattr(value, "to_numpy") else value
+    return np.asarray(raw, dtype=np.float32)

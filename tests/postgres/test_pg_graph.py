@@ -1,0 +1,46 @@
+"""Graph expansion on PostgreSQL: the neighbourhood comes from one recursive query, equal to hop-by-hop reads."""
+
+from __future__ import annotations
+
+from omnimem import Memory
+from omnimem.graph.model import Entity, EntityType, Relation
+from omnimem.mau import Scope
+from omnimem.store.postgres.graph import PgGraphRows
+from omnimem.store.postgres.store import PostgresStore
+from tests.store.test_unit_store import unit
+
+
+def test_the_recursive_neighbourhood_equals_hop_by_hop_reads(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    store.init_meta("fake", 4)
+    chain = ["a", "b", "c", "d", "e"]  # a - b - c - d - e, and x linked to c; bob's y - z apart
+
+    def write(rows: PgGraphRows) -> None:  # type: ignore[misc]
+        for name in [*chain, "x"]:
+            rows.upsert_entity(Entity(f"e-{name}", name.upper(), (), EntityType.PERSON, 0.9, Scope("ann")))
+        rows.upsert_entity(Entity("e-y", "Y", (), EntityType.PERSON, 0.9, Scope("bob")))
+        rows.upsert_entity(Entity("e-z", "Z", (), EntityType.PERSON, 0.9, Scope("bob")))
+        for left, right in zip(chain, chain[1:]):
+            rows.upsert_relation(Relation(f"e-{left}", f"e-{right}", "knows", 0.8, ("u1",)))
+        rows.upsert_relation(Relation("e-x", "e-c", "likes", 0.6, ("u1",)))
+        rows.upsert_relation(Relation("e-y", "e-z", "knows", 0.5, ("u2",)))
+
+    store.insert([unit("u1", Scope("ann")), unit("u2", Scope("bob"))], {}, derived=[write])
+    with store.graph_rows() as rows:
+        near = rows.adjacency(["e-a"], 2)
+        assert sorted(near) == ["e-a", "e-b", "e-c"]
+        for entity, edges in near.items():
+            assert edges == rows.neighbors(entity)
+        assert sorted(rows.adjacency(["e-a"], 4)) == ["e-a", "e-b", "e-c", "e-d", "e-e", "e-x"]
+        assert rows.adjacency(["e-y"], 3) == {"e-y": [("e-z", 0.5)], "e-z": [("e-y", 0.5)]}  # bob's, apart
+    store.close()
+
+
+def test_graph_search_on_postgresql(pg_url: str) -> None:
+    with Memory(url=pg_url, embedder="fake", graph=True) as m:
+        m.add("Caroline met Melanie in Boston.", user_id="ann")
+        m.add("Melanie paints sunsets with her kids.", user_id="ann")
+        found = {e.name for e in m.entities(user_id="ann")}
+        assert {"Caroline", "Melanie"} <= found
+        hits = [h.unit.summary for h in m.search("What does Caroline's friend paint?", user_id="ann").hits]
+        assert "Melanie paints sunsets with her kids." in hits
