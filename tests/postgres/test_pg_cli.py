@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from omnimem import Memory
 from omnimem.cli import app
 from omnimem.mau import Scope
+from omnimem.store.postgres.schema import MIGRATIONS
 from tests.postgres_server import PostgresServer
 
 
@@ -28,7 +29,7 @@ def test_migrate_brings_an_empty_database_to_the_current_schema(run, postgres: P
     res = run("migrate", "--url", url, "--json")
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
-    assert [step["number"] for step in report["applied"]] == [1, 2] and report["from"] == 0
+    assert [step["number"] for step in report["applied"]] == [n for n, _, _ in MIGRATIONS] and report["from"] == 0
     again = run("migrate", "--url", url)
     assert again.exit_code == 0 and "already up to date" in again.stdout
     postgres.drop(url)

@@ -26,6 +26,7 @@ from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
 from omnimem.store.postgres.connect import describe, open_pool, parse_url, psycopg_modules
 from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
+from omnimem.store.postgres.keys import PgKeys
 from omnimem.store.postgres.migrate import migrate
 from omnimem.store.postgres.schema import vector_index_ddl
 from omnimem.store.postgres.terms import TermIndexer
@@ -52,7 +53,7 @@ def scope_sql(scope: Scope, *, exact: bool, prefix: str = "") -> tuple[str, list
     return (" AND ".join(parts) or "TRUE"), args
 
 
-class PostgresStore:
+class PostgresStore(PgKeys):
     """Units, meta, audit log, tombstones, blobs and the graph in one PostgreSQL database."""
 
     def __init__(self, url: str, *, sparse_context: int = 1, read_only: bool = False, pool_size: int = 8) -> None:
