@@ -6,10 +6,10 @@ import sqlite3
 from collections.abc import Callable
 
 from omnimem.store.graph_sql import GRAPH_SCHEMA
-from omnimem.store import tombstones
+from omnimem.store import jobs, tombstones
 from omnimem.store.audit import AUDIT_SCHEMA
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 Step = str | Callable[[sqlite3.Connection], None]  # an SQL statement, or Python for what SQL cannot say
 
@@ -83,4 +83,5 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
         "keyed tombstones (per user/agent key, destroyed with the scope); no content hashes in the audit log",
         [*tombstones.SCHEMA, tombstones.migrate_plain_hashes],
     ),
+    (8, "job queue", list(jobs.SCHEMA)),
 ]
