@@ -59,6 +59,8 @@ def _memory(
               "`omnimem add` or `omnimem ingest`", 2)
     with Memory(path, embedder=embedder, **settings) as mem:
         yield mem
+        if mem.settings.enrich == "async" and mem.store.last_write_seq:  # a one-shot process: finish the
+            mem.flush()  # enrichment of what it stored (enrich=off leaves it to `omnimem worker`)
 
 
 def _fail(message: str, code: int = 2) -> None:  # 2: the input is wrong; 1: omnimem or the store failed

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -33,14 +33,35 @@ def enriched_id(key: str) -> str:
     return uuid.uuid5(NAMESPACE, key).hex
 
 
-def run(parts: Parts, ingestor: Ingestor, job: Job) -> list[RowWriter]:
-    """Do the job's work; returns rows to write with its completion. Raises to fail the attempt."""
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Rows to write with the job's completion, if the units in ``requires`` are still current then."""
+
+    derived: tuple[RowWriter, ...] = ()
+    requires: tuple[str, ...] = ()
+
+
+def run(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
+    """Do the job's work; returns what to write with its completion. Raises to fail the attempt."""
     if job.kind == "enrich":
         return enrich_unit(parts, ingestor, job)
+    if job.kind == "graph":
+        return graph_rows(parts, job)
     if job.kind == "restate":
         restate_turns(parts, ingestor, job)
-        return []
+        return Outcome()
     raise ConfigError(f"unknown job kind {job.kind!r} (written by a newer omnimem?)")
+
+
+def graph_rows(parts: Parts, job: Job) -> Outcome:
+    """Entities and relations of the batch's units still current, extracted together."""
+    if parts.graph is None:
+        raise ConfigError("job kind 'graph' needs the knowledge graph; open the store with graph=True")
+    with parts.lock:
+        units = [u for u in parts.store.get(list(job.payload["units"])) if u.active]
+    if not units:
+        return Outcome()
+    return Outcome((parts.graph.writer(units, parts.graph.extract(units)),), tuple(u.id for u in units))
 
 
 def _need_llm(parts: Parts, task: str) -> Any:
@@ -49,7 +70,7 @@ def _need_llm(parts: Parts, task: str) -> Any:
     return parts.llm
 
 
-def enrich_unit(parts: Parts, ingestor: Ingestor, job: Job) -> list[RowWriter]:
+def enrich_unit(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
     """Summary or caption (a new version that supersedes the unit), graph rows, supersession proposals."""
     tasks: list[str] = list(job.payload.get("tasks", ()))
     new_id = enriched_id(job.key)
@@ -59,24 +80,24 @@ def enrich_unit(parts: Parts, ingestor: Ingestor, job: Job) -> list[RowWriter]:
     target = found.get(new_id)  # written by an earlier run of this job, with its graph rows
     if target is None:
         if unit is None or not unit.active:
-            return []  # deleted, or replaced by a newer version (which has its own jobs): nothing to enrich
+            return Outcome()  # deleted, or replaced by a newer version (which has its own jobs): nothing to enrich
         target = unit
         changed = _new_text(parts, unit, tasks)
         if changed is not None:
             target = _write_version(parts, unit, new_id, changed, tasks, job)
             tasks = [t for t in tasks if t != "graph"]  # written with the new version
     elif not target.active:
-        return []
+        return Outcome()
     else:
         tasks = [t for t in tasks if t != "graph"]  # its graph rows were written with it
     if "supersede" in tasks and parts.settings.auto_supersede:
         _need_llm(parts, "supersede")
         ingestor.propose_supersession([target], [target.embedding])
     if "graph" in tasks and parts.graph is not None:
-        return [parts.graph.writer([target], parts.graph.extract([target]))]
+        return Outcome((parts.graph.writer([target], parts.graph.extract([target])),), (target.id,))
     if "graph" in tasks:
         raise ConfigError("job task 'graph' needs the knowledge graph; open the store with graph=True")
-    return []
+    return Outcome()
 
 
 def _new_text(parts: Parts, unit: MAU, tasks: Sequence[str]) -> tuple[str, dict[str, Any]] | None:

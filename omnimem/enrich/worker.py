@@ -20,6 +20,7 @@ import uuid
 
 from omnimem.engine.parts import Parts
 from omnimem.enrich import jobs as handlers
+from omnimem.enrich.plan import ENRICH, GRAPH, RESTATE
 from omnimem.ingest.pipeline import Ingestor
 from omnimem.store.jobs import Job
 
@@ -51,11 +52,17 @@ class Enricher:
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
 
+    def kinds(self) -> list[str]:
+        """The job kinds this engine can run: graph jobs need the graph, the others an LLM. Jobs of other
+        kinds wait in the queue for a worker that can (they are not failed for want of a model)."""
+        return [*([GRAPH] if self.parts.graph is not None else []), *([ENRICH, RESTATE] if self.parts.llm else [])]
+
     # -- threads in the engine ---------------------------------------------------
     def start(self) -> None:
-        """Start the worker threads (once); they run until :meth:`stop`."""
+        """Start the worker threads (once; none if this engine can run no kind of job); they run until
+        :meth:`stop`."""
         with self._start_lock:
-            if self._threads or self._stop.is_set():
+            if self._threads or self._stop.is_set() or not self.kinds():
                 return
             for n in range(self.parts.settings.enrich_workers):
                 thread = threading.Thread(target=self.run_forever, name=f"omnimem-enrich-{n}", daemon=True)
@@ -64,7 +71,7 @@ class Enricher:
 
     def wake(self) -> None:
         """Jobs were enqueued: start the threads if needed and have an idle one look now."""
-        if not self._threads:
+        if not self._threads and not self._stop.is_set():
             self.start()
         self._wake.set()
 
@@ -96,10 +103,13 @@ class Enricher:
         """Claim up to ``limit`` jobs and run them; how many were claimed."""
         name = name or worker_name("once")
         settings = self.parts.settings
+        kinds = self.kinds()
+        if not kinds:
+            return 0
         with self.parts.lock:
             if self.parts.closed:
                 return 0
-            claimed = self.parts.store.claim(name, settings.enrich_lease, limit)
+            claimed = self.parts.store.claim(name, settings.enrich_lease, limit, kinds=kinds)
         for job in claimed:
             self._run(name, job)
         return len(claimed)
@@ -113,9 +123,9 @@ class Enricher:
                            "times (lease expired)", retry_at=None)
             return
         try:
-            derived = handlers.run(self.parts, self.ingestor, job)
+            outcome = handlers.run(self.parts, self.ingestor, job)
             with self.parts.lock:
-                if not store.complete(job.id, name, derived=derived):
+                if not store.complete(job.id, name, derived=outcome.derived, requires=outcome.requires):
                     log.warning("job %s finished after its lease passed to another worker", job.key)
         except Exception as exc:  # any failure of the job is recorded on it, never lost
             if self.parts.closed:
@@ -129,13 +139,18 @@ class Enricher:
 
     # -- waiting for the queue --------------------------------------------------------
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until no job is pending or running (failed ones do not count); False on timeout."""
+        """Wait until no job is pending or running (failed ones do not count); False on timeout.
+
+        With ``enrich="async"`` only the kinds this engine runs are waited for (a store opened without
+        the graph does not wait for graph jobs forever); otherwise every kind (``omnimem worker``).
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
+        kinds = self.kinds() if self.parts.settings.enrich == "async" else None
         delay = 0.005
         while True:
             with self.parts.lock:
                 self.parts.check_open()
-                depth = self.parts.store.queue_depth()
+                depth = self.parts.store.queue_depth(kinds)
             if depth["pending"] + depth["running"] == 0:
                 with self.parts.lock:
                     self.parts.search.sync()

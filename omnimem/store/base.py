@@ -216,9 +216,11 @@ class UnitStore(GraphSource, Protocol):
         """
         ...
 
-    def complete(self, job_id: int, worker: str, *, derived: Sequence[RowWriter] = ()) -> bool:
-        """Remove a job ``worker`` holds, writing ``derived`` rows in the same transaction; False (and
-        nothing written) when its lease was lost to another worker."""
+    def complete(self, job_id: int, worker: str, *, derived: Sequence[RowWriter] = (),
+                 requires: Sequence[str] = ()) -> bool:
+        """Remove a job ``worker`` holds, writing ``derived`` rows in the same transaction; every unit in
+        ``requires`` must still exist and be current (else NotFoundError, nothing changed). False
+        (nothing written) when its lease was lost to another worker."""
         ...
 
     def fail(self, job_id: int, worker: str, error: str, *, retry_at: float | None) -> bool:
@@ -238,8 +240,8 @@ class UnitStore(GraphSource, Protocol):
         """Remove these failed jobs; how many."""
         ...
 
-    def queue_depth(self) -> dict[str, int]:
-        """Jobs per state: ``{"pending": n, "running": n, "failed": n}``."""
+    def queue_depth(self, kinds: Sequence[str] | None = None) -> dict[str, int]:
+        """Jobs (of these kinds, or all) per state: ``{"pending": n, "running": n, "failed": n}``."""
         ...
 
     def close(self) -> None: ...

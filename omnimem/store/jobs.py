@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from omnimem.errors import InvalidInputError
+from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.store.graph_sql import SQLiteGraphRows
 from omnimem.store.unit_rows import chunks
 
@@ -152,15 +152,24 @@ class SQLiteJobQueue:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id IN ({marks}) ORDER BY id", ids).fetchall()
         return [_job(r) for r in rows]
 
-    def complete(self, job_id: int, worker: str, *, derived: Sequence[RowWriter] = ()) -> bool:
+    def complete(self, job_id: int, worker: str, *, derived: Sequence[RowWriter] = (),
+                 requires: Sequence[str] = ()) -> bool:
         """Finish a job this worker holds: it leaves the queue, and ``derived`` rows are written in the
-        same transaction (so a graph row and its job's completion commit together). False, and nothing
-        written, if the worker no longer holds it (its lease expired and another worker claimed it)."""
+        same transaction (so a graph row and its job's completion commit together). Every unit in
+        ``requires`` must still be there and current, else NotFoundError and nothing changes (the job
+        fails this attempt and runs again). False, and nothing written, if the worker no longer holds
+        the job (its lease expired and another worker took it)."""
         with self._lock, self._tx() as conn:
             held = conn.execute("SELECT 1 FROM jobs WHERE id = ? AND worker = ? AND state = 'running'",
                                 (job_id, worker)).fetchone()
             if held is None:
                 return False
+            wanted = list(dict.fromkeys(requires))
+            present = conn.execute(
+                f"SELECT COUNT(*) FROM units WHERE superseded_by IS NULL AND id IN ({','.join('?' * len(wanted))})",
+                wanted).fetchone()[0] if wanted else 0
+            if present != len(wanted):  # rolled back: the job runs again on what is current then
+                raise NotFoundError("units this job enriches were deleted or replaced while it ran")
             for write in derived:
                 write(SQLiteGraphRows(conn))
             conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
@@ -207,8 +216,10 @@ class SQLiteJobQueue:
                 changed += conn.execute(f"{sql} AND id IN ({marks})", [*stamp, *chunk]).rowcount
         return changed
 
-    def queue_depth(self) -> dict[str, int]:
-        """How many jobs are in each state (every state present, zero included)."""
+    def queue_depth(self, kinds: Sequence[str] | None = None) -> dict[str, int]:
+        """How many jobs (of these kinds, or all) are in each state (every state present, zero included)."""
+        where, args = ("", []) if kinds is None else (f"WHERE kind IN ({','.join('?' * len(kinds))})", list(kinds))
         with self._lock:
-            found = dict(self._conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall())
+            found = dict(self._conn.execute(f"SELECT state, COUNT(*) FROM jobs {where} GROUP BY state",
+                                            args).fetchall())
         return {state: int(found.get(state, 0)) for state in STATES}

@@ -47,7 +47,7 @@ def test_vision_llm_captions_uncaptioned_images(tmp_path: Path, vision_server: F
     vision_server.reset()
     vision_server.push(chat("A red fishing boat moored in a small harbour."))
     llm = OpenAICompatibleLLM(LLMConfig(base_url=vision_server.url, model="vision", max_retries=0, timeout=5))
-    with Memory(tmp_path / "mem", embedder="fake", llm=llm, vision_captions=True) as mem:
+    with Memory(tmp_path / "mem", embedder="fake", llm=llm, vision_captions=True, enrich="sync") as mem:
         data = gen.encode(gen.photo(13), "JPEG")
         uid = mem.add_image(data, user_id="u").id
         unit = mem.get(uid)
