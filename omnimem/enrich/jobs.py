@@ -83,13 +83,15 @@ def enrich_unit(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
             return Outcome()  # deleted, or replaced by a newer version (which has its own jobs): nothing to enrich
         target = unit
         changed = _new_text(parts, unit, tasks)
-        if changed is not None:
-            target = _write_version(parts, unit, new_id, changed, tasks, job)
+        if changed is not None:  # compared with what was stored before the unit (not before its version)
+            target = replace(_write_version(parts, unit, new_id, changed, tasks, job), record_time=unit.record_time)
             tasks = [t for t in tasks if t != "graph"]  # written with the new version
     elif not target.active:
         return Outcome()
     else:
         tasks = [t for t in tasks if t != "graph"]  # its graph rows were written with it
+        if unit is not None:
+            target = replace(target, record_time=unit.record_time)
     if "supersede" in tasks and parts.settings.auto_supersede:
         _need_llm(parts, "supersede")
         ingestor.propose_supersession([target], [target.embedding])

@@ -240,7 +240,8 @@ class Ingestor:
                 near = self.parts.search.within(SearchFilter(same_owner)).dense(vector, 6)
                 rows = self.parts.store.get_rows([rid for rid, score in near if score >= 0.5])
             earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
-                       and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)]
+                       and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)
+                       and u.record_time <= unit.record_time]  # a queued check never replaces later units
             chosen, why = propose(self.parts.llm, unit, earlier[:5])
             if chosen:
                 event = AuditEvent("supersede", f"llm:{self.parts.llm.name}", (unit.id, *chosen), unit.scope,
