@@ -23,6 +23,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "their numbers (writes reliability.json, RELIABILITY.md)."),
     "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time: STORE QUERY "
                    "[--repeats 5]."),
+    "enrich": ("benchmarks.enrich_latency", "Add latency with an LLM answering after 1 s: the synchronous part, "
+               "time until enriched, queue throughput with 1-4 workers (writes enrich.json, enrich.md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }
