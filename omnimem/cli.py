@@ -568,7 +568,9 @@ def _benchmark_package() -> Any:
     return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
 
-from omnimem import cli_queue as _cli_queue  # noqa: E402,F401  (registers `omnimem worker` and `omnimem queue`)
+from omnimem.cli_queue import register as _register_queue  # noqa: E402
+
+_register_queue(app)  # `omnimem worker`, `omnimem queue`
 
 
 def main() -> None:

@@ -1,23 +1,72 @@
 """``omnimem worker`` and ``omnimem queue``: run and inspect the enrichment queue of a store.
 
-Registered on :data:`omnimem.cli.app` (``cli.py`` imports this module).
+``cli.py`` calls :func:`register` with its app; this module does not import the CLI (no import
+cycle), so it keeps its own two-line store and error helpers, the same rules as the CLI's.
 """
 
 from __future__ import annotations
 
+import json
 import signal
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
-from omnimem.cli import JsonOpt, StoreOpt, _errors, _fail, _memory, _print_json, app, out
+from omnimem.errors import OmnimemError
+
+out = Console()
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
-@app.command()
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    raise typer.Exit(code)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except OmnimemError as exc:
+        _fail(str(exc), 2 if exc.status < 500 else 1)
+
+
+@contextmanager
+def _memory(store: Path | None, **settings: Any) -> Iterator[Any]:
+    """An existing store (these commands never create one), opened with ``settings``."""
+    from omnimem.config import Settings
+    from omnimem.memory import Memory
+
+    path = store if store is not None else Path(Settings.load().store or "omnimem-data")
+    if not Memory.exists(path):
+        _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE)", 2)
+    with Memory(path, **settings) as mem:
+        yield mem
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``worker`` and ``queue`` to the CLI."""
+    app.command()(worker)
+    app.command()(queue)
+
+
 def worker(
     store: StoreOpt = None,
     threads: Annotated[int, typer.Option("--threads", min=1, max=64, help="Jobs run at once.")] = 1,
@@ -33,7 +82,7 @@ def worker(
     for sig in (signal.SIGINT, signal.SIGTERM):  # finish the running job, then exit
         signal.signal(sig, lambda *_: stop.set())
     extra: dict[str, Any] = {"graph": True} if graph else {}
-    with _errors(), _memory(store, existing=True, enrich="off", **extra) as mem:
+    with _errors(), _memory(store, enrich="off", **extra) as mem:
         enricher = mem.engine.enricher
         kinds = enricher.kinds()
         if not kinds:
@@ -68,7 +117,6 @@ def _drain(mem: Any, stop: threading.Event, threads: int) -> None:
     out.print(f"queue drained: {depth['failed']} failed job(s) parked", highlight=False)
 
 
-@app.command()
 def queue(
     store: StoreOpt = None,
     failed: Annotated[bool, typer.Option("--failed", help="Only failed jobs (the dead letter).")] = False,
@@ -78,7 +126,7 @@ def queue(
     as_json: JsonOpt = False,
 ) -> None:
     """Show the enrichment queue: pending, running and failed jobs, with the reason each failed."""
-    with _errors(), _memory(store, existing=True, enrich="off", llm=False) as mem:
+    with _errors(), _memory(store, enrich="off", llm=False) as mem:
         q = mem.store
         if retry or retry_all or drop:
             done = {"retried": q.retry(None if retry_all else list(retry or [])) if retry or retry_all else 0,

@@ -28,7 +28,8 @@ from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
 from omnimem.store import tombstones, versions
 from omnimem.store.base import RowWriter, StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
-from omnimem.store.jobs import NewJob, SQLiteJobQueue, insert_jobs
+from omnimem.store.jobs import NewJob, insert_jobs
+from omnimem.store.jobs_sqlite import SQLiteJobQueue
 from omnimem.store.opening import DB_NAME, check_writable, connect
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
 from omnimem.store.unit_rows import COLUMNS as _COLUMNS, chunks as _chunks, scope_clause as _scope_clause
