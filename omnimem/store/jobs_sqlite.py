@@ -48,11 +48,13 @@ class SQLiteJobQueue:
         if kinds is not None:
             kind_sql = f" AND kind IN ({','.join('?' * len(kinds))})"
             kind_args = list(kinds)
+        runnable = ("SELECT id FROM jobs WHERE ((state = 'pending' AND run_after <= ?) OR "
+                    f"(state = 'running' AND lease_until < ?)){kind_sql} ORDER BY id LIMIT ?")
+        with self._lock:  # an idle worker looks without taking the write lock
+            if not self._conn.execute(runnable, [now, now, *kind_args, 1]).fetchone():
+                return []
         with self._lock, self._tx() as conn:
-            ids = [r[0] for r in conn.execute(
-                "SELECT id FROM jobs WHERE ((state = 'pending' AND run_after <= ?) OR "
-                f"(state = 'running' AND lease_until < ?)){kind_sql} ORDER BY id LIMIT ?",
-                [now, now, *kind_args, limit])]
+            ids = [r[0] for r in conn.execute(runnable, [now, now, *kind_args, limit])]
             if not ids:
                 return []
             marks = ",".join("?" * len(ids))
