@@ -79,8 +79,15 @@ def worker(
     opened with enrich="off" leave their jobs to this command; any number of workers may run at once.
     """
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # finish the running job, then exit
-        signal.signal(sig, lambda *_: stop.set())
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:  # a signal finishes the running job, then exits
+        _work(store, threads, drain, graph, stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _work(store: Path | None, threads: int, drain: bool, graph: bool, stop: threading.Event) -> None:
     extra: dict[str, Any] = {"graph": True} if graph else {}
     with _errors(), _memory(store, enrich="off", **extra) as mem:
         enricher = mem.engine.enricher

@@ -170,3 +170,29 @@ def test_worker_command_drains_the_queue(tmp_path: Path) -> None:
     assert ran.exit_code == 0 and "queue drained" in ran.stdout
     with Memory(path, graph=True, enrich="off") as mem:
         assert "Melanie" in {e.name for e in mem.entities(user_id="u")}
+
+
+def test_worker_process_runs_jobs_until_sigterm(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "mem"
+    with Memory(path, embedder="fake", graph=True, enrich="off") as mem:
+        mem.add_dialogue(TURNS, user_id="u", session_id="s")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), "HF_HUB_OFFLINE": "1"}
+    worker = subprocess.Popen([sys.executable, "-c", "from omnimem.cli import main; main()", "worker", "--store",
+                               str(path), "--graph"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert worker.stdout is not None and worker.stdout.readline().startswith("worker on")
+        with Memory(path, enrich="off") as mem:
+            deadline = time.monotonic() + 60
+            while mem.stats()["queue"]["pending"] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert mem.flush(timeout=30)  # the other process ran the job
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0  # it finished its job and left
+    with Memory(path, graph=True, enrich="off") as mem:
+        assert "Melanie" in {e.name for e in mem.entities(user_id="u")}
