@@ -27,6 +27,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                    "80% search / 20% add (writes serve-load.json, serve-load.md)."),
     "pg-scale": ("benchmarks.pg_scale", "PostgreSQL beside the embedded backend at one size: ingest, HNSW "
                  "build, search p50/p95, recall@20 (writes postgres/pg-scale-<size>.json and .md)."),
+    "enrich": ("benchmarks.enrich_latency", "Add latency with an LLM answering after 1 s: the synchronous part, "
+               "time until enriched, queue throughput with 1-4 workers (writes enrich.json, enrich.md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

@@ -64,6 +64,8 @@ def _memory(
               "`omnimem add` or `omnimem ingest`", 2)
     with Memory(path, embedder=embedder, **settings) as mem:
         yield mem
+        if mem.settings.enrich == "async" and mem.store.last_write_seq:  # a one-shot process: finish the
+            mem.flush()  # enrichment of what it stored (enrich=off leaves it to `omnimem worker`)
 
 
 def _database_url() -> str | None:
@@ -602,6 +604,10 @@ app.command("mcp")(mcp_command)
 from omnimem import cli_postgres  # noqa: E402 - `omnimem migrate`
 
 cli_postgres.register(app)
+
+from omnimem.cli_queue import register as _register_queue  # noqa: E402
+
+_register_queue(app)  # `omnimem worker`, `omnimem queue`
 
 
 def main() -> None:

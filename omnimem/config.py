@@ -118,6 +118,13 @@ class Settings:
     graph_hops: int = 2
     graph_beta: float = 0.5
     graph_k: int = 10  # graph-only units merged into the results per query
+    enrich: str = "async"  # model work on the write path (LLM summaries, restatement, captions, graph, supersession):
+    #                        "async" queued for a worker thread, "sync" inline (blocks the add), "off" queued for
+    #                        an external `omnimem worker`
+    enrich_workers: int = 1  # worker threads an "async" engine runs
+    enrich_lease: float = 300.0  # seconds a claimed job is held before another worker may take it over
+    enrich_attempts: int = 5  # attempts before a failing job is parked as failed (the dead letter)
+    enrich_backoff: float = 2.0  # seconds before the first retry; doubled after each failure (at most 1 hour)
     timezone: str = "UTC"
     store: str | None = None  # default store folder for the CLI
     url: str | None = None  # a database to open instead of a folder (postgresql://...), when no path is given
@@ -185,6 +192,10 @@ class Settings:
             raise ConfigError("graph_hops and graph_k must be >= 0 and graph_beta within (0, 1]")
         if self.max_query_chars < 1 or self.max_media_pixels < 1 or not self.max_media_seconds > 0:
             raise ConfigError("max_query_chars, max_media_pixels and max_media_seconds must be positive")
+        if self.enrich not in ("async", "sync", "off"):
+            raise ConfigError("enrich must be async, sync or off")
+        if self.enrich_workers < 1 or self.enrich_attempts < 1 or not self.enrich_lease > 0 or self.enrich_backoff < 0:
+            raise ConfigError("enrich_workers, enrich_attempts and enrich_lease must be positive, enrich_backoff >= 0")
         if self.max_level not in (1, 2, 3):
             raise ConfigError("max_level must be 1, 2 or 3")
         if not -1.0 <= self.theta <= 1.0:

@@ -72,13 +72,35 @@ def versions(parts: Parts, unit: MAU) -> list[str]:
     return sorted(seen)
 
 
+def _enriched(old: MAU, new: MAU) -> bool:
+    """Whether ``new`` is the enrichment of ``old`` (see :mod:`omnimem.enrich`), not a user's correction."""
+    return new.metadata.get("enriched_from") == old.id or (
+        old.metadata.get("restated") == "offline" and new.metadata.get("restated") is True
+        and old.superseded_by == new.id)
+
+
+def enrichment_family(parts: Parts, unit: MAU) -> list[str]:
+    """A unit with the versions enrichment made of it and the ones it was made from: to the user they are
+    one memory, so deleting any of them deletes all (a delete by the id ``add`` returned leaves nothing)."""
+    seen = {unit.id: unit}
+    todo = [unit]
+    while todo:
+        current = todo.pop()
+        linked = [i for i in (current.metadata.get("enriched_from"), current.superseded_by) if i]
+        for other in parts.store.get([i for i in linked + parts.store.predecessors([current.id]) if i not in seen]):
+            if _enriched(other, current) or _enriched(current, other):
+                seen[other.id] = other
+                todo.append(other)
+    return sorted(seen)
+
+
 def delete(parts: Parts, unit_id: object, scope: Scope, reason: str | None, chain: bool) -> None:
     if not isinstance(chain, bool):
         raise InvalidInputError("chain must be True or False")
     with parts.write_lock, parts.lock:
         parts.check_open(write=True)
         unit = scoped_unit(parts, unit_id, scope)
-        ids = versions(parts, unit) if chain else [unit.id]
+        ids = versions(parts, unit) if chain else enrichment_family(parts, unit)
         remove(parts, ids, AuditEvent("delete", parts.actor, (unit.id,), unit.scope, reason, {"chain": chain}))
 
 

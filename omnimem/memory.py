@@ -142,6 +142,18 @@ class Memory:
         """Persist the indexes and release the store. Safe to call twice."""
         self.engine.close()
 
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until queued enrichment has landed (no job pending or running); False if ``timeout``
+        seconds passed first. Failed jobs do not count (``stats()["queue"]``, ``omnimem queue``).
+
+        Adds return before any model runs (setting ``enrich="async"``, the default): restatement, LLM
+        summaries, captions, graph rows and supersession land later, each enriched version superseding
+        the unit it enriches. With ``enrich="off"`` an ``omnimem worker`` process must drain the queue.
+        """
+        if timeout is not None:
+            timeout = validate.real(timeout, "timeout", low=0.0, high=1e9)
+        return self.engine.flush(timeout)
+
     @property
     def read_only(self) -> bool:
         """Whether this store was opened read-only (searches and reads work, writes raise)."""

@@ -107,6 +107,7 @@ def test_forget_leaves_zero_residue_on_disk(tmp_path: Path):
             user_id="gone", session_id="s1",
         )
         m.add("Bob likes tea in Paris", user_id="stays")
+        assert m.flush(timeout=60)  # the graph rows are queued enrichment
         m.search(secret, user_id="gone")  # builds and caches the BM25 index with the secret in it
         m.close()
         with Memory(path) as again:  # reopened: indexes saved to disk now hold the secret
@@ -241,7 +242,7 @@ def test_llm_proposed_supersession_is_applied_and_logged():
         return _json.dumps({"replaces": []})
 
     llm = FakeLLM(judge)
-    with Memory(embedder="fake", llm=llm, auto_supersede=True) as m:
+    with Memory(embedder="fake", llm=llm, auto_supersede=True, enrich="sync") as m:
         old = m.add("Melanie lives in Boston with her kids", user_id="mel").id
         m.add("Melanie loves hiking in the mountains", user_id="mel")
         new = m.add("Melanie now lives in Seattle with her kids", user_id="mel").id

@@ -123,7 +123,7 @@ def _show(kwargs: dict[str, Any]) -> str:
 # -- the CLI -------------------------------------------------------------------------------------------
 
 COMMANDS = {name: cmd for name, cmd in typer.main.get_command(app).commands.items()  # type: ignore[attr-defined]
-            if name not in ("bench", "graph", "demo", "serve")}  # serve runs until stopped: tests/server
+            if name not in ("bench", "graph", "demo", "serve", "worker")}  # serve, worker run until stopped
 cli_text = st.one_of(texts.filter(lambda s: len(s) < 3000), st.sampled_from(["5", "-1", "nan", "1e400", "0"]))
 
 

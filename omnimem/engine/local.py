@@ -20,6 +20,7 @@ from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.engine.backends import open_search, open_store
 from omnimem.engine.parts import Parts
+from omnimem.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from omnimem.graph.model import Entity
 from omnimem.index.manager import IndexSet
@@ -65,6 +66,12 @@ class LocalEngine:
             self.parts.clip = self._make_clip() if settings.clip_model else None
             self.ingestor = Ingestor(self.parts)
             self.retriever = Retriever(self.parts)
+            self.enricher = Enricher(self.parts)
+            if settings.enrich == "async" and not read_only:  # threads start with the first job
+                self.parts.wake = self.enricher.wake
+                depth = store.queue_depth()
+                if depth["pending"] + depth["running"]:  # left by an earlier process
+                    self.enricher.start()
         except BaseException:
             store.close()
             raise
@@ -91,6 +98,7 @@ class LocalEngine:
     def close(self) -> None:
         """Persist the indexes and release the store. Safe to call twice."""
         p = self.parts
+        self.enricher.stop()  # after the job each worker is running; the rest stay queued in the store
         with p.lock:
             if p.closed:
                 return
@@ -147,7 +155,7 @@ class LocalEngine:
     def add_image(self, item: Pending, phash: str, data: bytes, captioned: bool) -> AddResult:
         """One image unit, unless it is the same file or a near-duplicate of a recent image of its scope."""
         p = self.parts
-        if not captioned and p.settings.vision_captions and p.llm is not None:
+        if not captioned and p.settings.vision_captions and p.llm is not None and p.settings.enrich == "sync":
             captioner = create_provider("captioner", "vision-llm", llm=p.llm)
             described = captioner.caption(data, str(item.metadata["mime"]))
             item = replace(item, text=described, metadata={**item.metadata, "caption": "vision-llm"})
@@ -206,6 +214,10 @@ class LocalEngine:
         with p.write_lock, p.lock:
             p.store.add_stats(stats)
         return MediaResult(tuple(results), stats, event_id)
+
+    def flush(self, timeout: float | None) -> bool:
+        """Wait for the enrichment queue to drain (see :meth:`Memory.flush`)."""
+        return self.enricher.flush(timeout)
 
     def delete(self, unit_id: str, scope: Scope, reason: str | None, chain: bool) -> None:
         lifecycle.delete(self.parts, unit_id, scope, reason, chain)
@@ -306,6 +318,7 @@ class LocalEngine:
                 "index": p.search.sizes(),
                 "filters": p.store.filter_stats(),
                 "llm": None,
+                "queue": p.store.queue_depth(),
             }
         if p.llm is not None:
             usage = p.llm.usage()

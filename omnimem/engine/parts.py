@@ -9,7 +9,7 @@ indexes), so every holder sees the current ones.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -62,6 +62,7 @@ class Parts:
     lock: threading.RLock = field(default_factory=threading.RLock)  # store and index access (short)
     write_lock: threading.RLock = field(default_factory=threading.RLock)  # one writer; readers not blocked
     closed: bool = False
+    wake: Callable[[], None] = lambda: None  # tells the enrichment workers that jobs were enqueued
 
     @property
     def actor(self) -> str:

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from omnimem.engine.parts import Parts
+from omnimem.enrich.plan import plan_jobs
 from omnimem.ingest.prepare import AddResult, Pending, check_storable
 from omnimem.ingest.embedding import EmbedInput, embed_texts
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
@@ -43,7 +44,9 @@ class Ingestor:
         """
         from omnimem.restate import Restater, Turn
 
+        deferred = self.parts.llm is not None and self.parts.settings.enrich != "sync"  # the LLM runs in a job
         turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
+        said = {t.id: t.text for t in turns}
         with self.parts.lock:
             covered = {s for u in self.parts.store.get(self.parts.store.ids_in_scope(scope)) for s in u.source_ids}
         start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
@@ -52,7 +55,7 @@ class Ingestor:
         overlap = self.parts.settings.restate_overlap
         todo = turns[max(0, start - overlap) if start else 0 :]
         restater = Restater(
-            self.parts.llm, window=self.parts.settings.restate_window, overlap=overlap,
+            None if deferred else self.parts.llm, window=self.parts.settings.restate_window, overlap=overlap,
             workers=self.parts.settings.llm_workers, default_tz=self.parts.tz,
         )
         session_time = next((t.time for t in turns if t.time is not None), None)
@@ -64,7 +67,9 @@ class Ingestor:
                     content_hash(unit.text, speaker=None, event_time=None, scope=scope,
                                  source_id="|".join(unit.source_ids)),
                     metadata={"restated": True, "keywords": list(unit.keywords), "persons": list(unit.persons),
-                              "entities": list(unit.entities), "location": unit.location, "topic": unit.topic},
+                              "entities": list(unit.entities), "location": unit.location, "topic": unit.topic}
+                    if not deferred else  # stored now, restated by the model in a job (omnimem.enrich)
+                    {"restated": "offline", "turn_text": said[unit.source_ids[0]]},
                     source_ids=unit.source_ids,
                 )
                 for unit in window.units
@@ -166,7 +171,8 @@ class Ingestor:
         self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
         action: str = "add", reason: str | None = None,
     ) -> None:
-        llm = self.parts.llm if self.parts.settings.llm_summaries else None
+        deferred = self.parts.settings.enrich != "sync"  # model work is queued as jobs (omnimem.enrich)
+        llm = self.parts.llm if self.parts.settings.llm_summaries and not deferred else None
         words = self.parts.settings.summary_words
         summaries = [  # long text: a model's summary when one is configured, else the first words
             summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
@@ -195,7 +201,7 @@ class Ingestor:
             if item.chain:
                 chained = unit_id
         derived: list[RowWriter] = []  # graph and CLIP rows, written in the transaction of their units
-        if self.parts.graph is not None:
+        if self.parts.graph is not None and not deferred:
             described = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
             derived.append(self.parts.graph.writer(described, self.parts.graph.extract(described)))
         if self.parts.clip is not None and (clip_rows := self.parts.clip.writer(units, raw)) is not None:
@@ -208,18 +214,21 @@ class Ingestor:
             {"modalities": sorted({u.modality.value for u in units}), "supersedes": supersedes},  # no content hashes:
             # a plain hash in the append-only log would let anyone confirm a guess at forgotten content
         )
+        jobs = plan_jobs(self.parts, units, action) if deferred else []
         with self.parts.lock:
-            rows = self.parts.store.insert(units, raw, derived=derived, event=event, supersedes=supersedes)
+            rows = self.parts.store.insert(units, raw, derived=derived, event=event, supersedes=supersedes, jobs=jobs)
             self.parts.search.added(rows, vectors, self.parts.store.last_write_seq)
             self.parts.store.add_stats(counts)
+        if jobs:
+            self.parts.wake()
         self._chain_tail = chained
         for (pos, _, unit_id), _unit in zip(accepted, units):
             results[pos] = AddResult(unit_id, True, "stored")
-        if self.parts.settings.auto_supersede and self.parts.llm is not None and action != "import":
+        if self.parts.settings.auto_supersede and self.parts.llm is not None and action != "import" and not deferred:
             texts = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
-            self._propose_supersession([u for u, _ in texts], [v for _, v in texts])
+            self.propose_supersession([u for u, _ in texts], [v for _, v in texts])
 
-    def _propose_supersession(self, units: list[MAU], vectors: Any) -> None:
+    def propose_supersession(self, units: list[MAU], vectors: Any) -> None:
         """Ask the model which current units each new one replaces; apply and log its answer."""
         from omnimem.supersede import propose
 
@@ -231,7 +240,8 @@ class Ingestor:
                 near = self.parts.search.within(SearchFilter(same_owner)).dense(vector, 6)
                 rows = self.parts.store.get_rows([rid for rid, score in near if score >= 0.5])
             earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
-                       and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)]
+                       and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)
+                       and u.record_time <= unit.record_time]  # a queued check never replaces later units
             chosen, why = propose(self.parts.llm, unit, earlier[:5])
             if chosen:
                 event = AuditEvent("supersede", f"llm:{self.parts.llm.name}", (unit.id, *chosen), unit.scope,

@@ -32,6 +32,7 @@ from omnimem.graph.model import Entity, Relation
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.keys import ApiKey, ApiSession
+from omnimem.store.jobs import Job, JobState, NewJob
 
 Vector = npt.NDArray[np.float32]
 
@@ -124,12 +125,14 @@ class UnitStore(GraphSource, Protocol):
         derived: Sequence[RowWriter] = (),
         event: AuditEvent | None = None,
         supersedes: Mapping[str, Sequence[str]] | None = None,
+        jobs: Sequence[NewJob] = (),
     ) -> list[tuple[int, MAU]]:
         """Store units (and their raw content) atomically; returns (row id, unit with links).
 
         ``derived`` writers (graph and CLIP rows) run inside the same
-        transaction through :class:`GraphRows`; ``event`` is logged and
-        ``supersedes`` (new id -> old ids) applied in it too.
+        transaction through :class:`GraphRows`; ``event`` is logged,
+        ``supersedes`` (new id -> old ids) applied and ``jobs`` (their
+        enrichment) enqueued in it too.
         """
         ...
 
@@ -221,6 +224,48 @@ class UnitStore(GraphSource, Protocol):
     def find_session(self, token_hash: str) -> ApiSession | None: ...
 
     def drop_session(self, token_hash: str) -> None: ...
+    # -- the job queue (see :mod:`omnimem.store.jobs` for the states) ----------
+    def enqueue(self, jobs: Sequence[NewJob]) -> None:
+        """Add jobs in their own transaction; a job whose key is already queued is not added again."""
+        ...
+
+    def claim(self, worker: str, lease_s: float, limit: int = 1, kinds: Sequence[str] | None = None) -> list[Job]:
+        """Lease up to ``limit`` runnable jobs to ``worker`` for ``lease_s`` seconds, oldest first.
+
+        Runnable: ``pending`` with ``run_after`` passed, or ``running`` with an
+        expired lease (its worker died). One transaction marks them
+        ``running`` and adds one to ``attempts``; concurrent claims never
+        return the same job (PostgreSQL: ``FOR UPDATE SKIP LOCKED``).
+        """
+        ...
+
+    def complete(self, job_id: int, worker: str, *, derived: Sequence[RowWriter] = (),
+                 requires: Sequence[str] = ()) -> bool:
+        """Remove a job ``worker`` holds, writing ``derived`` rows in the same transaction; every unit in
+        ``requires`` must still exist and be current (else NotFoundError, nothing changed). False
+        (nothing written) when its lease was lost to another worker."""
+        ...
+
+    def fail(self, job_id: int, worker: str, error: str, *, retry_at: float | None) -> bool:
+        """A failed attempt: ``pending`` again at ``retry_at`` (epoch seconds), or ``failed`` (dead letter,
+        kept with ``error``) when ``retry_at`` is None. False when ``worker`` no longer holds the job."""
+        ...
+
+    def jobs(self, state: JobState | None = None, limit: int | None = None) -> list[Job]:
+        """Queued jobs, all or in one state, oldest first."""
+        ...
+
+    def retry(self, ids: Sequence[int] | None = None) -> int:
+        """Failed jobs (these ids, or all) back to ``pending``, runnable now, attempts reset; how many."""
+        ...
+
+    def drop(self, ids: Sequence[int]) -> int:
+        """Remove these failed jobs; how many."""
+        ...
+
+    def queue_depth(self, kinds: Sequence[str] | None = None) -> dict[str, int]:
+        """Jobs (of these kinds, or all) per state: ``{"pending": n, "running": n, "failed": n}``."""
+        ...
 
     def close(self) -> None: ...
 

@@ -6,10 +6,10 @@ import sqlite3
 from collections.abc import Callable
 
 from omnimem.store.graph_sql import GRAPH_SCHEMA
-from omnimem.store import keys, tombstones
+from omnimem.store import jobs, keys, tombstones
 from omnimem.store.audit import AUDIT_SCHEMA
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 Step = str | Callable[[sqlite3.Connection], None]  # an SQL statement, or Python for what SQL cannot say
 
@@ -84,4 +84,5 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
         [*tombstones.SCHEMA, tombstones.migrate_plain_hashes],
     ),
     (8, "api keys", list(keys.SCHEMA)),
+    (9, "job queue", list(jobs.SCHEMA)),
 ]

@@ -28,6 +28,8 @@ from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
 from omnimem.store import tombstones, versions
 from omnimem.store.base import RowWriter, StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
+from omnimem.store.jobs import NewJob, insert_jobs
+from omnimem.store.jobs_sqlite import SQLiteJobQueue
 from omnimem.store.opening import DB_NAME, check_writable, connect
 from omnimem.store.schema import MIGRATIONS, SCHEMA_VERSION
 from omnimem.store.sqlite_keys import SQLiteKeys
@@ -35,7 +37,9 @@ from omnimem.store.unit_rows import COLUMNS as _COLUMNS, chunks as _chunks, scop
 from omnimem.store.unit_rows import to_row as _row, to_unit as _unit
 
 log = logging.getLogger(__name__)
-class SQLiteStore(SQLiteKeys):
+
+
+class SQLiteStore(SQLiteKeys, SQLiteJobQueue):
     """Hot tier in ``omnimem.db``, cold tier in ``cold/``, one folder per store."""
 
     def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> None:
@@ -189,6 +193,7 @@ class SQLiteStore(SQLiteKeys):
         derived: Sequence[RowWriter] = (),
         event: AuditEvent | None = None,
         supersedes: Mapping[str, Sequence[str]] | None = None,
+        jobs: Sequence[NewJob] = (),
     ) -> list[tuple[int, MAU]]:
         out: list[tuple[int, MAU]] = []
         journal = None
@@ -218,6 +223,7 @@ class SQLiteStore(SQLiteKeys):
                         versions.mark_superseded(conn, old_ids, new_id, units[0].record_time)
                     if event is not None:
                         log_event(conn, event)
+                    insert_jobs(conn, jobs)  # the units' enrichment, committed with them
                     self._bump()
             except sqlite3.Error as exc:
                 raise StoreError(f"writing {len(units)} unit(s) failed, nothing was stored: {exc}") from exc

@@ -25,6 +25,7 @@ def gmem(tmp_path: Path):
     with Memory(tmp_path / "mem", embedder="fake", graph=True, fusion="union", neighbours=0) as mem:
         mem.add_dialogue(TURNS[:3], user_id="u1", session_id="s1")
         mem.add_dialogue(TURNS[3:], user_id="u1", session_id="s2")
+        assert mem.flush(timeout=60)  # graph extraction is queued enrichment
         yield mem
 
 
@@ -68,6 +69,7 @@ def test_graph_is_isolated_between_users(tmp_path: Path):
     with Memory(tmp_path / "m", embedder="fake", graph=True) as mem:
         mem.add("Alice met Bob in Paris.", user_id="a")
         mem.add("Alice adopted a cat named Tom.", user_id="b")
+        mem.flush()
         a_names = {e.name for e in mem.entities(user_id="a")}
         assert "Paris" in a_names and "Tom" not in a_names
         assert all(n.entity.scope.user_id == "b" for n in mem.neighbors("Alice", user_id="b"))

@@ -155,7 +155,7 @@ def test_long_text_gets_a_model_summary_and_keeps_its_full_text(tmp_path):
 
     long = "The quarterly planning meeting covered hiring, the new office lease and the product roadmap. " * 12
     llm = FakeLLM(_json.dumps({"summary": "Quarterly planning: hiring, office lease, product roadmap."}))
-    with Memory(tmp_path / "mem", embedder="fake", llm=llm) as mem:
+    with Memory(tmp_path / "mem", embedder="fake", llm=llm, enrich="sync") as mem:
         uid = mem.add(long, user_id="u").id
         unit = mem.get(uid)
         assert unit.summary == "Quarterly planning: hiring, office lease, product roadmap."

@@ -28,7 +28,7 @@ def test_restated_units_resolve_pronouns_and_dates_and_keep_provenance(server, m
         ("Melanie painted a sunset on the weekend of 29-30 April 2023.", ["D1:2"], "2023-04-29"),
         ("Caroline went to a support group on 7 May 2023.", ["D1:3"], "2023-05-07"),
     ))
-    with Memory(embedder="fake", llm=make_llm()) as mem:
+    with Memory(embedder="fake", llm=make_llm(), enrich="sync") as mem:
         results = mem.add_dialogue(TURNS, user_id="c1", session_id="s1", restate=True)
         assert [r.accepted for r in results] == [True, True]
         stored = [mem.get(r.id) for r in results]
@@ -59,7 +59,7 @@ def test_failure_mid_way_keeps_stored_windows_and_resumes_without_duplicates(ser
         return units(*((f"Statement about {i}.", [i], None) for i in new))
 
     server.responder = respond
-    with Memory(tmp_path / "mem", embedder="fake", llm=make_llm(max_retries=0), restate_window=4,
+    with Memory(tmp_path / "mem", embedder="fake", llm=make_llm(max_retries=0), restate_window=4, enrich="sync",
                 restate_overlap=1, llm_workers=1) as mem:
         with pytest.raises(LLMUnavailableError):
             mem.add_dialogue(turns, user_id="u", session_id="s", restate=True)

@@ -47,7 +47,7 @@ def test_vision_llm_captions_uncaptioned_images(tmp_path: Path, vision_server: F
     vision_server.reset()
     vision_server.push(chat("A red fishing boat moored in a small harbour."))
     llm = OpenAICompatibleLLM(LLMConfig(base_url=vision_server.url, model="vision", max_retries=0, timeout=5))
-    with Memory(tmp_path / "mem", embedder="fake", llm=llm, vision_captions=True) as mem:
+    with Memory(tmp_path / "mem", embedder="fake", llm=llm, vision_captions=True, enrich="sync") as mem:
         data = gen.encode(gen.photo(13), "JPEG")
         uid = mem.add_image(data, user_id="u").id
         unit = mem.get(uid)
@@ -57,4 +57,21 @@ def test_vision_llm_captions_uncaptioned_images(tmp_path: Path, vision_server: F
         assert content[1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
         given = mem.add_image(gen.encode(gen.photo(14), "JPEG"), "my own caption", user_id="u")
         assert mem.get(given.id).summary == "my own caption" and len(vision_server.requests) == 1
+    llm.close()
+
+
+def test_vision_captions_are_queued_and_land_as_a_new_version(tmp_path: Path, vision_server: FakeOpenAIServer):
+    from omnimem.llm import LLMConfig, OpenAICompatibleLLM
+
+    vision_server.reset()
+    vision_server.push(chat("A red fishing boat moored in a small harbour.", delay=0.3))
+    llm = OpenAICompatibleLLM(LLMConfig(base_url=vision_server.url, model="vision", max_retries=0, timeout=5))
+    with Memory(tmp_path / "mem", embedder="fake", llm=llm, vision_captions=True) as mem:
+        uid = mem.add_image(gen.encode(gen.photo(13), "JPEG"), user_id="u").id
+        assert mem.get(uid).metadata["caption"] is False  # stored at once with its offline description
+        assert mem.flush(timeout=30)
+        version = mem.get(mem.get(uid).superseded_by or "")
+        assert version.summary == "A red fishing boat moored in a small harbour."
+        assert version.metadata["caption"] == "vision-llm" and version.raw_ref == mem.get(uid).raw_ref
+        assert [h.unit.id for h in mem.search("fishing boat harbour", user_id="u").hits] == [version.id]
     llm.close()
