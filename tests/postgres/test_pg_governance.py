@@ -30,6 +30,7 @@ def test_forget_is_atomic_and_leaves_nothing_after_vacuum(pg_url: str) -> None:
             m.add(text, user_id="anna", session_id="s1")
         m.add_image(image, "a photo of the party", user_id="anna", session_id="s1")
         m.add("Bob went sailing in Lisbon.", user_id="bob")
+        assert m.flush(timeout=120)  # graph extraction is queued enrichment: let it land first
         with psycopg.connect(pg_url) as conn:  # the graph and blobs hold the secret before
             assert conn.execute("SELECT COUNT(*) FROM entities WHERE name ILIKE %s", (f"%{SECRET}%",)).fetchone()[0]
             assert conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 1

@@ -9,7 +9,6 @@ same keys and logins at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any
@@ -80,5 +79,5 @@ def _utc(value: datetime) -> datetime:
     return value.astimezone(timezone.utc)
 
 
-def _key(row: Iterator[Any] | Any) -> ApiKey:
+def _key(row: Any) -> ApiKey:
     return ApiKey(row[0], row[1], row[2], row[3], row[4], row[5], _utc(row[6]), _utc(row[7]) if row[7] else None)

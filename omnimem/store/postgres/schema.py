@@ -10,16 +10,17 @@ when the store records its embedder (:func:`vector_index_ddl`).
 
 from __future__ import annotations
 
+from omnimem.store.postgres.jobs import SCHEMA as JOB_SCHEMA
 from omnimem.store.postgres.keys import SCHEMA as KEY_SCHEMA
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus distribution apply to these
     "units", "terms", "clip_vectors", "entities", "entity_aliases", "entity_units", "relations", "relation_units",
     "scope_keys", "tombstones_keyed", "forgotten_scopes", "audit_log", "audit_units",
 )
 
-REFERENCE_TABLES = ("meta", "counters", "filter_stats", "api_keys", "api_sessions")  # small global tables: Citus reference tables
+REFERENCE_TABLES = ("meta", "counters", "filter_stats", "api_keys", "api_sessions", "jobs")  # small global tables: Citus reference tables
 """Tables every node may hold whole; joining one is local on any shard (see docs/postgres.md)."""
 
 _APPEND_ONLY = """CREATE OR REPLACE FUNCTION omnimem_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -155,6 +156,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (2, "row-level security: a connection bound to one user sees and writes only its rows",
      [step for table in TENANT_TABLES for step in _policy(table)]),
     (3, "api keys and console sessions of a server (hashed, never the secret)", list(KEY_SCHEMA)),
+    (4, "job queue: enrichment waiting for a worker (claimed with FOR UPDATE SKIP LOCKED)", list(JOB_SCHEMA)),
 ]
 
 

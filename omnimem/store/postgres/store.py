@@ -26,7 +26,9 @@ from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
 from omnimem.store.postgres.connect import describe, open_pool, parse_url, psycopg_modules
 from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
+from omnimem.store.postgres.jobs import PgJobQueue, insert_jobs
 from omnimem.store.postgres.keys import PgKeys
+from omnimem.store.jobs import NewJob
 from omnimem.store.postgres.migrate import migrate
 from omnimem.store.postgres.schema import vector_index_ddl
 from omnimem.store.postgres.terms import TermIndexer
@@ -53,7 +55,7 @@ def scope_sql(scope: Scope, *, exact: bool, prefix: str = "") -> tuple[str, list
     return (" AND ".join(parts) or "TRUE"), args
 
 
-class PostgresStore(PgKeys):
+class PostgresStore(PgKeys, PgJobQueue):
     """Units, meta, audit log, tombstones, blobs and the graph in one PostgreSQL database."""
 
     def __init__(self, url: str, *, sparse_context: int = 1, read_only: bool = False, pool_size: int = 8) -> None:
@@ -176,9 +178,9 @@ class PostgresStore(PgKeys):
     # -- writes ------------------------------------------------------------------
     def insert(self, units: Sequence[MAU], raw: Mapping[str, bytes], *, derived: Sequence[RowWriter] = (),
                event: AuditEvent | None = None, supersedes: Mapping[str, Sequence[str]] | None = None,
-               ) -> list[tuple[int, MAU]]:
+               jobs: Sequence[NewJob] = ()) -> list[tuple[int, MAU]]:
         out: list[tuple[int, MAU]] = []
-        if not units and not raw:
+        if not units and not raw and not jobs:
             return out
         with self._tx(f"writing {len(units)} unit(s)") as conn:
             for ref, data in raw.items():
@@ -215,8 +217,12 @@ class PostgresStore(PgKeys):
                 gov.mark_superseded(conn, old_ids, new_id, units[0].record_time)
             if event is not None:
                 gov.log_event(conn, event)
+            insert_jobs(conn, jobs)  # the units' enrichment, committed with them
             self._bump(conn, len(out), doc_len)
         return out
+
+    def _graph_rows(self, conn: Any) -> PgGraphRows:
+        return PgGraphRows(conn)
 
     @staticmethod
     def _last_in_session(conn: Any, scope: Scope, cache: dict[Scope, str | None]) -> str | None:
