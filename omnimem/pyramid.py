@@ -166,6 +166,7 @@ def build_context(
     max_level: int = 3,
     packing: str = "line",
     count: TokenCounter = count_tokens,
+    costs: Sequence[int] | None = None,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -175,13 +176,17 @@ def build_context(
     ``session`` packing a group header is charged when its first hit enters.
     Each line is charged its own tokens plus one for its line break; the
     rendered text is then counted exactly, so ``Context.tokens`` is the real
-    count of ``Context.render()`` and never exceeds ``budget``.
+    count of ``Context.render()`` and never exceeds ``budget``. ``costs``, when
+    given, are the candidates' level-1 line costs, already counted (see
+    :mod:`omnimem.line_costs`).
     """
     if packing not in ("line", "session"):
         raise ValueError(f"unknown packing {packing!r}")
     line = unit_line if packing == "line" else session_line
     texts = [line(c.unit, c.unit.summary) for c in candidates]
-    costs = _counts(texts, count)
+    costs = list(costs) if costs is not None else _counts(texts, count)
+    if len(costs) != len(texts):
+        raise ValueError("one cost per candidate")
     hits: list[Hit] = []
     dropped: list[str] = []
     headers: dict[tuple[Any, ...], int] = {}

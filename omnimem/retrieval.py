@@ -1,8 +1,9 @@
 """Retrieval: hybrid search, CLIP and graph candidates, the pyramid and raw content.
 
 The facade validates arguments and hands over here; this module holds the
-order of operations of a search. Store and index access happens under the
-memory's lock, embedding and packing outside it, so searches run in parallel.
+order of operations of a search. Searches take the engine's lock only to
+catch up with other processes' writes; the index searches, row fetches,
+embedding and packing run outside it, so searches run in parallel.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_merge, union_merge
 from omnimem.ingest import media
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.pyramid import Candidate, Context, RawContent, build_context
+from omnimem.line_costs import LineCosts
+from omnimem.pyramid import Candidate, Context, RawContent, build_context, session_line, unit_line
 from omnimem.engine.parts import Parts
 from omnimem.store.base import Candidates, SearchFilter, Store
 
@@ -31,6 +33,7 @@ class Retriever:
 
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
+        self.line_costs = LineCosts(parts.count_tokens)
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None
@@ -42,23 +45,27 @@ class Retriever:
         merge = union_merge if settings.fusion == "union" else partial(
             rrf_merge, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         qvec = m.embedder.embed([text])[0]
-        with m.lock:
-            m.check_open()
+        with m.lock:  # short: catching up with other processes' writes; in-process writers hold it while
+            m.check_open()  # they store and index a batch, so a search sees all of a batch or none of it
             m.search.sync()
-            view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
-            dense = view.dense(qvec, depth) if settings.dense else []
-            sparse = view.text(text, depth) if settings.sparse else []
-            order = merge([r for r, _ in dense], [r for r, _ in sparse])
-            units = m.store.get_rows(order)
+        # no engine lock from here: the indexes let searches run together (FAISS and numpy release the GIL)
+        # and the store guards its own connection
+        view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
+        dense = view.dense(qvec, depth) if settings.dense else []
+        sparse = view.text(text, depth) if settings.sparse else []
+        order = merge([r for r, _ in dense], [r for r, _ in sparse])
+        units = m.store.get_rows(order)
         dense_ids = {r for r, _ in dense}
         sparse_ids = {r for r, _ in sparse}
         candidates = []
+        rids: dict[str, int] = {}  # unit id -> row id, for the cached line costs
         for rid in order:
             unit = units.get(rid)
             if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
             sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
             candidates.append(Candidate(unit, similarity(qvec, unit), sources))
+            rids[unit.id] = rid
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
             candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
         if settings.neighbours and settings.expand_top:
@@ -68,9 +75,11 @@ class Retriever:
         graph_info = None
         if m.graph is not None and m.settings.graph_k > 0:
             candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
+        line = unit_line if settings.packing == "line" else session_line
+        costs = self.line_costs.costs([(rids.get(c.unit.id), c.unit) for c in candidates], settings.packing, line)
         ctx = build_context(
             text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
-            max_level=settings.max_level, packing=settings.packing, count=m.count_tokens,
+            max_level=settings.max_level, packing=settings.packing, count=m.count_tokens, costs=costs,
         )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
