@@ -1,53 +1,100 @@
-"""Token costs of candidates' context lines, remembered per row id.
+"""What packing needs to know about a candidate's line, remembered per row id.
 
 Packing a 6,000-token context weighs 300-600 candidates, and counting each
-line's BPE tokens is most of a search's time (tens of microseconds a line).
-A unit's line never changes for its row id: the line is made of the unit's
-speaker, summary, modality, metadata (and time, for ``line`` packing), which
-no operation rewrites in place (an update is a new unit with a new row id,
-and row ids are never reused). So each line is counted once, the first time
-it is a candidate, and its cost reused by later searches; the results are
-the same as counting every time.
+line's BPE tokens and fetching each candidate's row were most of a search's
+time. A unit's line never changes for its row id: it is made of the unit's
+speaker, summary, modality, metadata and time, which no operation rewrites in
+place (an update is a new unit with a new row id, and row ids are never
+reused). So the first time a row is a candidate its line is counted and its
+facts (id, scope, session group, header) kept; later searches decide which
+candidates fit the budget from these facts alone and fetch only the rows that
+do. The results are the same as fetching and counting everything
+(``tests/test_retrieval_identical.py``).
 
-The cache is bounded (it is cleared when full, ``limit`` entries) and safe
-to share between threads (single dict operations only).
+Short texts (the ``[time]`` headers of session packing) are remembered by
+their text: calling the object counts a text. The caches are bounded
+(cleared when full) and safe to share between threads (single dict
+operations only).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from omnimem.mau import MAU
+from omnimem.mau import MAU, Scope
+from omnimem.pyramid import group_header, group_key, session_line, unit_line
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
-LIMIT = 1_000_000  # about 100 MB at most
+LIMIT = 500_000  # rows remembered (a few hundred bytes each)
+SHORT = 64  # texts up to this many characters are remembered by text
+
+Line = Callable[[MAU, str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class LineFacts:
+    """One unit's level-1 line as packing sees it."""
+
+    unit_id: str
+    scope: Scope
+    cost: int  # tokens of its line (without the line break)
+    key: tuple[Any, ...]  # its session group (pyramid.group_key)
+    header: str  # its group's header text (session packing)
 
 
 class LineCosts:
-    """Cost of ``line(unit, unit.summary)`` per (row id, packing)."""
+    """Line facts per (row id, packing), and a counter that remembers short texts."""
 
     def __init__(self, count: TokenCounter, *, limit: int = LIMIT) -> None:
         self.count = count
         self.limit = limit
-        self._costs: dict[tuple[int, str], int] = {}
+        self._facts: dict[tuple[int, str], LineFacts] = {}
+        self._short: dict[str, int] = {}
         self.hits = 0
         self.misses = 0
 
-    def costs(self, units: Sequence[tuple[int | None, MAU]], packing: str,
-              line: Callable[[MAU, str], str]) -> list[int]:
-        """The cost of each unit's level-1 line; ``None`` row ids are counted without caching."""
-        out: list[int | None] = [None if rid is None else self._costs.get((rid, packing)) for rid, _ in units]
-        todo = [i for i, cost in enumerate(out) if cost is None]
-        if todo:
-            texts = [line(units[i][1], units[i][1].summary) for i in todo]
-            counted = count_many(texts, threads=False) if self.count is count_tokens else [self.count(t) for t in texts]
-            if len(self._costs) + len(todo) > self.limit:
-                self._costs = {}
-            for i, cost in zip(todo, counted):
-                out[i] = cost
-                rid = units[i][0]
-                if rid is not None:
-                    self._costs[(rid, packing)] = cost
-        self.hits += len(units) - len(todo)
-        self.misses += len(todo)
-        return [int(c) for c in out if c is not None]
+    def __call__(self, text: str) -> int:
+        """``count(text)``, remembered for short texts (the group headers packing charges again and again)."""
+        if len(text) > SHORT:
+            return self.count(text)
+        cost = self._short.get(text)
+        if cost is None:
+            if len(self._short) >= self.limit:
+                self._short = {}
+            cost = self._short[text] = self.count(text)
+        return cost
+
+    def known(self, rids: Sequence[int], packing: str) -> dict[int, LineFacts]:
+        """The remembered facts of those of ``rids`` seen before."""
+        out = {}
+        for rid in rids:
+            facts = self._facts.get((rid, packing))
+            if facts is not None:
+                out[rid] = facts
+        self.hits += len(out)
+        return out
+
+    def learn(self, units: Sequence[tuple[int | None, MAU]], packing: str) -> list[LineFacts]:
+        """Count the lines of ``units`` and remember them (``None`` row ids are not remembered)."""
+        line: Line = unit_line if packing == "line" else session_line
+        texts = [line(unit, unit.summary) for _, unit in units]
+        costs = count_many(texts, threads=False) if self.count is count_tokens else [self.count(t) for t in texts]
+        if len(self._facts) + len(units) > self.limit:
+            self._facts = {}
+        out = []
+        for (rid, unit), cost in zip(units, costs):
+            facts = LineFacts(unit.id, unit.scope, cost, group_key(unit), group_header(unit))
+            if rid is not None:
+                self._facts[(rid, packing)] = facts
+            out.append(facts)
+        self.misses += len(units)
+        return out
+
+    def costs(self, units: Sequence[tuple[int | None, MAU]], packing: str) -> list[int]:
+        """The cost of each unit's level-1 line."""
+        known = self.known([rid for rid, _ in units if rid is not None], packing)
+        todo = [(rid, unit) for rid, unit in units if rid is None or rid not in known]
+        learnt = iter(self.learn(todo, packing))
+        return [known[rid].cost if rid is not None and rid in known else next(learnt).cost for rid, _ in units]

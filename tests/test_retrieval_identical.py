@@ -53,6 +53,9 @@ def scenario(path: Path) -> dict[str, Any]:
                                  for h in ctx.hits],
                     })
             out[name] = results
+            again = m.search(queries(1, 1500, seed=4)[0][0])  # every line now remembered: the same again
+            assert again.render() == m.search(queries(1, 1500, seed=4)[0][0]).render()
+            assert hashlib.sha256(again.render().encode("utf-8")).hexdigest() == results[0]["render"]
     return out
 
 

@@ -208,9 +208,9 @@ class IndexSet:
             self.seen_seq = write_seq
 
     def _add(self, rows: Sequence[tuple[int, MAU]]) -> None:
-        with_vectors = [(rid, u) for rid, u in rows if u.embedding is not None]
-        if with_vectors:
-            self.dense.add([rid for rid, _ in with_vectors], np.vstack([u.embedding for _, u in with_vectors]))
+        vectors = [(rid, u.embedding) for rid, u in rows if u.embedding is not None]
+        if vectors:
+            self.dense.add([rid for rid, _ in vectors], np.vstack([v for _, v in vectors]))
         self.sparse.add(*self._documents(rows))
 
     def _remove(self, rids: list[int]) -> None:

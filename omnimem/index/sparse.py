@@ -96,7 +96,8 @@ class _Segment:
         inside = pos < len(self.rids)
         pos = pos[inside]
         pos = pos[self.rids[pos] == rids[inside]]
-        return pos[self.live[pos]]
+        found: npt.NDArray[np.intp] = pos[self.live[pos]]
+        return found
 
 
 class SparseIndex:
