@@ -23,6 +23,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "their numbers (writes reliability.json, RELIABILITY.md)."),
     "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time: STORE QUERY "
                    "[--repeats 5]."),
+    "search-speed": ("benchmarks.search_speed", "Search latency, q/s with 1 and 2 threads, first search after a "
+                     "write, default vs paper retrieval: --size N --embedder minilm|synthetic."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }
