@@ -240,7 +240,8 @@ def reranked(ctx: Context, ranks: Sequence[int], dropped: Sequence[str], total: 
     ``dropped`` the ids that did not fit at level 1, ``total`` how many
     candidates there were: the same context as packing all of them.
     """
-    hits = tuple(replace(h, rank=ranks[h.rank - 1]) for h in ctx.hits)
+    hits = tuple(Hit(h.unit, h.score, h.level, ranks[h.rank - 1], h.sources, h.text, h.tokens, h.raw)
+                 for h in ctx.hits)
     return replace(ctx, hits=hits, candidates=total, dropped=(*dropped, *ctx.dropped))
 
 

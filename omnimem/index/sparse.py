@@ -114,6 +114,9 @@ class SparseIndex:
         self._rw = RWLock()  # searches share; a swap or a delete's bit flip is exclusive
         self._writer = threading.RLock()  # one change at a time; its slow part runs outside ``_rw``
         self.merges = 0  # segment merges so far (for tests and stats)
+        # (segment list, live count, live ids): the list is replaced on every add or merge, and a
+        # delete lowers the count, so either tells the ids changed
+        self._live_cache: tuple[list[_Segment], int, Ids] | None = None
 
     @property
     def stale(self) -> bool:
@@ -258,8 +261,20 @@ class SparseIndex:
         """Row ids of the live documents, ascending."""
         self._ensure()
         with self._rw.read():
+            return self._live_rids().copy()
+
+    def _live_rids(self) -> Ids:
+        """Live row ids, ascending; remembered until the next change (callers hold ``_rw``)."""
+        cached = self._live_cache
+        if cached is not None and cached[0] is self._segments and cached[1] == self._count:
+            return cached[2]
+        if len(self._segments) == 1 and self._count == len(self._segments[0]):
+            every = self._segments[0].rids
+        else:  # each segment's ids are sorted: a stable sort merges the runs in about linear time
             parts = [seg.rids[seg.live] for seg in self._segments]
-        return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+            every = np.sort(np.concatenate(parts), kind="stable") if parts else np.zeros(0, dtype=np.int64)
+        self._live_cache = (self._segments, self._count, every)
+        return every
 
     def with_tags(self, tags: Iterable[int]) -> list[tuple[int, int]]:
         """(row id, tag) of the live documents carrying one of ``tags``, by row id."""
@@ -304,7 +319,7 @@ class SparseIndex:
         keeps every result identical to before (``tests/test_retrieval_identical.py``);
         it costs O(live documents), and only queries whose k-th score ties pay it.
         """
-        every = np.sort(np.concatenate([seg.rids[seg.live] for seg in self._segments]))
+        every = self._live_rids()
         full = np.zeros(len(every), dtype=np.float32)
         full[np.searchsorted(every, ids)] = scores
         top = np.argpartition(-full, k - 1)[:k]
