@@ -118,3 +118,23 @@ def test_any_mix_of_adds_and_removes_matches_a_fresh_index(ops: list[tuple[bool,
     if live:
         for query in ("camping", "museum violin sailing"):
             assert index.search(query, 10) == bm25s_top(live, query, 10)
+
+
+def test_background_merges_keep_every_change_made_meanwhile() -> None:
+    texts = corpus(600, seed=6)
+    index = SparseIndex(merge_factor=2, background_at=40)  # merges of 40+ documents run in a thread
+    live: dict[int, str] = {}
+    rng = random.Random(8)
+    for start in range(0, 600, 10):
+        batch = list(range(start, start + 10))
+        index.add(batch, [texts[i] for i in batch])
+        live.update({i: texts[i] for i in batch})
+        gone = rng.sample(sorted(live), 3)  # deletes land while a merge may be running
+        index.remove(gone)
+        for rid in gone:
+            del live[rid]
+        assert not {rid for rid, _ in index.search("camping lake", 50)} - set(live)
+    index.settle()
+    assert index.merges > 0 and sorted(index.rids().tolist()) == sorted(live)
+    for query in ("camping lake", "coffee bakery novel", "tennis"):
+        assert index.search(query, 30) == bm25s_top(live, query, 30)

@@ -66,6 +66,7 @@ class IndexSet:
         self.seen_seq = -1
         self.rebuilds = 0  # full rebuilds from the hot tier
         self.catchups = 0  # incremental catch-ups with writes seen through the counter
+        self._trainer: threading.Thread | None = None
         self._load_or_rebuild()
 
     # -- documents ----------------------------------------------------------------
@@ -179,9 +180,9 @@ class IndexSet:
             for start in range(0, len(new), _FETCH):
                 rows = self.store.get_rows(new[start:start + _FETCH].tolist())
                 self._add(sorted(rows.items()))
-            self.dense.optimize()
             self.seen_seq = seq
             self.catchups += 1
+        self._train_behind()
 
     def added(self, rows: Sequence[tuple[int, MAU]], vectors: Vectors, write_seq: int) -> None:
         """This process stored ``rows`` (their vectors given), producing counter ``write_seq``."""
@@ -193,8 +194,28 @@ class IndexSet:
                 return
             self.dense.add([rid for rid, _ in rows], vectors)
             self.sparse.add(*self._documents(sorted(rows, key=lambda r: r[0])))
-            self.dense.optimize()  # training (rarely) happens here, on the write path, never in a search
             self.seen_seq = write_seq
+        self._train_behind()
+
+    def _train_behind(self) -> None:
+        """Switch the dense index to IVF (or retrain it) in a background thread when its size calls for it.
+
+        Training a large index takes seconds to a minute; searches meanwhile use
+        the current index (exact below the threshold), and the swap is instant.
+        Never in a search, and never while a writer holds the engine's lock.
+        """
+        dense = self.dense
+        if not dense.needs_training or (self._trainer is not None and self._trainer.is_alive()):
+            return
+        self._trainer = threading.Thread(target=dense.optimize, daemon=True, name="omnimem-ivf-train")
+        self._trainer.start()
+
+    def settle(self) -> None:
+        """Wait for background IVF training and BM25 merges (tests, benchmarks)."""
+        trainer = self._trainer
+        if trainer is not None:
+            trainer.join()
+        self.sparse.settle()
 
     def removed(self, rids: Iterable[int], write_seq: int) -> None:
         """This process removed ``rids``, producing counter ``write_seq``."""

@@ -8,7 +8,8 @@ segments (sparse document x term matrices of term counts, :mod:`scipy.sparse`):
 - an add builds a small segment from just the new documents; segments of
   similar size are merged (the tail merges into its neighbour once it reaches
   1/``merge_factor`` of its size), so a document is merged O(log n) times and
-  a search visits O(log n) segments;
+  a search visits O(log n) segments; large merges run in a background thread
+  and swap in when done;
 - a delete clears the document's bit in its segment's live mask at once, so
   it can never be returned; its postings go at the next merge or save;
 - scores are computed at query time from the live corpus: document
@@ -45,6 +46,7 @@ Ids = npt.NDArray[np.int64]
 K1 = 1.5
 B = 0.75
 MERGE_FACTOR = 8
+BACKGROUND_AT = 50_000  # documents: merges this large run in a background thread
 _FORMAT = 2  # omnimem's own segment files (format 1 was a bm25s folder)
 _STEMMER: Any = None
 
@@ -103,7 +105,8 @@ class _Segment:
 class SparseIndex:
     """BM25 keyed by unit row id, in segments; safe for concurrent searches and one writer."""
 
-    def __init__(self, source: TextSource | None = None, *, merge_factor: int = MERGE_FACTOR) -> None:
+    def __init__(self, source: TextSource | None = None, *, merge_factor: int = MERGE_FACTOR,
+                 background_at: int = BACKGROUND_AT) -> None:
         self._source = source
         self.merge_factor = merge_factor
         self._vocab: dict[str, int] = {}
@@ -114,6 +117,9 @@ class SparseIndex:
         self._rw = RWLock()  # searches share; a swap or a delete's bit flip is exclusive
         self._writer = threading.RLock()  # one change at a time; its slow part runs outside ``_rw``
         self.merges = 0  # segment merges so far (for tests and stats)
+        self.background_at = background_at
+        self._merging = False
+        self._merger: threading.Thread | None = None
         # (segment list, live count, live ids): the list is replaced on every add or merge, and a
         # delete lowers the count, so either tells the ids changed
         self._live_cache: tuple[list[_Segment], int, Ids] | None = None
@@ -207,15 +213,54 @@ class SparseIndex:
         return bool(len(counts) == len(self._vocab) and (counts > 0).all())
 
     def _merge_tail(self) -> None:
-        """Merge the newest segment into the one before while it is at least 1/merge_factor its size."""
-        while len(self._segments) >= 2 and len(self._segments[-1]) * self.merge_factor >= len(self._segments[-2]):
+        """Merge the newest segment into the one before while it is at least 1/merge_factor its size.
+
+        Small merges happen here, in the adding thread. A merge of ``background_at``
+        documents or more (rare: the tail must reach an eighth of a large segment)
+        runs in a background thread, so no add, and no search waiting for one,
+        pays for it; the tail keeps growing meanwhile and merges after.
+        """
+        while not self._merging and len(self._segments) >= 2 and \
+                len(self._segments[-1]) * self.merge_factor >= len(self._segments[-2]):
             a, b = self._segments[-2], self._segments[-1]
+            if len(a) + len(b) >= self.background_at:
+                self._merging = True
+                self._merger = threading.Thread(target=self._merge_behind, args=(a, b), daemon=True,
+                                                name="omnimem-bm25-merge")
+                self._merger.start()
+                return
             merged = self._merged([a, b], None)
             with self._rw.write():
-                # a delete may have cleared bits in a or b while we built: the writer lock forbids it,
-                # so the merged segment holds exactly their live documents
+                # the writer lock kept deletes out while we built: the merged segment holds their live documents
                 self._segments = [*self._segments[:-2], *([merged] if len(merged) else [])]
             self.merges += 1
+
+    def _merge_behind(self, a: _Segment, b: _Segment) -> None:
+        """Merge ``a`` and ``b`` without the writer lock, then swap them under it (deletes since re-applied)."""
+        try:
+            merged = self._merged([a, b], None)
+            with self._writer:
+                segments = self._segments
+                at = next((i for i in range(len(segments) - 1) if segments[i] is a and segments[i + 1] is b), None)
+                if at is None:  # a reset or compaction replaced them meanwhile
+                    return
+                alive = np.concatenate([a.rids[a.live], b.rids[b.live]])
+                merged.live[:] = np.isin(merged.rids, alive)  # deleted (or replaced) while we merged
+                with self._rw.write():
+                    self._segments = [*segments[:at], merged, *segments[at + 2:]]
+                self.merges += 1
+        finally:
+            with self._writer:
+                self._merging = False
+                self._merge_tail()
+
+    def settle(self) -> None:
+        """Wait for a background merge to finish (tests; saving compacts anyway)."""
+        while True:
+            merger = self._merger
+            if merger is None or not merger.is_alive():
+                return
+            merger.join()
 
     def _build(self, rids: Sequence[int], texts: Sequence[str], tags: Sequence[int] | None,
                vocab: dict[str, int]) -> _Segment:
