@@ -25,6 +25,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                    "[--repeats 5]."),
     "search-speed": ("benchmarks.search_speed", "Search latency, q/s with 1 and 2 threads, first search after a "
                      "write, default vs paper retrieval: --size N --embedder minilm|synthetic."),
+    "latency-ab": ("benchmarks.latency_ab", "Default-retrieval latency of two checkouts on copies of one store, "
+                   "interleaved: --store S --size N --before OLD --after NEW --out FILE."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }
