@@ -90,6 +90,8 @@ class DenseIndex:
         # the swap to a newly trained IVF is exclusive; ``_writer`` orders changes and trains outside ``_rw``
         self._rw = RWLock()
         self._writer = threading.RLock()
+        self._training = threading.Lock()
+        self._journal: list[tuple[Ids, Vectors | None]] | None = None  # changes made while training
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
@@ -112,14 +114,19 @@ class DenseIndex:
         id_arr = np.asarray(list(ids), dtype=np.int64)
         if len(id_arr) == 0:
             return
+        vec_arr = np.ascontiguousarray(vectors, dtype=np.float32)
         with self._writer, self._rw.write():
-            self._index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), id_arr)
+            self._index.add_with_ids(vec_arr, id_arr)
+            if self._journal is not None:  # a training is running: it replays this before its swap
+                self._journal.append((id_arr, vec_arr))
 
     def remove(self, ids: Iterable[int]) -> None:
         id_arr = np.asarray(list(ids), dtype=np.int64)
         if len(id_arr):
             with self._writer, self._rw.write():
                 self._index.remove_ids(id_arr)
+                if self._journal is not None:
+                    self._journal.append((id_arr, None))
 
     # -- ANN conversion ---------------------------------------------------------
     @property
@@ -133,20 +140,34 @@ class DenseIndex:
     def optimize(self) -> None:
         """Switch to IVF (or retrain it) if the size calls for it; a no-op otherwise.
 
-        The owner of the index calls it after adding (``IndexSet`` does, on the
-        write path), so searches never train. Training runs beside searches on
-        the old index; only the swap is exclusive.
+        The owner of the index calls it after adding (``IndexSet`` does, in a
+        background thread), so searches never train. Training holds no lock:
+        searches use the old index, adds and removes go on and are replayed on
+        the new one before the swap, which alone is exclusive.
         """
-        with self._writer:
-            if not self.needs_training:
-                return
-            with self._rw.read():
-                ids, vecs = self._all_vectors()
-            trained = _train_ivf(vecs, self.dim)
-            trained.add_with_ids(vecs, ids)
-            with self._rw.write():
-                self._index = trained
-                self._trained_size = len(ids)
+        with self._training:  # one training at a time
+            with self._writer:
+                if not self.needs_training:
+                    return
+                with self._rw.read():
+                    ids, vecs = self._all_vectors()
+                self._journal = []
+            try:
+                # no lock held: adds and removes go on (recorded in the journal), searches use the old index
+                trained = _train_ivf(vecs, self.dim)
+                trained.add_with_ids(vecs, ids)
+                with self._writer:
+                    for changed, added in self._journal:  # what happened while we trained, in order
+                        if added is None:
+                            trained.remove_ids(changed)
+                        else:
+                            trained.add_with_ids(added, changed)
+                    with self._rw.write():
+                        self._index = trained
+                        self._trained_size = len(ids)
+            finally:
+                with self._writer:
+                    self._journal = None
 
     def _all_vectors(self) -> tuple[Ids, Vectors]:
         if not self.is_ann:
