@@ -29,6 +29,10 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                  "build, search p50/p95, recall@20 (writes postgres/pg-scale-<size>.json and .md)."),
     "enrich": ("benchmarks.enrich_latency", "Add latency with an LLM answering after 1 s: the synchronous part, "
                "time until enriched, queue throughput with 1-4 workers (writes enrich.json, enrich.md)."),
+    "search-speed": ("benchmarks.search_speed", "Search latency, q/s with 1 and 2 threads, first search after a "
+                     "write, default vs paper retrieval: --size N --embedder minilm|synthetic."),
+    "latency-ab": ("benchmarks.latency_ab", "Default-retrieval latency of two checkouts on copies of one store, "
+                   "interleaved: --store S --size N --before OLD --after NEW --out FILE."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

@@ -189,6 +189,7 @@ def build_context(
     max_level: int = 3,
     packing: str = "line",
     count: TokenCounter = count_tokens,
+    costs: Sequence[int] | None = None,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -198,29 +199,26 @@ def build_context(
     ``session`` packing a group header is charged when its first hit enters.
     Each line is charged its own tokens plus one for its line break; the
     rendered text is then counted exactly, so ``Context.tokens`` is the real
-    count of ``Context.render()`` and never exceeds ``budget``.
+    count of ``Context.render()`` and never exceeds ``budget``. ``costs``, when
+    given, are the candidates' level-1 line costs, already counted (see
+    :mod:`omnimem.line_costs`).
     """
     if packing not in ("line", "session"):
         raise ValueError(f"unknown packing {packing!r}")
     line = unit_line if packing == "line" else session_line
     texts = [line(c.unit, c.unit.summary) for c in candidates]
-    costs = _counts(texts, count)
+    costs = list(costs) if costs is not None else _counts(texts, count)
+    if len(costs) != len(texts):
+        raise ValueError("one cost per candidate")
     hits: list[Hit] = []
     dropped: list[str] = []
-    headers: dict[tuple[Any, ...], int] = {}
-    used = 0
-    for rank, (cand, text, cost) in enumerate(zip(candidates, texts, costs), start=1):
-        key = group_key(cand.unit)
-        header = 0
-        if packing == "session" and key not in headers:
-            header = count(group_header(cand.unit)) + NEWLINE
-        if used + cost + NEWLINE + header > budget:
+    keys = [group_key(c.unit) for c in candidates] if packing == "session" else None
+    enter, used = fit_lines(costs, keys, lambda i: group_header(candidates[i].unit), budget=budget, count=count)
+    for rank, (cand, text, cost, fits) in enumerate(zip(candidates, texts, costs, enter), start=1):
+        if fits:
+            hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost))
+        else:
             dropped.append(cand.unit.id)
-            continue
-        used += cost + NEWLINE + header
-        if packing == "session":
-            headers.setdefault(key, header)
-        hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost))
 
     if max_level >= 2:
         used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count))
@@ -228,6 +226,46 @@ def build_context(
         used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count))
     ctx = Context(query, tuple(hits), used, budget, len(candidates), tuple(dropped), packing=packing)
     return _measured(ctx, count)
+
+
+def fit_lines(
+    costs: Sequence[int], keys: Sequence[tuple[Any, ...]] | None, header: Callable[[int], str], *,
+    budget: int, count: TokenCounter,
+) -> tuple[list[bool], int]:
+    """Level 1: which lines enter, in rank order, and the tokens they use.
+
+    A line that does not fit is skipped (a later, shorter one may fit). With
+    session packing (``keys`` given: each line's group) a group's header
+    (``header(i)``, the text of line ``i``'s group) is charged when its first
+    line enters. Needs only costs and groups, so a caller that remembers them
+    can decide what fits before fetching any unit.
+    """
+    enter: list[bool] = []
+    headers: set[tuple[Any, ...]] = set()
+    used = 0
+    for i, cost in enumerate(costs):
+        extra = 0
+        if keys is not None and keys[i] not in headers:
+            extra = count(header(i)) + NEWLINE
+        fits = used + cost + NEWLINE + extra <= budget
+        if fits:
+            used += cost + NEWLINE + extra
+            if keys is not None:
+                headers.add(keys[i])
+        enter.append(fits)
+    return enter, used
+
+
+def reranked(ctx: Context, ranks: Sequence[int], dropped: Sequence[str], total: int) -> Context:
+    """A context packed from the fitting candidates only, with the ranks and drops of all of them.
+
+    ``ranks[i]`` is the rank among all candidates of the ``i``-th one packed,
+    ``dropped`` the ids that did not fit at level 1, ``total`` how many
+    candidates there were: the same context as packing all of them.
+    """
+    hits = tuple(Hit(h.unit, h.score, h.level, ranks[h.rank - 1], h.sources, h.text, h.tokens, h.raw)
+                 for h in ctx.hits)
+    return replace(ctx, hits=hits, candidates=total, dropped=(*dropped, *ctx.dropped))
 
 
 def _counts(texts: Sequence[str], count: TokenCounter) -> list[int]:

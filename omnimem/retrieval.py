@@ -1,8 +1,9 @@
 """Retrieval: hybrid search, CLIP and graph candidates, the pyramid and raw content.
 
 The facade validates arguments and hands over here; this module holds the
-order of operations of a search. Store and index access happens under the
-memory's lock, embedding and packing outside it, so searches run in parallel.
+order of operations of a search. Searches take the engine's lock only to
+catch up with other processes' writes; the index searches, row fetches,
+embedding and packing run outside it, so searches run in parallel.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_merge, union_merge
 from omnimem.ingest import media
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.pyramid import Candidate, Context, RawContent, build_context
+from omnimem.line_costs import LineCosts
+from omnimem.pyramid import Candidate, Context, RawContent, build_context, fit_lines, reranked
 from omnimem.engine.parts import Parts
 from omnimem.store.base import Candidates, SearchFilter, Store
 
@@ -31,6 +33,7 @@ class Retriever:
 
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
+        self.line_costs = LineCosts(parts.count_tokens)
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None
@@ -42,23 +45,34 @@ class Retriever:
         merge = union_merge if settings.fusion == "union" else partial(
             rrf_merge, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         qvec = m.embedder.embed([text])[0]
-        with m.lock:
-            m.check_open()
+        with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
+            m.check_open()  # while they store and index a batch, so this never indexes half a batch)
             m.search.sync()
-            view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
-            dense = view.dense(qvec, depth) if settings.dense else []
-            sparse = view.text(text, depth) if settings.sparse else []
-            order = merge([r for r, _ in dense], [r for r, _ in sparse])
-            units = m.store.get_rows(order)
-        dense_ids = {r for r, _ in dense}
-        sparse_ids = {r for r, _ in sparse}
+            seq = m.store.seq()
+        # no engine lock from here: the indexes let searches run together (FAISS and numpy release the GIL)
+        # and the store guards its own connection
+        view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
+        dense = view.dense(qvec, depth) if settings.dense else []
+        sparse = view.text(text, depth) if settings.sparse else []
+        order = merge([r for r, _ in dense], [r for r, _ in sparse])
+        sources = {rid: frozenset({"dense"}) for rid, _ in dense}
+        for rid, _ in sparse:
+            sources[rid] = sources.get(rid, frozenset()) | {"sparse"}
+        plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
+                     or (m.graph is not None and settings.graph_k > 0))
+        if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
+            ctx = self._pack_fitting(text, qvec, order, sources, scope, th, limit, seq)
+            if ctx is not None:
+                return self._with_raw_bytes(ctx)
+        units = m.store.get_rows(order)
         candidates = []
+        rids: dict[str, int] = {}  # unit id -> row id, for the remembered line costs
         for rid in order:
             unit = units.get(rid)
             if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
-            sources = frozenset(s for s, ids in (("dense", dense_ids), ("sparse", sparse_ids)) if rid in ids)
-            candidates.append(Candidate(unit, similarity(qvec, unit), sources))
+            candidates.append(Candidate(unit, similarity(qvec, unit), sources[rid]))
+            rids[unit.id] = rid
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
             candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
         if settings.neighbours and settings.expand_top:
@@ -68,13 +82,51 @@ class Retriever:
         graph_info = None
         if m.graph is not None and m.settings.graph_k > 0:
             candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
+        costs = self.line_costs.costs([(rids.get(c.unit.id), c.unit) for c in candidates], settings.packing)
         ctx = build_context(
             text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
-            max_level=settings.max_level, packing=settings.packing, count=m.count_tokens,
+            max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
         )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
         return self._with_raw_bytes(ctx)
+
+    def _pack_fitting(
+        self, text: str, qvec: Any, order: list[int], sources: dict[int, frozenset[str]], scope: Scope,
+        th: float, limit: int, seq: int,
+    ) -> Context | None:
+        """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered).
+
+        Rows seen before are judged by their remembered line facts
+        (:mod:`omnimem.line_costs`), the others fetched and learnt. Only the
+        rows that fit at level 1 are then fetched and packed, and the ranks
+        and drops put back, which gives the same context as packing every
+        candidate. If the store changed meanwhile (a remembered row may be
+        gone), the caller packs the slow way.
+        """
+        m = self.parts
+        packing = m.settings.packing
+        facts = self.line_costs.known(order, packing)
+        units = m.store.get_rows([rid for rid in order if rid not in facts])
+        learnt = self.line_costs.learn(list(units.items()), packing)
+        facts.update(zip(units, learnt))
+        ranked = [rid for rid in order if rid in facts and scope.contains(facts[rid].scope)]
+        keys = [facts[rid].key for rid in ranked] if packing == "session" else None
+        enter, _ = fit_lines([facts[rid].cost for rid in ranked], keys, lambda i: facts[ranked[i]].header,
+                             budget=limit, count=self.line_costs)
+        fitting = [rid for rid, fits in zip(ranked, enter) if fits]
+        units.update(m.store.get_rows([rid for rid in fitting if rid not in units]))
+        if any(rid not in units for rid in fitting) or m.store.seq() != seq:
+            return None
+        candidates = [Candidate(units[rid], similarity(qvec, units[rid]), sources[rid]) for rid in fitting]
+        ctx = build_context(
+            text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
+            max_level=m.settings.max_level, packing=packing, count=self.line_costs,
+            costs=[facts[rid].cost for rid in fitting],
+        )
+        ranks = [rank for rank, fits in enumerate(enter, start=1) if fits]
+        dropped = [facts[rid].unit_id for rid, fits in zip(ranked, enter) if not fits]
+        return reranked(ctx, ranks, dropped, len(ranked))
 
     def _with_neighbours(
         self, candidates: list[Candidate], qvec: Any, scope: Scope, view: Candidates

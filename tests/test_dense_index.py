@@ -143,3 +143,22 @@ def test_matches_faiss_flat_below_threshold_with_scope() -> None:
     flat.add(x[::3])
     _, want = flat.search(x[:1], 5)
     assert [rid for rid, _ in index.search(x[0], 5, allowed)] == allowed[want[0]].tolist()
+
+
+def test_adds_and_removes_during_training_are_kept() -> None:
+    import threading
+
+    x = clustered(3000, seed=9)
+    ids = np.arange(len(x), dtype=np.int64)
+    index = DenseIndex(DIM, ann_threshold=1000)
+    index.add(ids[:2000], x[:2000])
+    trainer = threading.Thread(target=index.optimize)
+    trainer.start()
+    for start in range(2000, 3000, 100):  # while it trains (or just after): never blocked for the training
+        index.add(ids[start:start + 100], x[start:start + 100])
+    index.remove(ids[:50])
+    trainer.join()
+    index.optimize()
+    assert index.is_ann and len(index) == len(x) - 50
+    assert {i for i, _ in index.search(x[2500], 5)} >= {2500}
+    assert all(i >= 50 for i, _ in index.search(x[10], 20))

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.embed.base import Vectors
+from omnimem.index.rwlock import RWLock
 
 Ids = npt.NDArray[np.int64]
 
@@ -85,7 +86,12 @@ class DenseIndex:
         self.nprobe_override = nprobe
         self._index: Any = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
         self._trained_size = 0  # vectors the IVF quantiser was trained for; 0 while exact
-        self._lock = threading.RLock()
+        # searches share the index (FAISS searches are const and release the GIL); an add, a remove or
+        # the swap to a newly trained IVF is exclusive; ``_writer`` orders changes and trains outside ``_rw``
+        self._rw = RWLock()
+        self._writer = threading.RLock()
+        self._training = threading.Lock()
+        self._journal: list[tuple[Ids, Vectors | None]] | None = None  # changes made while training
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
@@ -108,28 +114,60 @@ class DenseIndex:
         id_arr = np.asarray(list(ids), dtype=np.int64)
         if len(id_arr) == 0:
             return
-        with self._lock:
-            self._index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), id_arr)
+        vec_arr = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self._writer, self._rw.write():
+            self._index.add_with_ids(vec_arr, id_arr)
+            if self._journal is not None:  # a training is running: it replays this before its swap
+                self._journal.append((id_arr, vec_arr))
 
     def remove(self, ids: Iterable[int]) -> None:
         id_arr = np.asarray(list(ids), dtype=np.int64)
         if len(id_arr):
-            with self._lock:
+            with self._writer, self._rw.write():
                 self._index.remove_ids(id_arr)
+                if self._journal is not None:
+                    self._journal.append((id_arr, None))
 
     # -- ANN conversion ---------------------------------------------------------
+    @property
+    def needs_training(self) -> bool:
+        """Whether the size calls for switching to IVF or retraining it."""
+        n = len(self)
+        if n <= self.ann_threshold:
+            return False  # stays as it is: an IVF that shrank keeps working (filtered search stays exact-ish)
+        return not (self.is_ann and n < _RETRAIN_GROWTH * self._trained_size)
+
     def optimize(self) -> None:
-        """Switch to IVF (or retrain it) if the size calls for it; a no-op otherwise."""
-        with self._lock:
-            n = len(self)
-            if n <= self.ann_threshold:
-                return  # stays as it is: an IVF that shrank keeps working (filtered search stays exact-ish)
-            if self.is_ann and n < _RETRAIN_GROWTH * self._trained_size:
-                return
-            ids, vecs = self._all_vectors()
-            self._index = _train_ivf(vecs, self.dim)
-            self._index.add_with_ids(vecs, ids)
-            self._trained_size = n
+        """Switch to IVF (or retrain it) if the size calls for it; a no-op otherwise.
+
+        The owner of the index calls it after adding (``IndexSet`` does, in a
+        background thread), so searches never train. Training holds no lock:
+        searches use the old index, adds and removes go on and are replayed on
+        the new one before the swap, which alone is exclusive.
+        """
+        with self._training:  # one training at a time
+            with self._writer:
+                if not self.needs_training:
+                    return
+                with self._rw.read():
+                    ids, vecs = self._all_vectors()
+                self._journal = []
+            try:
+                # no lock held: adds and removes go on (recorded in the journal), searches use the old index
+                trained = _train_ivf(vecs, self.dim)
+                trained.add_with_ids(vecs, ids)
+                with self._writer:
+                    for changed, added in self._journal:  # what happened while we trained, in order
+                        if added is None:
+                            trained.remove_ids(changed)
+                        else:
+                            trained.add_with_ids(added, changed)
+                    with self._rw.write():
+                        self._index = trained
+                        self._trained_size = len(ids)
+            finally:
+                with self._writer:
+                    self._journal = None
 
     def _all_vectors(self) -> tuple[Ids, Vectors]:
         if not self.is_ann:
@@ -149,9 +187,14 @@ class DenseIndex:
 
     # -- search -----------------------------------------------------------------
     def search(self, query: Vectors, k: int, allowed: Ids | None = None) -> list[tuple[int, float]]:
-        """Top ``k`` (id, similarity) for one query vector, best first."""
-        with self._lock:
+        """Top ``k`` (id, similarity) for one query vector, best first.
+
+        An index used on its own converts to IVF at its first search after
+        growing past the threshold; ``IndexSet`` has always done so when adding.
+        """
+        if self.needs_training:
             self.optimize()
+        with self._rw.read():
             threads = faiss.omp_get_max_threads()
             # one query has nothing to split across threads: OpenMP's start-up and barrier cost
             # 13 ms instead of 0.7 ms per search on a busy 2-core machine (the setting is per thread)
@@ -207,8 +250,8 @@ class DenseIndex:
     # -- persistence ------------------------------------------------------------
     def save(self, path: Path) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        with self._lock:
-            self.optimize()
+        self.optimize()
+        with self._rw.read():
             faiss.write_index(self._index, str(tmp))
         tmp.replace(path)
 

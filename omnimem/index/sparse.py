@@ -1,23 +1,53 @@
-"""BM25 over unit summaries with ``bm25s``, stemmed with PyStemmer.
+"""BM25 over unit texts that takes inserts and deletes without a rebuild.
 
-bm25s builds a static index, so additions and deletions mark it stale and the
-next search rebuilds it from the hot tier (the ``source`` callable). Scope
-filtering zeroes the scores of other scopes before ranking, so it is exact.
+Documents are tokenised by ``bm25s`` (lower case, English stop words) and
+stemmed with PyStemmer, as before. Instead of bm25s's static index, which
+bakes the corpus statistics into every stored score, the postings live in
+segments (sparse document x term matrices of term counts, :mod:`scipy.sparse`):
+
+- an add builds a small segment from just the new documents; segments of
+  similar size are merged (the tail merges into its neighbour once it reaches
+  1/``merge_factor`` of its size), so a document is merged O(log n) times and
+  a search visits O(log n) segments; large merges run in a background thread
+  and swap in when done;
+- a delete clears the document's bit in its segment's live mask at once, so
+  it can never be returned; its postings go at the next merge or save;
+- scores are computed at query time from the live corpus: document
+  frequencies by counting live postings of the query terms, the document
+  count and average length from running sums. Every segment is therefore
+  scored with the same global statistics, and a score equals what a
+  from-scratch BM25 over the live documents gives (bm25s's default "lucene"
+  variant, k1 1.5, b 0.75, same float rounding: the tests compare them).
+
+Scope filtering keeps only admitted row ids, so it is exact. Each document
+may carry an integer tag for the caller (the index manager keeps each unit's
+scope group there, to find the units whose context a delete changes).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+
+from omnimem.index.rwlock import RWLock
 
 TextSource = Callable[[], Iterable[tuple[int, str]]]
+Ids = npt.NDArray[np.int64]
+K1 = 1.5
+B = 0.75
+MERGE_FACTOR = 8
+BACKGROUND_AT = 50_000  # documents: merges this large run in a background thread
+_FORMAT = 2  # omnimem's own segment files (format 1 was a bm25s folder)
 _STEMMER: Any = None
 
 
@@ -26,6 +56,12 @@ def _bm25s() -> Any:
     import bm25s
 
     return bm25s
+
+
+def _sparse() -> Any:
+    import scipy.sparse
+
+    return scipy.sparse
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
@@ -41,89 +77,409 @@ def tokenize(texts: list[str]) -> list[list[str]]:
     return tokens
 
 
-class SparseIndex:
-    """BM25 keyed by unit row id; rebuilt lazily after changes."""
+@dataclass(eq=False)
+class _Segment:
+    """Postings of some documents; everything but ``live`` is immutable once built."""
 
-    def __init__(self, source: TextSource) -> None:
+    rids: Ids  # ascending
+    lengths: npt.NDArray[np.float64]  # tokens per document
+    tags: Ids
+    postings: Any  # scipy csc_matrix, documents x terms, term counts (float32)
+    live: npt.NDArray[np.bool_]
+
+    def __len__(self) -> int:
+        return len(self.rids)
+
+    def positions(self, rids: Ids) -> npt.NDArray[np.intp]:
+        """Positions of the live documents among ``rids`` (ids not here, or dead, are skipped)."""
+        if len(self.rids) == 0 or len(rids) == 0:
+            return np.zeros(0, dtype=np.intp)
+        pos = np.searchsorted(self.rids, rids)
+        inside = pos < len(self.rids)
+        pos = pos[inside]
+        pos = pos[self.rids[pos] == rids[inside]]
+        found: npt.NDArray[np.intp] = pos[self.live[pos]]
+        return found
+
+
+class SparseIndex:
+    """BM25 keyed by unit row id, in segments; safe for concurrent searches and one writer."""
+
+    def __init__(self, source: TextSource | None = None, *, merge_factor: int = MERGE_FACTOR,
+                 background_at: int = BACKGROUND_AT) -> None:
         self._source = source
-        self._ids: list[int] = []
-        self._pos: dict[int, int] = {}
-        self._bm25: Any = None
-        self._stale = True
-        self._lock = threading.RLock()
+        self.merge_factor = merge_factor
+        self._vocab: dict[str, int] = {}
+        self._segments: list[_Segment] = []
+        self._count = 0  # live documents
+        self._total_len = 0  # their tokens
+        self._stale = source is not None  # built from ``source`` at first use
+        self._rw = RWLock()  # searches share; a swap or a delete's bit flip is exclusive
+        self._writer = threading.RLock()  # one change at a time; its slow part runs outside ``_rw``
+        self.merges = 0  # segment merges so far (for tests and stats)
+        self.background_at = background_at
+        self._merging = False
+        self._merger: threading.Thread | None = None
+        # (segment list, live count, live ids): the list is replaced on every add or merge, and a
+        # delete lowers the count, so either tells the ids changed
+        self._live_cache: tuple[list[_Segment], int, Ids] | None = None
 
     @property
     def stale(self) -> bool:
         return self._stale
 
+    @property
+    def segments(self) -> int:
+        return len(self._segments)
+
     def __len__(self) -> int:
-        with self._lock:
-            self._ensure()
-            return len(self._ids)
+        self._ensure()
+        return self._count
 
     def invalidate(self) -> None:
-        """Mark the index out of date (after any add or delete)."""
-        with self._lock:
+        """Rebuild from ``source`` at the next use (only for an index made with one)."""
+        if self._source is None:
+            raise ValueError("this index has no source to rebuild from")
+        with self._writer:
             self._stale = True
 
     def _ensure(self) -> None:
         if not self._stale:
             return
-        ids: list[int] = []
-        texts: list[str] = []
-        for rid, text in self._source():
-            ids.append(rid)
-            texts.append(text)
-        self._ids = ids
-        self._pos = {rid: i for i, rid in enumerate(ids)}
-        self._bm25 = None
-        if ids:
-            bm25 = _bm25s().BM25()
-            bm25.index(tokenize(texts), show_progress=False)
-            self._bm25 = bm25
-        self._stale = False
+        with self._writer:
+            if not self._stale or self._source is None:
+                return
+            pairs = list(self._source())
+            self.reset([rid for rid, _ in pairs], [text for _, text in pairs])
+            self._stale = False
+
+    # -- changes ------------------------------------------------------------------
+    def reset(self, rids: Sequence[int], texts: Sequence[str], tags: Sequence[int] | None = None) -> None:
+        """Replace everything with these documents (one segment)."""
+        with self._writer:
+            vocab: dict[str, int] = {}
+            segment = self._build(rids, texts, tags, vocab)
+            with self._rw.write():
+                self._vocab = vocab
+                self._segments = [segment] if len(segment) else []
+                self._count = len(segment)
+                self._total_len = int(segment.lengths.sum())
+
+    def add(self, rids: Sequence[int], texts: Sequence[str], tags: Sequence[int] | None = None) -> None:
+        """Index new documents; a row id already indexed is replaced (its new text wins)."""
+        if not len(rids):
+            return
+        self._ensure()
+        with self._writer:
+            self.remove(rids)
+            segment = self._build(rids, texts, tags, self._vocab)  # grows the vocabulary: new ids only
+            with self._rw.write():
+                self._segments = [*self._segments, segment]
+                self._count += len(segment)
+                self._total_len += int(segment.lengths.sum())
+            self._merge_tail()
+
+    def remove(self, rids: Iterable[int]) -> list[tuple[int, int]]:
+        """Delete documents at once; returns (row id, tag) of those that were indexed."""
+        wanted = np.unique(np.asarray(list(rids), dtype=np.int64))
+        if not len(wanted):
+            return []
+        self._ensure()
+        out: list[tuple[int, int]] = []
+        with self._writer, self._rw.write():
+            for seg in self._segments:
+                pos = seg.positions(wanted)
+                if len(pos):
+                    seg.live[pos] = False
+                    self._count -= len(pos)
+                    self._total_len -= int(seg.lengths[pos].sum())
+                    out.extend(zip(seg.rids[pos].tolist(), seg.tags[pos].tolist()))
+        return out
+
+    def compact(self) -> None:
+        """Merge every segment into one without dead documents or unused terms (before a save)."""
+        self._ensure()
+        with self._writer:
+            if len(self._segments) == 1 and self._segments[0].live.all() and self._all_terms_used():
+                return
+            vocab: dict[str, int] = {}
+            merged = self._merged(self._segments, vocab)
+            with self._rw.write():
+                self._vocab = vocab
+                self._segments = [merged] if len(merged) else []
+
+    def _all_terms_used(self) -> bool:
+        counts = np.diff(self._segments[0].postings.indptr)
+        return bool(len(counts) == len(self._vocab) and (counts > 0).all())
+
+    def _merge_tail(self) -> None:
+        """Merge the newest segment into the one before while it is at least 1/merge_factor its size.
+
+        Small merges happen here, in the adding thread. A merge of ``background_at``
+        documents or more (rare: the tail must reach an eighth of a large segment)
+        runs in a background thread, so no add, and no search waiting for one,
+        pays for it; the tail keeps growing meanwhile and merges after.
+        """
+        while not self._merging and len(self._segments) >= 2 and \
+                len(self._segments[-1]) * self.merge_factor >= len(self._segments[-2]):
+            a, b = self._segments[-2], self._segments[-1]
+            if len(a) + len(b) >= self.background_at:
+                self._merging = True
+                self._merger = threading.Thread(target=self._merge_behind, args=(a, b), daemon=True,
+                                                name="omnimem-bm25-merge")
+                self._merger.start()
+                return
+            merged = self._merged([a, b], None)
+            with self._rw.write():
+                # the writer lock kept deletes out while we built: the merged segment holds their live documents
+                self._segments = [*self._segments[:-2], *([merged] if len(merged) else [])]
+            self.merges += 1
+
+    def _merge_behind(self, a: _Segment, b: _Segment) -> None:
+        """Merge ``a`` and ``b`` without the writer lock, then swap them under it (deletes since re-applied)."""
+        try:
+            merged = self._merged([a, b], None)
+            with self._writer:
+                segments = self._segments
+                at = next((i for i in range(len(segments) - 1) if segments[i] is a and segments[i + 1] is b), None)
+                if at is None:  # a reset or compaction replaced them meanwhile
+                    return
+                alive = np.concatenate([a.rids[a.live], b.rids[b.live]])
+                merged.live[:] = np.isin(merged.rids, alive)  # deleted (or replaced) while we merged
+                with self._rw.write():
+                    self._segments = [*segments[:at], merged, *segments[at + 2:]]
+                self.merges += 1
+        finally:
+            with self._writer:
+                self._merging = False
+                self._merge_tail()
+
+    def settle(self) -> None:
+        """Wait for a background merge to finish (tests; saving compacts anyway)."""
+        while True:
+            merger = self._merger
+            if merger is None or not merger.is_alive():
+                return
+            merger.join()
+
+    def _build(self, rids: Sequence[int], texts: Sequence[str], tags: Sequence[int] | None,
+               vocab: dict[str, int]) -> _Segment:
+        tokens = tokenize(list(texts)) if texts else []
+        ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
+        lengths = np.fromiter((len(d) for d in ids), dtype=np.float64, count=len(ids))
+        rows = np.repeat(np.arange(len(ids), dtype=np.int64), lengths.astype(np.int64))
+        cols = np.fromiter((t for d in ids for t in d), dtype=np.int64, count=int(lengths.sum()))
+        matrix = _sparse().csc_matrix((np.ones(len(cols), dtype=np.float32), (rows, cols)),
+                                      shape=(len(ids), len(vocab)), dtype=np.float32)
+        matrix.sum_duplicates()
+        rid_arr = np.asarray(rids, dtype=np.int64)
+        tag_arr = np.zeros(len(rid_arr), dtype=np.int64) if tags is None else np.asarray(tags, dtype=np.int64)
+        return _sorted(_Segment(rid_arr, lengths, tag_arr, matrix, np.ones(len(rid_arr), dtype=bool)))
+
+    def _merged(self, segments: Sequence[_Segment], vocab: dict[str, int] | None) -> _Segment:
+        """The live documents of ``segments`` in one segment; ``vocab`` given: renumber terms into it."""
+        sp = _sparse()
+        width = len(self._vocab)
+        parts, rids, lengths, tags = [], [], [], []
+        for seg in segments:
+            keep = np.flatnonzero(seg.live)
+            matrix = seg.postings if len(keep) == len(seg) else seg.postings[keep]
+            parts.append(_widen(matrix, width))
+            rids.append(seg.rids[keep])
+            lengths.append(seg.lengths[keep])
+            tags.append(seg.tags[keep])
+        matrix = sp.vstack(parts, format="csc") if parts else sp.csc_matrix((0, width), dtype=np.float32)
+        if vocab is not None:  # keep only the terms some live document uses
+            used = np.flatnonzero(np.diff(matrix.indptr) > 0)
+            names = list(self._vocab)
+            for new, old in enumerate(used.tolist()):
+                vocab[names[old]] = new
+            matrix = matrix[:, used]
+        segment = _Segment(np.concatenate(rids) if rids else np.zeros(0, np.int64),
+                           np.concatenate(lengths) if lengths else np.zeros(0),
+                           np.concatenate(tags) if tags else np.zeros(0, np.int64),
+                           matrix.tocsc(), np.ones(sum(len(r) for r in rids), dtype=bool))
+        return _sorted(segment)
+
+    # -- reads --------------------------------------------------------------------
+    def rids(self) -> Ids:
+        """Row ids of the live documents, ascending."""
+        self._ensure()
+        with self._rw.read():
+            return self._live_rids().copy()
+
+    def _live_rids(self) -> Ids:
+        """Live row ids, ascending; remembered until the next change (callers hold ``_rw``)."""
+        cached = self._live_cache
+        if cached is not None and cached[0] is self._segments and cached[1] == self._count:
+            return cached[2]
+        if len(self._segments) == 1 and self._count == len(self._segments[0]):
+            every = self._segments[0].rids
+        else:  # each segment's ids are sorted: a stable sort merges the runs in about linear time
+            parts = [seg.rids[seg.live] for seg in self._segments]
+            every = np.sort(np.concatenate(parts), kind="stable") if parts else np.zeros(0, dtype=np.int64)
+        self._live_cache = (self._segments, self._count, every)
+        return every
+
+    def with_tags(self, tags: Iterable[int]) -> list[tuple[int, int]]:
+        """(row id, tag) of the live documents carrying one of ``tags``, by row id."""
+        wanted = np.asarray(sorted(set(tags)), dtype=np.int64)
+        out: list[tuple[int, int]] = []
+        with self._rw.read():
+            for seg in self._segments:
+                pos = np.flatnonzero(np.isin(seg.tags, wanted) & seg.live)
+                out.extend(zip(seg.rids[pos].tolist(), seg.tags[pos].tolist()))
+        return sorted(out)
 
     def search(self, query: str, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """Top ``k`` (id, BM25 score) with a positive score, best first."""
-        with self._lock:
-            self._ensure()
-            if self._bm25 is None or k <= 0:
+        """Top ``k`` (id, BM25 score) with a positive score, best first (ties: lower id first)."""
+        self._ensure()
+        if k <= 0:
+            return []
+        terms = tokenize([query])[0]
+        if not terms:
+            return []
+        admitted = None if allowed is None else np.unique(np.asarray(
+            allowed if isinstance(allowed, np.ndarray) else list(allowed), dtype=np.int64))
+        with self._rw.read():
+            found_ids, found_scores = self._score(terms, admitted)
+            if not len(found_ids):
                 return []
-            terms = tokenize([query])[0]
-            if not terms:
-                return []
-            scores = np.asarray(self._bm25.get_scores(terms), dtype=np.float32)
-            if allowed is not None:
-                mask = np.zeros(len(self._ids), dtype=bool)
-                mask[[self._pos[r] for r in allowed if r in self._pos]] = True
-                scores = np.where(mask, scores, np.float32(0.0))
-            ids = self._ids
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        ranked = sorted(top.tolist(), key=lambda i: (-scores[i], ids[i]))
-        return [(ids[i], float(scores[i])) for i in ranked if scores[i] > 0]
+            if len(found_ids) > k:
+                kth = found_scores[np.argpartition(-found_scores, k - 1)[k - 1]]
+                if int((found_scores >= kth).sum()) > k:  # ties across the cut: choose them as before
+                    found_ids, found_scores = self._cut_as_before(found_ids, found_scores, k)
+                else:
+                    top = found_scores >= kth
+                    found_ids, found_scores = found_ids[top], found_scores[top]
+        order = np.lexsort((found_ids, -found_scores))[:k]
+        return [(int(found_ids[i]), float(found_scores[i])) for i in order]
 
+    def _cut_as_before(self, ids: Ids, scores: npt.NDArray[np.float32], k: int) -> tuple[Ids, Any]:
+        """The top ``k`` chosen exactly as the single bm25s index did, when scores tie across the cut.
+
+        That index selected with ``argpartition`` over the scores of every
+        document in row-id order (others' zeroed), which keeps a reproducible
+        but arbitrary subset of tied documents. Rebuilding that array here
+        keeps every result identical to before (``tests/test_retrieval_identical.py``);
+        it costs O(live documents), and only queries whose k-th score ties pay it.
+        """
+        every = self._live_rids()
+        full = np.zeros(len(every), dtype=np.float32)
+        full[np.searchsorted(every, ids)] = scores
+        top = np.argpartition(-full, k - 1)[:k]
+        top = top[full[top] > 0]
+        return every[top], full[top]
+
+    def _score(self, terms: list[str], admitted: Ids | None) -> tuple[Ids, npt.NDArray[np.float32]]:
+        if self._count == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        term_ids = [self._vocab[t] for t in terms if t in self._vocab]  # repeats count, as in bm25s
+        # global document frequencies: live postings of each query term over all segments
+        df: dict[int, int] = {}
+        for t in dict.fromkeys(term_ids):
+            df[t] = sum(int(seg.live[_column(seg, t)[0]].sum()) for seg in self._segments)
+        n = self._count
+        avgdl = self._total_len / n
+        idf = {t: np.float64(np.float32(math.log(1 + (n - d + 0.5) / (d + 0.5)))) for t, d in df.items()}
+        ids_out, scores_out = [], []
+        for seg in self._segments:
+            scores = np.zeros(len(seg), dtype=np.float32)
+            touched = False
+            for t in term_ids:
+                pos, tf = _column(seg, t)
+                if not len(pos):
+                    continue
+                touched = True
+                tfc = tf / (K1 * ((1 - B) + B * seg.lengths[pos] / avgdl) + tf)  # float64, as bm25s
+                scores[pos] += (idf[t] * tfc).astype(np.float32)
+            if not touched:
+                continue
+            hit = np.flatnonzero(scores)
+            hit = hit[seg.live[hit]]
+            rids = seg.rids[hit]
+            if admitted is not None:
+                at = np.searchsorted(admitted, rids)
+                ok = at < len(admitted)
+                ok[ok] = admitted[at[ok]] == rids[ok]
+                hit, rids = hit[ok], rids[ok]
+            ids_out.append(rids)
+            scores_out.append(scores[hit])
+        if not ids_out:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        return np.concatenate(ids_out), np.concatenate(scores_out)
+
+    # -- persistence --------------------------------------------------------------
     def save(self, folder: Path) -> bool:
-        """Persist the built index; returns False when there is nothing current to save."""
-        with self._lock:
-            if self._stale or self._bm25 is None:
-                return False
+        """Compact and write the index under ``folder/bm25``; False when there is nothing current to save."""
+        if self._stale:
+            return False
+        self.compact()
+        with self._writer:
             tmp = folder / f".bm25.{os.getpid()}.{threading.get_ident()}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
-            self._bm25.save(str(tmp))
-            (tmp / "omnimem_ids.json").write_text(json.dumps(self._ids), encoding="utf-8")
+            tmp.mkdir(parents=True)
+            seg = self._segments[0] if self._segments else None
+            width = len(self._vocab)
+            matrix = seg.postings if seg is not None else _sparse().csc_matrix((0, width), dtype=np.float32)
+            np.savez(tmp / "postings.npz", data=matrix.data, indices=matrix.indices, indptr=matrix.indptr,
+                     shape=np.asarray(matrix.shape, dtype=np.int64),
+                     rids=seg.rids if seg is not None else np.zeros(0, np.int64),
+                     lengths=seg.lengths if seg is not None else np.zeros(0),
+                     tags=seg.tags if seg is not None else np.zeros(0, np.int64))
+            (tmp / "vocab.json").write_text(json.dumps(list(self._vocab)), encoding="utf-8")
+            (tmp / "omnimem_ids.json").write_text(json.dumps(seg.rids.tolist() if seg is not None else []),
+                                                  encoding="utf-8")
+            (tmp / "format.json").write_text(json.dumps({"format": _FORMAT, "k1": K1, "b": B}), encoding="utf-8")
             final = folder / "bm25"
             shutil.rmtree(final, ignore_errors=True)  # a folder cannot be replaced atomically: the
             tmp.replace(final)  # caller holds the index lock and writes state.json last
             return True
 
     @classmethod
-    def load(cls, folder: Path, source: TextSource) -> SparseIndex:
-        """Load a saved index; the caller checks it is current."""
-        index = cls(source)
+    def load(cls, folder: Path, source: TextSource | None = None) -> SparseIndex:
+        """Load a saved index; the caller checks it is current. Raises ValueError for another format."""
         final = folder / "bm25"
-        index._bm25 = _bm25s().BM25.load(str(final))
-        index._ids = json.loads((final / "omnimem_ids.json").read_text(encoding="utf-8"))
-        index._pos = {rid: i for i, rid in enumerate(index._ids)}
+        fmt = json.loads((final / "format.json").read_text(encoding="utf-8")) if (final / "format.json").exists() \
+            else {}
+        if fmt.get("format") != _FORMAT:
+            raise ValueError(f"BM25 files in {final} have another format ({fmt.get('format', 1)})")
+        index = cls(source)
+        with np.load(final / "postings.npz") as arrays:
+            shape = tuple(int(x) for x in arrays["shape"])
+            matrix = _sparse().csc_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+            segment = _Segment(arrays["rids"], arrays["lengths"], arrays["tags"], matrix,
+                               np.ones(shape[0], dtype=bool))
+        index._vocab = {t: i for i, t in enumerate(json.loads((final / "vocab.json").read_text(encoding="utf-8")))}
+        index._segments = [segment] if len(segment) else []
+        index._count = len(segment)
+        index._total_len = int(segment.lengths.sum())
         index._stale = False
         return index
+
+
+def _column(seg: _Segment, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+    """Document positions and counts of ``term`` in ``seg`` (nothing for a term newer than the segment)."""
+    indptr = seg.postings.indptr
+    if term + 1 >= len(indptr):
+        return np.zeros(0, dtype=np.int32), np.zeros(0)
+    a, b = indptr[term], indptr[term + 1]
+    return seg.postings.indices[a:b], seg.postings.data[a:b].astype(np.float64)
+
+
+def _widen(matrix: Any, width: int) -> Any:
+    """The same postings seen with ``width`` term columns (new terms have none); shares the arrays."""
+    rows, cols = matrix.shape
+    if cols == width:
+        return matrix
+    indptr = np.concatenate([matrix.indptr, np.full(width - cols, matrix.indptr[-1], dtype=matrix.indptr.dtype)])
+    return _sparse().csc_matrix((matrix.data, matrix.indices, indptr), shape=(rows, width))
+
+
+def _sorted(seg: _Segment) -> _Segment:
+    """The segment with its documents in row-id order (ids are looked up by binary search)."""
+    if len(seg.rids) < 2 or bool((np.diff(seg.rids) > 0).all()):
+        return seg
+    order = np.argsort(seg.rids, kind="stable")
+    return _Segment(seg.rids[order], seg.lengths[order], seg.tags[order], seg.postings[order].tocsc(),
+                    seg.live[order])

@@ -427,6 +427,20 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue):
                                       "ORDER BY rid DESC LIMIT ?", [*args, limit]).fetchall()
         return [(a, str(b)) for a, b in reversed(rows)]
 
+    def lines_before(self, scope: Scope, rid: int, limit: int) -> list[tuple[str | None, str]]:
+        """(speaker, summary) of the last ``limit`` text units in exactly this scope before row ``rid``, oldest first."""
+        where, args = _scope_clause(scope, exact=True)
+        with self._lock:
+            rows = self._conn.execute(f"SELECT speaker, summary FROM units WHERE {where} AND modality = 'text' "
+                                      "AND rid < ? ORDER BY rid DESC LIMIT ?", [*args, rid, limit]).fetchall()
+        return [(a, str(b)) for a, b in reversed(rows)]
+
+    def all_rids(self) -> npt.NDArray[np.int64]:
+        """Every unit's row id, ascending (what the indexes must hold)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT rid FROM units ORDER BY rid").fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
     def embed_rows(self) -> Iterator[tuple[int, Scope, str | None, str, str, str | None]]:
         """(row id, scope, speaker, summary, modality, event time) of every unit in insertion order."""
         with self._lock:

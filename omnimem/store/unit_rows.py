@@ -61,9 +61,9 @@ def to_unit(row: Sequence[Any], next_id: str | None) -> MAU:
         content_hash=chash,
         speaker=speaker,
         raw_ref=raw_ref,
-        links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
+        links=Links(prev_id, next_id, tuple(json.loads(source_ids)) if source_ids != "[]" else ()),
         embedding=np.frombuffer(emb, dtype=np.float32) if emb else None,
-        metadata=json.loads(metadata),
+        metadata=json.loads(metadata) if metadata != "{}" else {},  # most rows: skip the JSON parser
         superseded_by=superseded_by,
         superseded_at=datetime.fromisoformat(superseded_at) if superseded_at else None,
     )
