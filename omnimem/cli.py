@@ -77,6 +77,7 @@ def _database_url() -> str | None:
 
 @app.callback()
 def _options(
+    ctx: typer.Context,
     url: Annotated[str | None, typer.Option(
         "--url", help="A PostgreSQL database instead of a store folder: postgresql://user:pw@host:5432/db "
         "(default: $OMNIMEM_URL, config 'url'); used by every command when --store is not given.")] = None,
@@ -85,7 +86,16 @@ def _options(
     if url:  # one place every command reads it from, like the environment variable it stands for
         import os
 
+        previous = os.environ.get("OMNIMEM_URL")
         os.environ["OMNIMEM_URL"] = url
+
+        def restore() -> None:  # for this invocation only (CLIs run in-process by tests and tools)
+            if previous is None:
+                os.environ.pop("OMNIMEM_URL", None)
+            else:
+                os.environ["OMNIMEM_URL"] = previous
+
+        ctx.call_on_close(restore)
 
 
 def _fail(message: str, code: int = 2) -> None:  # 2: the input is wrong; 1: omnimem or the store failed

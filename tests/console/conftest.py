@@ -54,6 +54,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     folder = tmp_path_factory.mktemp("console")
     with Memory(folder / "store", embedder="fake", graph=True) as memory:
         seeded = build_store(memory, folder)
+        assert memory.flush(timeout=120)  # graph extraction is queued enrichment: let it land
         keys = {
             "admin": create_key(memory.store, name="console-admin", role="admin")[0],
             "write": create_key(memory.store, name="console-writer", role="write", user_id=USER)[0],

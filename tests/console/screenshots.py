@@ -26,6 +26,7 @@ def take(out: Path) -> list[Path]:
     shots: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "store", graph=True) as memory:
         seeded = build_store(memory, Path(tmp))
+        assert memory.flush(timeout=120)  # graph extraction is queued enrichment: let it land
         key = create_key(memory.store, name="screenshots", role="write", user_id=USER)[0]
         server = LiveServer(memory)
         try:

@@ -155,7 +155,7 @@ def test_entities_and_neighbors_say_when_the_graph_is_off(owner: McpSession) -> 
 def test_entities_and_neighbors_over_the_knowledge_graph(tmp_path: Path) -> None:
     turns = [{"speaker": "Melanie", "text": "I painted a sunset last weekend with Caroline.", "time": "2023-05-08"},
              {"speaker": "Caroline", "text": "I went to a support group in Boston.", "time": "2023-05-08"}]
-    with Memory(tmp_path / "graph", embedder="fake", graph=True) as memory:
+    with Memory(tmp_path / "graph", embedder="fake", graph=True, enrich="sync") as memory:  # graph rows at once
         with connect(create_mcp(memory)) as owner:
             owner.call("add_dialogue", turns=turns, user_id="u1")
             found = owner.call("entities", user_id="u1")["entities"]

@@ -40,6 +40,7 @@ def test_graph_search_on_postgresql(pg_url: str) -> None:
     with Memory(url=pg_url, embedder="fake", graph=True) as m:
         m.add("Caroline met Melanie in Boston.", user_id="ann")
         m.add("Melanie paints sunsets with her kids.", user_id="ann")
+        assert m.flush(timeout=120)  # graph extraction is queued enrichment
         found = {e.name for e in m.entities(user_id="ann")}
         assert {"Caroline", "Melanie"} <= found
         hits = [h.unit.summary for h in m.search("What does Caroline's friend paint?", user_id="ann").hits]

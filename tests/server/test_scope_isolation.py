@@ -199,6 +199,7 @@ def test_graph_routes_are_scoped(tmp_path: Path) -> None:
         served.client("alice").post("/v1/dialogues", json={"turns": [
             {"text": "Melanie painted a sunset with Caroline in Boston.", "speaker": "Alice"}]})
         served.client("bob").post("/v1/units", json={"text": "Bob flew to Paris with Dave."})
+        assert served.memory.flush(timeout=120)  # graph extraction is queued enrichment
         bob = served.client("bob")
         names = {e["name"] for e in bob.get("/v1/entities").json()["entities"]}
         assert "Paris" in names and not names & {"Melanie", "Caroline", "Boston"}
