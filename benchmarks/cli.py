@@ -23,6 +23,10 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "their numbers (writes reliability.json, RELIABILITY.md)."),
     "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time: STORE QUERY "
                    "[--repeats 5]."),
+    "query-embedder": ("benchmarks.query_embedder", "Whether the int8 ONNX MiniLM can embed queries for a store "
+                       "built with the torch MiniLM, on LoCoMo (writes query-embedder.json, .md)."),
+    "graph-ingest": ("benchmarks.graph_ingest", "Ingest turns/s on LoCoMo with the knowledge graph off and on, "
+                     "and the graph's own turns/s (writes graph-ingest.json, .md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }
