@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import Extractor
-from omnimem.graph.model import Entity, Extraction, Relation
+from omnimem.graph.model import Entity, ExtractedEntity, Extraction, Relation
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 from omnimem.mau import MAU, Scope, search_text
 from omnimem.store.base import GraphRows, GraphSource, RowWriter
@@ -104,9 +104,24 @@ class KnowledgeGraph:
         """Run the extractor on "speaker: text" (slow: called outside the store's locks).
 
         The speaker is part of the text so that "I painted a sunset" links the
-        painting to the person who said it.
+        painting to the person who said it. The names that resolving the
+        mentions will compare are embedded here too, in one call per scope
+        (see :meth:`EntityResolver.prefetch`), so the writer, which runs in
+        the insert transaction, does not wait for the model.
         """
-        return self.extractor.extract([search_text(u.speaker, u.summary) for u in units])
+        extractions = self.extractor.extract([search_text(u.speaker, u.summary) for u in units])
+        self.prefetch(units, extractions)
+        return extractions
+
+    def prefetch(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> None:
+        """Embed the names resolving these extractions will compare, against the pools as they are now."""
+        mentions: dict[Scope, list[ExtractedEntity]] = {}
+        for unit, extraction in zip(units, extractions, strict=True):
+            mentions.setdefault(entity_scope(unit.scope), []).extend(extraction.entities)
+        for scope, found in mentions.items():
+            with self._source.graph_rows() as rows:
+                pool = CandidateIndex(rows.owned_entities(scope.user_id, scope.agent_id), scope=scope)
+            self.resolver.prefetch(found, pool)
 
     def writer(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> RowWriter:
         """A function that writes the units' entities and relations inside the unit transaction."""
@@ -124,8 +139,7 @@ class KnowledgeGraph:
                     if found is None:
                         entity = Entity(uuid.uuid4().hex, mention.name, (), mention.type, mention.confidence, scope)
                     else:
-                        known = next(e for e in pool.entities if e.id == found)
-                        entity = self.resolver.merge(known, mention)
+                        entity = self.resolver.merge(pool.get(found), mention)
                     pool.add(entity)
                     rows.upsert_entity(entity)
                     rows.link_entity_unit(entity.id, unit.id, mention.confidence)
