@@ -21,12 +21,14 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "fixed-latency fake LLM (writes parallel-qa.json, parallel-qa.md)."),
     "reliability": ("benchmarks.reliability", "The reliability tests at nightly (or --mode ci) sizes, with "
                     "their numbers (writes reliability.json, RELIABILITY.md)."),
-    "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time: STORE QUERY "
+    "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time, by phase: [STORE QUERY] "
                    "[--repeats 5]."),
     "query-embedder": ("benchmarks.query_embedder", "Whether the int8 ONNX MiniLM can embed queries for a store "
                        "built with the torch MiniLM, on LoCoMo (writes query-embedder.json, .md)."),
     "graph-ingest": ("benchmarks.graph_ingest", "Ingest turns/s on LoCoMo with the knowledge graph off and on, "
                      "and the graph's own turns/s (writes graph-ingest.json, .md)."),
+    "ingest-ratio": ("benchmarks.ingest_ratio", "Ingest turns/s against the raw embedder on the same LoCoMo "
+                     "texts, per session and one add at a time (writes ingest-ratio.json, .md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

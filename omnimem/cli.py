@@ -20,6 +20,7 @@ from omnimem.errors import OmnimemError
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
+    from omnimem.pyramid import Context
 
 app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False)
 out = Console()
@@ -58,6 +59,26 @@ def _memory(
         _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE), or create one with "
               "`omnimem add` or `omnimem ingest`", 2)
     with Memory(path, embedder=embedder, **settings) as mem:
+        yield mem
+
+
+@contextmanager
+def _reader(store: Path | None) -> Iterator[Memory]:
+    """The store for a command that only reads and embeds queries (``search``, ``ask``).
+
+    A store built with the torch MiniLM is opened read-only with the int8 ONNX
+    MiniLM embedding the query (:mod:`omnimem.embed.query`: measured to retrieve
+    the same), which spares the command seconds of importing torch.
+    """
+    from omnimem.embed.query import fast_query_embedder
+    from omnimem.store.opening import read_meta
+    from omnimem.store.schema import SCHEMA_VERSION
+
+    meta = read_meta(_store_path(store))
+    fast = None  # a store that needs a schema upgrade is opened writable, as every command does
+    if meta.get("schema_version") == str(SCHEMA_VERSION) and "embedder" in meta:
+        fast = fast_query_embedder(meta["embedder"])
+    with _memory(store, fast, existing=True, **({"read_only": True} if fast else {})) as mem:
         yield mem
 
 
@@ -253,11 +274,16 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """The best memories for a query, with time, speaker and score (--json: the whole context)."""
-    with _errors(), _memory(store, existing=True) as mem:
+    with _errors(), _reader(store) as mem:
         ctx = mem.search(
             query, top_k=top_k, theta=theta, budget=budget,
             user_id=user_id, agent_id=agent_id, session_id=session_id,
         )
+    _print_context(ctx, as_json=as_json, context=context, limit=limit)
+
+
+def _print_context(ctx: Context, *, as_json: bool, context: bool, limit: int) -> None:
+    """What ``search`` prints: JSON, the packed context, or a table of the best hits."""
     if as_json:
         _print_json(ctx.to_dict())
         return
@@ -292,7 +318,7 @@ def ask(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer from memory with the configured LLM (OMNIMEM_LLM_*); offline, show the evidence."""
-    with _errors(), _memory(store, existing=True) as mem:
+    with _errors(), _reader(store) as mem:
         answer = mem.ask(question, budget=budget, user_id=user_id, agent_id=agent_id, session_id=session_id)
     if as_json:
         _print_json(answer.to_dict())

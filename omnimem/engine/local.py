@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from omnimem import governance, lifecycle
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
+from omnimem.embed.query import query_compatible
 from omnimem.engine.parts import Parts
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError
 from omnimem.graph.model import Entity
@@ -55,7 +56,8 @@ class LocalEngine:
         read_only = open_read_only(path, read_only)  # a store the user cannot write is opened read-only
         store = SQLiteStore(path, read_only=read_only)  # the embedded backend: SQLite + FAISS/bm25s
         try:
-            model = _resolve_embedder(store, path, embedder if embedder is not None else settings.embedder)
+            model = _resolve_embedder(store, path, embedder if embedder is not None else settings.embedder,
+                                      queries_only=store.read_only)
             folder = path / "index" if path is not None else None
             self._search = EmbeddedSearch(store, IndexSet(store, model.dim, folder, writable=not read_only,
                                                           sparse_context=settings.sparse_context))
@@ -293,18 +295,27 @@ class LocalEngine:
         return data
 
 
-def _resolve_embedder(store: Store, path: Path | None, wanted: str | Embedder | None) -> Embedder:
-    """The embedder the store was built with, or the one asked for if it matches (or the store is new)."""
+def _resolve_embedder(store: Store, path: Path | None, wanted: str | Embedder | None, *,
+                      queries_only: bool = False) -> Embedder:
+    """The embedder the store was built with, or the one asked for if it matches (or the store is new).
+
+    A store open read-only (``queries_only``) also takes a model measured to embed queries like its own
+    (:mod:`omnimem.embed.query`): nothing it embeds is ever stored.
+    """
     meta = store.meta()
+
+    def fits(name: str) -> bool:
+        return meta is None or name == meta.embedder or (queries_only and query_compatible(meta.embedder, name))
+
     if isinstance(wanted, str) or wanted is None:
         name = canonical_name(wanted) if wanted else (meta.embedder if meta else DEFAULT_EMBEDDER)
-        if meta is not None and name != meta.embedder:
-            raise EmbedderMismatchError(_mismatch(path, meta.embedder, name))
+        if not fits(name):
+            raise EmbedderMismatchError(_mismatch(path, meta.embedder if meta else "", name))
         instance = create_embedder(name)
     else:
         instance = wanted
-        if meta is not None and instance.name != meta.embedder:
-            raise EmbedderMismatchError(_mismatch(path, meta.embedder, instance.name))
+        if not fits(instance.name):
+            raise EmbedderMismatchError(_mismatch(path, meta.embedder if meta else "", instance.name))
     if meta is None:
         meta = store.init_meta(instance.name, instance.dim)
     if meta.dim != instance.dim:

@@ -60,3 +60,21 @@ def connect(db: Path, busy_timeout_ms: int, *, read_only: bool) -> sqlite3.Conne
             conn = sqlite3.connect(uri + "&immutable=1", uri=True, check_same_thread=False, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
     return conn
+
+
+def read_meta(path: Path) -> dict[str, str]:
+    """A store's meta table (embedder, dim, schema_version, ...) read without opening the store; {} if unreadable.
+
+    Cheap (one read-only query, no migration, no index), so a command can choose how to open a store.
+    """
+    db = path / DB_NAME
+    if not db.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        try:
+            return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
