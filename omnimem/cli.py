@@ -70,13 +70,17 @@ def _reader(store: Path | None) -> Iterator[Memory]:
     MiniLM embedding the query (:mod:`omnimem.embed.query`: measured to retrieve
     the same), which spares the command seconds of importing torch.
     """
+    from omnimem.config import Settings
+    from omnimem.embed import canonical_name
     from omnimem.embed.query import fast_query_embedder
     from omnimem.store.opening import read_meta
     from omnimem.store.schema import SCHEMA_VERSION
 
-    meta = read_meta(_store_path(store))
+    meta, chosen = read_meta(_store_path(store)), Settings.load().embedder
     fast = None  # a store that needs a schema upgrade is opened writable, as every command does
-    if meta.get("schema_version") == str(SCHEMA_VERSION) and "embedder" in meta:
+    if meta.get("schema_version") == str(SCHEMA_VERSION) and "embedder" in meta and (
+        not chosen or canonical_name(chosen) == meta["embedder"]  # a configured other model: its usual error
+    ):
         fast = fast_query_embedder(meta["embedder"])
     with _memory(store, fast, existing=True, **({"read_only": True} if fast else {})) as mem:
         yield mem
