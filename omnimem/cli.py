@@ -68,18 +68,24 @@ def _reader(store: Path | None) -> Iterator[Memory]:
 
     A store built with the torch MiniLM is opened read-only with the int8 ONNX
     MiniLM embedding the query (:mod:`omnimem.embed.query`: measured to retrieve
-    the same), which spares the command seconds of importing torch.
+    the same), which spares the command seconds of importing torch; but only
+    when its schema is current and its saved indexes are up to date, since a
+    read-only open can neither upgrade the one nor save the others.
     """
     from omnimem.config import Settings
     from omnimem.embed import canonical_name
     from omnimem.embed.query import fast_query_embedder
-    from omnimem.store.opening import read_meta
+    from omnimem.store.opening import indexes_saved, read_meta
     from omnimem.store.schema import SCHEMA_VERSION
 
-    meta, chosen = read_meta(_store_path(store)), Settings.load().embedder
-    fast = None  # a store that needs a schema upgrade is opened writable, as every command does
-    if meta.get("schema_version") == str(SCHEMA_VERSION) and "embedder" in meta and (
-        not chosen or canonical_name(chosen) == meta["embedder"]  # a configured other model: its usual error
+    path = _store_path(store)
+    meta, chosen = read_meta(path), Settings.load().embedder
+    fast = None
+    if (
+        meta.get("schema_version") == str(SCHEMA_VERSION)  # else a writable open upgrades it
+        and indexes_saved(path, meta.get("seq"))  # else a writable open rebuilds them once and saves them
+        and "embedder" in meta
+        and (not chosen or canonical_name(chosen) == meta["embedder"])  # a configured other model: its usual error
     ):
         fast = fast_query_embedder(meta["embedder"])
     with _memory(store, fast, existing=True, **({"read_only": True} if fast else {})) as mem:

@@ -18,6 +18,7 @@ import pytest
 from omnimem import EmbedderMismatchError, Memory, ReadOnlyStoreError
 from omnimem.embed.onnx import ONNX_NAME, OnnxMiniLMEmbedder
 from omnimem.embed.query import fast_query_embedder, query_compatible
+from omnimem.store.opening import indexes_saved, read_meta
 
 pytestmark = pytest.mark.slow  # loads the ONNX model
 
@@ -59,9 +60,12 @@ def cli_in_fresh_process(*args: str) -> tuple[dict[str, object], dict[str, objec
     return json.loads(done.stdout), report
 
 
-def make_store(path: Path, embedder: object) -> None:
+def make_store(path: Path, embedder: object, *, searched: bool = True) -> None:
+    """A store of TURNS; ``searched``: a search built its BM25 index, so closing saved every index."""
     with Memory(path, embedder=embedder) as mem:  # type: ignore[arg-type]
         mem.add_dialogue(TURNS, user_id="u1", session_id="s1")
+        if searched:
+            mem.search("anything", user_id="u1")
 
 
 def test_search_on_an_onnx_store_imports_no_torch(tmp_path: Path) -> None:
@@ -108,3 +112,12 @@ def test_a_configured_other_embedder_is_not_overridden(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "omnimem.cli", "search", "x", "--store", str(store)],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 2 and "built with embedder 'all-MiniLM-L6-v2', not 'fake'" in done.stderr
+
+
+def test_a_store_without_saved_indexes_is_opened_writable_once_to_save_them(tmp_path: Path) -> None:
+    store = tmp_path / "mem"
+    make_store(store, "onnx", searched=False)  # BM25 never built: nothing saved for it
+    assert not indexes_saved(store, read_meta(store)["seq"])
+    out, report = cli_in_fresh_process("search", "Where is Alex flying?", "--store", str(store), "--json")
+    assert report["code"] == 0 and "Lisbon" in out["hits"][0]["unit"]["summary"]  # type: ignore[index]
+    assert indexes_saved(store, read_meta(store)["seq"])  # the next search loads them instead of rebuilding

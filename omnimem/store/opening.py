@@ -7,6 +7,7 @@ read-only: searches, reads, stats and export work, and every write raises
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -78,3 +79,18 @@ def read_meta(path: Path) -> dict[str, str]:
             conn.close()
     except sqlite3.Error:
         return {}
+
+
+def indexes_saved(path: Path, seq: str | None) -> bool:
+    """Whether the store's index files are saved and reflect change counter ``seq`` (dense and BM25 both).
+
+    A read-only open loads such files; without them it rebuilds the indexes in memory at every open,
+    where a writable open saves what it rebuilt for the next one.
+    """
+    folder = path / "index"
+    try:
+        state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(state, dict) and seq is not None and str(state.get("seq")) == seq
+            and (folder / "dense.faiss").is_file() and (folder / "bm25").is_dir())
