@@ -12,7 +12,8 @@ Each repeat runs, in fresh processes (nothing warm but the OS page cache):
 - ``python -c pass``: the interpreter alone;
 - ``omnimem search QUERY --store STORE --limit 5`` as a user runs it (``python -m omnimem.cli``): whole wall time;
 - the same steps timed inside one process with the CLI's own functions: import of ``omnimem.cli``,
-  store open (schema check, indexes loaded), model load, the search (query embedded), the table printed;
+  store open (schema check, indexes loaded), model load, the search (query embedded), the table printed,
+  and the time from launching the process to the printed result (what the user waits for);
 - the same again opening the store the way the CLI did before (writable, with the store's own model),
   for the ratio in the same run.
 
@@ -52,10 +53,11 @@ with opened as mem:
 with redirect_stdout(io.StringIO()):
     cli._print_context(ctx, as_json=False, context=False, limit=5)
 t5 = time.perf_counter()
+printed_at = time.time()  # the result is on screen: what the user waited for (exit comes after)
 mods = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "sentence_transformers", "transformers"))
 print(json.dumps({"import_s": t1 - t0, "open_s": t2 - t1, "model_load_s": t3 - t2, "search_s": t4 - t3,
                   "print_s": t5 - t4, "hits": len(ctx.hits), "embedder": mem.embedder.name,
-                  "read_only": mem.read_only, "torch_imported": bool(mods)}))
+                  "read_only": mem.read_only, "torch_imported": bool(mods), "printed_at": printed_at}))
 """
 
 
@@ -66,10 +68,11 @@ def _wall(cmd: Sequence[str]) -> float:
 
 
 def _phases(store: str, query: str, mode: str) -> dict[str, Any]:
-    start = time.perf_counter()
+    launched, start = time.time(), time.perf_counter()
     out = subprocess.run([sys.executable, "-c", CHILD, store, query, mode], capture_output=True, text=True, check=True)
     run: dict[str, Any] = json.loads(out.stdout)
     run["process_wall_s"] = time.perf_counter() - start
+    run["to_first_result_s"] = run.pop("printed_at") - launched  # launch to the table printed
     return run
 
 
@@ -109,7 +112,7 @@ def measure(store: str, query: str, repeats: int) -> dict[str, Any]:
         "interpreter_s": round(statistics.median(runs["interpreter"]), 3),
         "omnimem_search_command_wall_s": round(command, 3),
         "phases_cli": cli, "phases_store_model_writable": own,
-        "speedup_vs_store_model": round(own["process_wall_s"] / cli["process_wall_s"], 2),
+        "speedup_vs_store_model": round(own["to_first_result_s"] / cli["to_first_result_s"], 2),
     }
 
 
@@ -123,14 +126,17 @@ def table(r: dict[str, Any]) -> str:
         f"Interpreter alone (`python -c pass`): {r['interpreter_s']} s. The command as a user runs it "
         f"(`python -m omnimem.cli search ... --limit 5`), whole process: **{r['omnimem_search_command_wall_s']} s**.",
         "",
-        "| how the store is opened | process wall | import omnimem.cli | open store + indexes | model load | search | "
-        "print | torch imported |",
-        "|---|---|---|---|---|---|---|---|",
+        "| how the store is opened | launch to result printed | process wall (with exit) | import omnimem.cli | "
+        "open store + indexes | model load | search | print | torch imported |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, p in rows:
-        lines.append(f"| {label} | {p['process_wall_s']} | {p['import_s']} | {p['open_s']} | {p['model_load_s']} | "
-                     f"{p['search_s']} | {p['print_s']} | {'yes' if p['torch_imported'] else 'no'} |")
-    lines += ["", f"Same run, fresh processes: the read-only ONNX path is {r['speedup_vs_store_model']}x faster."]
+        lines.append(f"| {label} | **{p['to_first_result_s']}** | {p['process_wall_s']} | {p['import_s']} | "
+                     f"{p['open_s']} | {p['model_load_s']} | {p['search_s']} | {p['print_s']} | "
+                     f"{'yes' if p['torch_imported'] else 'no'} |")
+    lines += ["", f"Same run, fresh processes: the read-only ONNX path is {r['speedup_vs_store_model']}x faster to "
+              "the printed result. The process then spends a while tearing down its imported modules (interpreter "
+              "finalization, after the output): counted in the process wall, not in what the user waits for."]
     return "\n".join(lines) + "\n"
 
 
