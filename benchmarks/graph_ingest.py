@@ -26,7 +26,6 @@ from typing import Any
 from omnimem import Memory
 from omnimem.embed import create_embedder
 from omnimem.ingest.loaders import Dialogue, load_locomo
-from omnimem.store.base import GraphRows
 
 
 class GraphClock:
@@ -53,10 +52,10 @@ class GraphClock:
             finally:
                 self.extract_s += time.perf_counter() - start
 
-        def timed_writer(units: Any, extractions: Any) -> Callable[[GraphRows], None]:
+        def timed_writer(units: Any, extractions: Any) -> Callable[[Any], None]:
             write = writer(units, extractions)
 
-            def timed_write(rows: GraphRows) -> None:
+            def timed_write(rows: Any) -> None:  # the store's GraphRows
                 start = time.perf_counter()
                 try:
                     write(rows)

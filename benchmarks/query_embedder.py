@@ -31,9 +31,8 @@ import numpy as np
 
 from benchmarks.retrieval import BUDGETS, METRICS, from_contexts, locomo_dataset, score
 from omnimem import Memory, NotFoundError
+from omnimem.embed import create_embedder
 from omnimem.embed.base import Embedder, Vectors
-from omnimem.embed.minilm import MiniLMEmbedder
-from omnimem.embed.onnx import OnnxMiniLMEmbedder
 
 
 class QueryModelSwitch:
@@ -64,7 +63,7 @@ def _sources(mem: Memory, user: str, ids: Sequence[str]) -> dict[str, tuple[str,
 def run(limit: int | None) -> dict[str, object]:
     data = Path(os.environ.get("OMNIMEM_DATA_DIR", "../shared/data")) / "locomo" / "locomo10.json"
     dataset = locomo_dataset(data, limit=limit)
-    torch_model, onnx_model = MiniLMEmbedder(), OnnxMiniLMEmbedder()
+    torch_model, onnx_model = create_embedder("all-MiniLM-L6-v2"), create_embedder("all-MiniLM-L6-v2-int8")
     sums: dict[str, dict[str, float]] = {"torch": defaultdict(float), "onnx": defaultdict(float)}
     cosines: list[float] = []
     same_ranking = same_top10 = 0
