@@ -21,7 +21,7 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "fixed-latency fake LLM (writes parallel-qa.json, parallel-qa.md)."),
     "reliability": ("benchmarks.reliability", "The reliability tests at nightly (or --mode ci) sizes, with "
                     "their numbers (writes reliability.json, RELIABILITY.md)."),
-    "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time: STORE QUERY "
+    "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time, by phase: [STORE QUERY] "
                    "[--repeats 5]."),
     "serve-load": ("benchmarks.serve_load", "Loopback HTTP load test of omnimem serve: --clients 32 --seconds 60, "
                    "80% search / 20% add (writes serve-load.json, serve-load.md)."),
@@ -33,6 +33,12 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                      "write, default vs paper retrieval: --size N --embedder minilm|synthetic."),
     "latency-ab": ("benchmarks.latency_ab", "Default-retrieval latency of two checkouts on copies of one store, "
                    "interleaved: --store S --size N --before OLD --after NEW --out FILE."),
+    "query-embedder": ("benchmarks.query_embedder", "Whether the int8 ONNX MiniLM can embed queries for a store "
+                       "built with the torch MiniLM, on LoCoMo (writes query-embedder.json, .md)."),
+    "graph-ingest": ("benchmarks.graph_ingest", "Ingest turns/s on LoCoMo with the knowledge graph off and on, "
+                     "and the graph's own turns/s (writes graph-ingest.json, .md)."),
+    "ingest-ratio": ("benchmarks.ingest_ratio", "Ingest turns/s against the raw embedder on the same LoCoMo "
+                     "texts, per session and one add at a time (writes ingest-ratio.json, .md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

@@ -20,6 +20,7 @@ from omnimem.errors import OmnimemError
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
+    from omnimem.pyramid import Context
 
 app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False)
 out = Console()
@@ -96,6 +97,36 @@ def _options(
                 os.environ["OMNIMEM_URL"] = previous
 
         ctx.call_on_close(restore)
+
+
+@contextmanager
+def _reader(store: Path | None) -> Iterator[Memory]:
+    """The store for a command that only reads and embeds queries (``search``, ``ask``).
+
+    A store built with the torch MiniLM is opened read-only with the int8 ONNX
+    MiniLM embedding the query (:mod:`omnimem.embed.query`: measured to retrieve
+    the same), which spares the command seconds of importing torch; but only
+    when its schema is current and its saved indexes are up to date, since a
+    read-only open can neither upgrade the one nor save the others.
+    """
+    from omnimem.config import Settings
+    from omnimem.embed import canonical_name
+    from omnimem.embed.query import fast_query_embedder
+    from omnimem.store.opening import indexes_saved, read_meta
+    from omnimem.store.schema import SCHEMA_VERSION
+
+    path = _store_path(store)
+    meta, chosen = read_meta(path), Settings.load().embedder
+    fast = None
+    if (
+        meta.get("schema_version") == str(SCHEMA_VERSION)  # else a writable open upgrades it
+        and indexes_saved(path, meta.get("seq"))  # else a writable open rebuilds them once and saves them
+        and "embedder" in meta
+        and (not chosen or canonical_name(chosen) == meta["embedder"])  # a configured other model: its usual error
+    ):
+        fast = fast_query_embedder(meta["embedder"])
+    with _memory(store, fast, existing=True, **({"read_only": True} if fast else {})) as mem:
+        yield mem
 
 
 def _fail(message: str, code: int = 2) -> None:  # 2: the input is wrong; 1: omnimem or the store failed
@@ -290,11 +321,16 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """The best memories for a query, with time, speaker and score (--json: the whole context)."""
-    with _errors(), _memory(store, existing=True) as mem:
+    with _errors(), _reader(store) as mem:
         ctx = mem.search(
             query, top_k=top_k, theta=theta, budget=budget,
             user_id=user_id, agent_id=agent_id, session_id=session_id,
         )
+    _print_context(ctx, as_json=as_json, context=context, limit=limit)
+
+
+def _print_context(ctx: Context, *, as_json: bool, context: bool, limit: int) -> None:
+    """What ``search`` prints: JSON, the packed context, or a table of the best hits."""
     if as_json:
         _print_json(ctx.to_dict())
         return
@@ -329,7 +365,7 @@ def ask(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer from memory with the configured LLM (OMNIMEM_LLM_*); offline, show the evidence."""
-    with _errors(), _memory(store, existing=True) as mem:
+    with _errors(), _reader(store) as mem:
         answer = mem.ask(question, budget=budget, user_id=user_id, agent_id=agent_id, session_id=session_id)
     if as_json:
         _print_json(answer.to_dict())

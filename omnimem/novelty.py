@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from dataclasses import dataclass
 
 _WORD = re.compile(r"\w+")
 
 
+@lru_cache(maxsize=8192)  # each recent summary is compared with every new text of its window: split it once
 def word_set(text: str) -> frozenset[str]:
     """Lower-cased word tokens of ``text``."""
     return frozenset(_WORD.findall(text.lower()))

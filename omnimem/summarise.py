@@ -72,7 +72,12 @@ def summarise(text: str, llm: LLM | None, *, max_words: int = 60) -> str:
 
 
 def _fits(text: str, max_words: int) -> bool:
-    return len(text.split()) <= max_words and count_tokens(text) <= TOKENS_PER_WORD * max_words
+    if len(text.split()) > max_words:
+        return False
+    limit = TOKENS_PER_WORD * max_words
+    # a cl100k token covers at least one UTF-8 byte, so text of no more bytes than the limit fits without
+    # counting (most turns of a conversation): ingest then never waits for the tokenizer
+    return len(text.encode("utf-8", "surrogatepass")) <= limit or count_tokens(text) <= limit
 
 
 def first_words(text: str, max_words: int) -> str:

@@ -13,7 +13,10 @@ model the cosine is 0.9996 at the median over varied sentences but drops to
 index needs. So it records its own embedder name, ``all-MiniLM-L6-v2-int8``:
 a store is built with one or the other, never a mix. It loads in about half a
 second where ``import sentence_transformers`` alone takes seconds, which is
-what makes a cold CLI search fast.
+what makes a cold CLI search fast. Queries are another matter: a query vector
+is never stored, and on LoCoMo its retrieval matches the torch model's, so it
+embeds the queries of torch-MiniLM stores opened read-only (the CLI's
+``search`` and ``ask``; see :mod:`omnimem.embed.query`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from omnimem import governance, lifecycle, listing
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.engine.backends import open_search, open_store
+from omnimem.embed.query import query_compatible
 from omnimem.engine.parts import Parts
 from omnimem.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
@@ -55,7 +56,8 @@ class LocalEngine:
         store = open_store(path, url, settings=settings, read_only=read_only)  # embedded, or PostgreSQL
         try:
             where = path if url is None else getattr(store, "url", url)
-            model = _resolve_embedder(store, where, embedder if embedder is not None else settings.embedder)
+            model = _resolve_embedder(store, where, embedder if embedder is not None else settings.embedder,
+                                      queries_only=store.read_only)
             self._search = open_search(store, model.dim, path, settings)
             self.parts = Parts(
                 settings=settings, store=store, embedder=model, search=self._search, path=path,
@@ -326,18 +328,27 @@ class LocalEngine:
         return data
 
 
-def _resolve_embedder(store: Store, path: Path | str | None, wanted: str | Embedder | None) -> Embedder:
-    """The embedder the store was built with, or the one asked for if it matches (or the store is new)."""
+def _resolve_embedder(store: Store, path: Path | str | None, wanted: str | Embedder | None, *,
+                      queries_only: bool = False) -> Embedder:
+    """The embedder the store was built with, or the one asked for if it matches (or the store is new).
+
+    A store open read-only (``queries_only``) also takes a model measured to embed queries like its own
+    (:mod:`omnimem.embed.query`): nothing it embeds is ever stored.
+    """
     meta = store.meta()
+
+    def fits(name: str) -> bool:
+        return meta is None or name == meta.embedder or (queries_only and query_compatible(meta.embedder, name))
+
     if isinstance(wanted, str) or wanted is None:
         name = canonical_name(wanted) if wanted else (meta.embedder if meta else DEFAULT_EMBEDDER)
-        if meta is not None and name != meta.embedder:
-            raise EmbedderMismatchError(_mismatch(path, meta.embedder, name))
+        if not fits(name):
+            raise EmbedderMismatchError(_mismatch(path, meta.embedder if meta else "", name))
         instance = create_embedder(name)
     else:
         instance = wanted
-        if meta is not None and instance.name != meta.embedder:
-            raise EmbedderMismatchError(_mismatch(path, meta.embedder, instance.name))
+        if not fits(instance.name):
+            raise EmbedderMismatchError(_mismatch(path, meta.embedder if meta else "", instance.name))
     if meta is None:
         meta = store.init_meta(instance.name, instance.dim)
     if meta.dim != instance.dim:

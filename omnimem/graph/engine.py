@@ -25,12 +25,13 @@ import numpy.typing as npt
 
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import Extractor
-from omnimem.graph.model import Entity, Extraction, Relation
+from omnimem.graph.model import Entity, ExtractedEntity, Extraction, Relation
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 from omnimem.mau import MAU, Scope, search_text
 from omnimem.store.base import GraphRows, GraphSource, RowWriter
 
 Embed = Callable[[list[str]], npt.NDArray[np.float32]]
+POOLS_KEPT = 16  # scopes whose candidate pools prefetch keeps between batches
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,7 @@ class KnowledgeGraph:
         self.max_fanout, self.max_nodes = max_fanout, max_nodes
         self.units_per_entity = units_per_entity
         self.resolver = EntityResolver(lambda names: embed(list(names)), threshold=threshold)
+        self._pools: dict[Scope, tuple[int, CandidateIndex]] = {}  # scope -> (store seq, last writer's pool)
 
     def use_embedder(self, embed: Embed) -> None:
         """Compare entity names with another model from now on (after a re-embed); cached vectors go."""
@@ -111,9 +113,51 @@ class KnowledgeGraph:
         """Run the extractor on "speaker: text" (slow: called outside the store's locks).
 
         The speaker is part of the text so that "I painted a sunset" links the
-        painting to the person who said it.
+        painting to the person who said it. The names that resolving the
+        mentions will compare are embedded here too, in one call per scope
+        (see :meth:`EntityResolver.prefetch`), so the writer, which runs in
+        the insert transaction, does not wait for the model.
         """
-        return self.extractor.extract([search_text(u.speaker, u.summary) for u in units])
+        extractions = self.extractor.extract([search_text(u.speaker, u.summary) for u in units])
+        self.prefetch(units, extractions)
+        return extractions
+
+    def prefetch(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> None:
+        """Embed the names resolving these extractions will compare.
+
+        Candidates come from the pool the last writer of the scope left, while
+        the store's change counter says nobody has written since; else from the
+        store. The writer reads its own pool in its transaction regardless: a
+        prefetch that missed names only leaves it a few to embed, so the
+        store's entities are read once per batch, not twice.
+        """
+        mentions: dict[Scope, list[ExtractedEntity]] = {}
+        for unit, extraction in zip(units, extractions, strict=True):
+            mentions.setdefault(entity_scope(unit.scope), []).extend(extraction.entities)
+        for scope, found in mentions.items():
+            seq = self._seq()
+            kept = self._pools.pop(scope, None)
+            if kept is not None and seq is not None and kept[0] == seq:
+                pool = kept[1]
+            else:
+                with self._source.graph_rows() as rows:
+                    pool = CandidateIndex(rows.owned_entities(scope.user_id, scope.agent_id), scope=scope)
+            self.resolver.prefetch(found, pool)
+
+    def _seq(self) -> int | None:
+        """The store's change counter (None for a graph source without one: prefetch then reads the store)."""
+        seq = getattr(self._source, "seq", None)
+        return int(seq()) if callable(seq) else None
+
+    def _keep_pool(self, scope: Scope, pool: CandidateIndex) -> None:
+        """Keep the writer's pool for the next prefetch, as of the change its transaction makes."""
+        seq = self._seq()  # inside the insert transaction, before its own change: the next value is ours
+        if seq is None:
+            return
+        self._pools.pop(scope, None)
+        self._pools[scope] = (seq + 1, pool)
+        while len(self._pools) > POOLS_KEPT:  # the oldest scope goes first
+            self._pools.pop(next(iter(self._pools)))
 
     def writer(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> RowWriter:
         """A function that writes the units' entities and relations inside the unit transaction."""
@@ -122,8 +166,9 @@ class KnowledgeGraph:
             pools: dict[Scope, CandidateIndex] = {}
             for unit, extraction in zip(units, extractions, strict=True):
                 scope = entity_scope(unit.scope)
-                if scope not in pools:
+                if scope not in pools:  # exact: read in the transaction that writes
                     pools[scope] = CandidateIndex(rows.owned_entities(scope.user_id, scope.agent_id), scope=scope)
+                    self._keep_pool(scope, pools[scope])
                 pool = pools[scope]
                 ids: dict[str, str] = {}
                 for mention in extraction.entities:
@@ -131,8 +176,7 @@ class KnowledgeGraph:
                     if found is None:
                         entity = Entity(uuid.uuid4().hex, mention.name, (), mention.type, mention.confidence, scope)
                     else:
-                        known = next(e for e in pool.entities if e.id == found)
-                        entity = self.resolver.merge(known, mention)
+                        entity = self.resolver.merge(pool.get(found), mention)
                     pool.add(entity)
                     rows.upsert_entity(entity)
                     rows.link_entity_unit(entity.id, unit.id, mention.confidence)

@@ -203,6 +203,38 @@ class EntityResolver:
         self._ensure_vectors([name for plan in plans if isinstance(plan, _Hybrid) for name in plan.names_to_embed()])
         return [plan if isinstance(plan, Resolution) else self._finish(plan) for plan in plans]
 
+    def prefetch(self, incoming: Sequence[Incoming], pool: CandidateIndex) -> int:
+        """Embed, in one call, every name that resolving ``incoming`` one at a time may compare; returns how many.
+
+        Resolving a batch mention by mention (each new or merged entity added to
+        the pool before the next) embeds a few names per mention: one model
+        call each, which made graph ingest crawl. The names such a run can
+        compare are the mentions' own and the candidates that pass the
+        Jaro-Winkler floor, either in ``pool`` as it is now or among the other
+        mentions of the batch (a pool only grows by them), so embedding those
+        up front leaves the run nothing to embed and changes none of its
+        decisions. Mentions that resolve exactly or by a person rule need none.
+        """
+        if self.cosine_weight == 0.0 or not incoming:
+            return 0
+        batch = CandidateIndex(scope=pool.scope)  # the batch's own names, as a run may meet them
+        for i, item in enumerate(incoming):
+            batch.add(Entity(f"incoming-{i}", item.name, (), item.type, item.confidence, pool.scope))
+        names: list[str] = []
+        for item in incoming:
+            plan = self._plan(item, pool)
+            if isinstance(plan, Resolution):
+                continue
+            query, digits = name_key(item.name), _DIGITS.findall(name_key(item.name))
+            others = [name for index, name, _ in batch.similar(query, self.jaro_winkler_floor)
+                      if types_compatible(batch.entities[index].type, item.type)
+                      and _DIGITS.findall(name_key(name)) == digits and name_key(name) != query]
+            if plan.scored or others:
+                names.extend([item.name, *(name for _, name, _ in plan.scored), *others])
+        before = len(self._vectors)
+        self._ensure_vectors(names)
+        return len(self._vectors) - before
+
     def merge(self, existing: Entity, incoming: Incoming) -> Entity:
         """``existing`` with the incoming name kept: as an alias, or as the new name if it is fuller."""
         name, other = existing.name, normalize_name(incoming.name)
@@ -329,6 +361,10 @@ class CandidateIndex:
             base = _ARTICLE.sub("", key)
             self._exact.setdefault(base, []).append(index)
             self._singular.setdefault(_singular(base), []).append(index)
+
+    def get(self, entity_id: str) -> Entity:
+        """The indexed entity with this id (KeyError if there is none)."""
+        return self.entities[self._position[entity_id]]
 
     def person_names(self, index: int) -> list[PersonName]:
         """The parsed names of a person candidate, parsed once."""

@@ -304,7 +304,7 @@ def relations_of_units(conn: sqlite3.Connection, unit_ids: Sequence[str]) -> lis
 # --------------------------------------------------------------------------- helpers
 
 
-def _select_entities(conn: sqlite3.Connection, clauses: list[str], params: list[str]) -> list[Entity]:
+def _select_entities(conn: sqlite3.Connection, clauses: list[str], params: Sequence[str | None]) -> list[Entity]:
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     rows = conn.execute(
         f"""SELECT id, user_id, agent_id, session_id, name, type, confidence
@@ -381,9 +381,8 @@ class SQLiteGraphRows:
         return entities(self._conn, user_id=user_id, agent_id=agent_id, ids=ids)
 
     def owned_entities(self, user_id: str | None, agent_id: str | None) -> list[Entity]:
-        ids = [r[0] for r in self._conn.execute(
-            "SELECT id FROM entities WHERE user_id IS ? AND agent_id IS ?", (user_id, agent_id))]
-        return entities(self._conn, ids=ids)
+        # one query by owner (not ids, then the entities in chunks of ids): read once per ingest batch
+        return _select_entities(self._conn, ["user_id IS ?", "agent_id IS ?"], [user_id, agent_id])
 
     def find_by_alias(self, name: str, *, user_id: str | None, agent_id: str | None) -> list[str]:
         return find_by_alias(self._conn, name, user_id=user_id, agent_id=agent_id)

@@ -7,6 +7,7 @@ read-only: searches, reads, stats and export work, and every write raises
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -60,3 +61,36 @@ def connect(db: Path, busy_timeout_ms: int, *, read_only: bool) -> sqlite3.Conne
             conn = sqlite3.connect(uri + "&immutable=1", uri=True, check_same_thread=False, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
     return conn
+
+
+def read_meta(path: Path) -> dict[str, str]:
+    """A store's meta table (embedder, dim, schema_version, ...) read without opening the store; {} if unreadable.
+
+    Cheap (one read-only query, no migration, no index), so a command can choose how to open a store.
+    """
+    db = path / DB_NAME
+    if not db.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        try:
+            return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+
+
+def indexes_saved(path: Path, seq: str | None) -> bool:
+    """Whether the store's index files are saved and reflect change counter ``seq`` (dense and BM25 both).
+
+    A read-only open loads such files; without them it rebuilds the indexes in memory at every open,
+    where a writable open saves what it rebuilt for the next one.
+    """
+    folder = path / "index"
+    try:
+        state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(state, dict) and seq is not None and str(state.get("seq")) == seq
+            and (folder / "dense.faiss").is_file() and (folder / "bm25").is_dir())
