@@ -12,12 +12,14 @@ API key's on the server.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import quote
 
+from omnimem import validate
 from omnimem.answer import Answer
 from omnimem.config import Settings
 from omnimem.embed import Embedder
@@ -74,6 +76,7 @@ class RemoteMemory(Memory):
         except ImportError:
             raise missing_extra("httpx", "server") from None
         self._http = Transport(self.url, api_key, timeout=timeout, retries=retries, backoff=backoff)
+        self._timeout = float(timeout)
         self._closed = False
 
     # -- what exists only in-process ---------------------------------------------
@@ -323,6 +326,19 @@ class RemoteMemory(Memory):
 
     def stats(self) -> dict[str, Any]:
         return dict(self._http.json("GET", "/v1/stats", idempotent=True))
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until the server's queued enrichment has landed; False if ``timeout`` seconds passed first."""
+        if timeout is not None:
+            timeout = validate.real(timeout, "timeout", low=0.0, high=1e9)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        step = max(0.0, min(20.0, self._timeout / 2))  # each call waits less than the client's own timeout
+        while True:  # ask again until done or out of time
+            left = step if deadline is None else max(0.0, min(step, deadline - time.monotonic()))
+            if self._http.json("POST", "/v1/flush", idempotent=True, json={"timeout": left})["done"]:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
 
     def __repr__(self) -> str:
         return f"Memory(url={self.url!r})"

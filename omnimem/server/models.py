@@ -107,3 +107,8 @@ class SessionInfo(BaseModel):
     role: str
     user_id: str | None
     agent_id: str | None
+
+
+class FlushBody(Body):
+    timeout: float = Field(10.0, ge=0, le=60, description="seconds to wait at most (the client repeats the call "
+                                                         "for longer waits)")

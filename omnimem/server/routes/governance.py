@@ -15,7 +15,7 @@ from omnimem.media.errors import UnsupportedMediaError
 from omnimem.mau import Modality
 from omnimem.server.auth import Principal, admin, reader, writer
 from omnimem.server.errors import ERROR_RESPONSES
-from omnimem.server.models import ForgetBody
+from omnimem.server.models import FlushBody, ForgetBody
 from omnimem.server.routes.common import ScopeQuery, acting, memory_of
 
 router = APIRouter(prefix="/v1", tags=["governance"], responses=ERROR_RESPONSES)
@@ -78,6 +78,13 @@ async def import_records(request: Request, allow_forgotten: bool = False,
             return memory_of(request).import_records(records, allow_forgotten=allow_forgotten)
 
     return dict(await run_in_threadpool(run))
+
+
+@router.post("/flush")
+async def flush(body: FlushBody, request: Request, principal: Principal = Depends(reader)) -> dict[str, Any]:
+    """Wait (up to ``timeout`` seconds) until queued enrichment has landed (``Memory.flush``): ``done``."""
+    memory = memory_of(request)
+    return {"done": bool(await run_in_threadpool(memory.flush, float(body.timeout)))}
 
 
 @router.get("/stats")
