@@ -109,3 +109,27 @@ def _ids(m: Memory, found: list[tuple[int, float]]) -> list[str]:
     """Units by what they hold (ids are random per store)."""
     rows = m.store.get_rows([rid for rid, _ in found])
     return [f"{rows[rid].scope.session_id}|{rows[rid].summary}" for rid, _ in found]
+
+
+def test_a_wide_search_walks_the_hnsw_index_and_a_narrow_one_does_not(pg_url: str) -> None:
+    """The planner serves ORDER BY distance from HNSW only when nothing else is sorted on (a guard)."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    store = PostgresStore(pg_url)
+    store.init_meta("fake", DIM)
+    rng = np.random.default_rng(3)
+    store.insert(units("many", 3000, rng), {})
+    wide = PgSearch(store).within(SearchFilter(Scope()))
+    q = rng.standard_normal(DIM).astype(np.float32)
+    with psycopg.connect(pg_url) as conn:
+        register_vector(conn)
+        conn.execute("ANALYZE units")
+        plans = {}
+        for exact in (False, True):
+            order = "(embedding <#> %s) + 0, rid" if exact else "embedding <#> %s"
+            plans[exact] = " ".join(r[0] for r in conn.execute(
+                f"EXPLAIN SELECT rid FROM units WHERE {wide.sql} ORDER BY {order} LIMIT 300", [*wide.args, q]))
+    assert "units_embedding_hnsw" in plans[False] and "units_embedding_hnsw" not in plans[True]
+    assert len(wide.dense(q, 300)) == 300
+    store.close()

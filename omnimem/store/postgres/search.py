@@ -96,18 +96,20 @@ class PgCandidates:
         with self.store._read() as conn:
             exact = self._narrow(conn)
             if not exact:
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(40, 2 * k))),))
-                found = self._ranked(conn, q, k, exact=False)
+                with conn.transaction():  # ef_search holds for this transaction (the pool is in autocommit)
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(40, 2 * k))),))
+                    found = self._ranked(conn, q, k, exact=False)
                 if len(found) >= k:
                     return found
             return self._ranked(conn, q, k, exact=True)
 
     def _ranked(self, conn: Any, q: Any, k: int, *, exact: bool) -> list[tuple[int, float]]:
-        # ``+ 0`` hides the operator from the planner, so the exact ranking never walks the HNSW graph
-        order = "(embedding <#> %s) + 0" if exact else "embedding <#> %s"
-        rows = conn.execute(f"SELECT rid, -(embedding <#> %s) FROM units WHERE {self.sql} ORDER BY {order}, rid "
+        # The HNSW index serves ORDER BY on the distance alone (a second sort key makes the planner scan the
+        # table); ``+ 0`` hides the operator, so the exact ranking never walks the graph. Ties by row id here.
+        order = "(embedding <#> %s) + 0, rid" if exact else "embedding <#> %s"
+        rows = conn.execute(f"SELECT rid, -(embedding <#> %s) FROM units WHERE {self.sql} ORDER BY {order} "
                             "LIMIT %s", [q, *self.args, q, k]).fetchall()
-        return [(int(rid), float(score)) for rid, score in rows]
+        return sorted(((int(rid), float(score)) for rid, score in rows), key=lambda r: (-r[1], r[0]))
 
     def text(self, query: str, k: int) -> list[tuple[int, float]]:
         terms = tokenize([query])[0] if query.strip() else []
