@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from omnimem import Memory
 
 DATA = Path(__file__).parent / "data"
@@ -27,13 +29,17 @@ TURNS = DATA / "resolution_turns.jsonl"
 GOLDEN = DATA / "resolution_golden.json"
 
 
-def build_graph() -> dict[str, Any]:
-    """Ingest the fixed turns (one session per call) and describe every user's graph without ids."""
+def build_graph(enrich: str = "sync") -> dict[str, Any]:
+    """Ingest the fixed turns (one session per call) and describe every user's graph without ids.
+
+    ``sync``: extraction in each add; ``async``: queued, one job per batch, waited for with ``flush``.
+    """
     sessions = [json.loads(line) for line in TURNS.read_text().splitlines()]
     out: dict[str, Any] = {}
-    with Memory(embedder="fake", graph=True) as mem:
+    with Memory(embedder="fake", graph=True, enrich=enrich) as mem:
         for s in sessions:
             mem.add_dialogue(s["turns"], user_id=s["user_id"], session_id=s["session_id"])
+        assert mem.flush(timeout=300)
         for user in sorted({s["user_id"] for s in sessions}):
             graph = json.loads(mem.export_graph(user_id=user))
             turn_ids = {}
@@ -59,9 +65,10 @@ def _digest(rows: list[list[Any]]) -> dict[str, Any]:
     return {"count": len(rows), "sha256": hashlib.sha256(json.dumps(rows).encode()).hexdigest()}
 
 
-def test_graph_equals_the_recorded_one() -> None:
+@pytest.mark.parametrize("enrich", ["sync", "async"])
+def test_graph_equals_the_recorded_one(enrich: str) -> None:
     want = json.loads(GOLDEN.read_text())
-    got = build_graph()
+    got = build_graph(enrich)
     assert got.keys() == want.keys()
     for user in want:
         assert got[user]["entities"] == want[user]["entities"], user
