@@ -50,11 +50,17 @@ def _errors() -> Iterator[None]:
 
 @contextmanager
 def _memory(store: Path | None, **settings: Any) -> Iterator[Any]:
-    """An existing store (these commands never create one), opened with ``settings``."""
+    """An existing store (these commands never create one), or the database of ``--url`` / ``$OMNIMEM_URL``."""
     from omnimem.config import Settings
+    from omnimem.engine.backends import is_database_url
     from omnimem.memory import Memory
 
-    path = store if store is not None else Path(Settings.load().store or "omnimem-data")
+    configured = Settings.load()
+    if store is None and is_database_url(configured.url):
+        with Memory(url=configured.url, **settings) as mem:
+            yield mem
+        return
+    path = store if store is not None else Path(configured.store or "omnimem-data")
     if not Memory.exists(path):
         _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE)", 2)
     with Memory(path, **settings) as mem:
