@@ -104,7 +104,9 @@ class LocalEngine:
         with p.lock:
             if p.closed:
                 return
-            p.closed = True
+            p.closed = True  # no new search starts from here
+        p.wait_for_reads()  # searches run outside the lock: let those in flight finish first
+        with p.lock:
             try:
                 p.search.save()
             finally:
@@ -277,7 +279,8 @@ class LocalEngine:
 
     def search(self, text: str, k: int, theta: float, budget: int, scope: Scope, include_superseded: bool,
                as_of: datetime | None) -> Context:
-        return self.retriever.search(text, k, theta, budget, scope, include_superseded, as_of)
+        with self.parts.reading():
+            return self.retriever.search(text, k, theta, budget, scope, include_superseded, as_of)
 
     def history(self, unit_id: str, scope: Scope) -> list[AuditRecord]:
         return lifecycle.history(self.parts, unit_id, scope)

@@ -63,6 +63,28 @@ class Parts:
     write_lock: threading.RLock = field(default_factory=threading.RLock)  # one writer; readers not blocked
     closed: bool = False
     wake: Callable[[], None] = lambda: None  # tells the enrichment workers that jobs were enqueued
+    _reads: int = 0  # searches in flight (they run without the engine lock)
+    _reads_done: threading.Condition = field(default_factory=threading.Condition)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold the engine open for a search that runs outside ``lock``: ``close`` waits for it to end."""
+        with self._reads_done:
+            if self.closed:
+                raise StoreError("this Memory is closed")
+            self._reads += 1
+        try:
+            yield
+        finally:
+            with self._reads_done:
+                self._reads -= 1
+                self._reads_done.notify_all()
+
+    def wait_for_reads(self) -> None:
+        """Block until every search that began before ``closed`` was set has ended."""
+        with self._reads_done:
+            while self._reads:
+                self._reads_done.wait()
 
     @property
     def actor(self) -> str:
