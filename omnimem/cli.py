@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from omnimem.errors import OmnimemError
+from omnimem.cli_common import errors as _errors, fail as _fail, print_json as _print_json, store_path as _store_path
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
@@ -36,15 +36,6 @@ AgentOpt = Annotated[str | None, typer.Option("--agent-id", help="Scope: agent i
 SessionOpt = Annotated[str | None, typer.Option("--session-id", help="Scope: session id.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store (e.g. all-MiniLM-L6-v2).")]
-
-
-def _store_path(store: Path | None) -> Path:
-    if store is not None:
-        return store
-    from omnimem.config import Settings
-
-    configured = Settings.load().store
-    return Path(configured) if configured else Path("omnimem-data")
 
 
 @contextmanager
@@ -127,23 +118,6 @@ def _reader(store: Path | None) -> Iterator[Memory]:
         fast = fast_query_embedder(meta["embedder"])
     with _memory(store, fast, existing=True, **({"read_only": True} if fast else {})) as mem:
         yield mem
-
-
-def _fail(message: str, code: int = 2) -> None:  # 2: the input is wrong; 1: omnimem or the store failed
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except OmnimemError as exc:
-        _fail(str(exc), 2 if exc.status < 500 else 1)
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 @app.command()

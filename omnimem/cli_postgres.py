@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from omnimem.cli_common import fail as _fail
 from omnimem.errors import OmnimemError
 
 
@@ -59,11 +60,6 @@ def _apply(url: str) -> tuple[list[tuple[int, str]], int, str]:
         return run(conn), before, where.shown
     finally:
         conn.close()
-
-
-def _fail(message: str, code: int) -> None:
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
-    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,9 +6,7 @@ cycle), so it keeps its own two-line store and error helpers, the same rules as 
 
 from __future__ import annotations
 
-import json
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from omnimem.errors import OmnimemError
+from omnimem.cli_common import errors as _errors, fail as _fail, print_json as _print_json
 
 out = Console()
 StoreOpt = Annotated[
@@ -29,23 +27,6 @@ StoreOpt = Annotated[
     typer.Option("--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-
-
-def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
-    raise typer.Exit(code)
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except OmnimemError as exc:
-        _fail(str(exc), 2 if exc.status < 500 else 1)
 
 
 @contextmanager

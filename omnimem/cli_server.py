@@ -7,8 +7,6 @@ Errors print one line and exit 2 (bad input) or 1, as everywhere in the CLI.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from omnimem.errors import OmnimemError
+from omnimem.cli_common import errors as _errors, fail as _fail, print_json as _print_json, store_path as _store_path
 
 if TYPE_CHECKING:
     from omnimem.store.base import Store
@@ -41,28 +39,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(keys_app, name="keys")
 
 
-def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except OmnimemError as exc:
-        _fail(str(exc), 2 if exc.status < 500 else 1)
-
-
-def _store_path(store: Path | None) -> Path:
-    if store is not None:
-        return store
-    from omnimem.config import Settings
-
-    configured = Settings.load().store
-    return Path(configured) if configured else Path("omnimem-data")
-
-
 @contextmanager
 def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
     """The unit store holding the keys; a folder is opened without loading any model."""
@@ -79,10 +55,6 @@ def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
         yield opened
     finally:
         opened.close()
-
-
-def _print_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def serve(

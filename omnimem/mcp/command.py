@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from omnimem.cli_common import fail as _fail, store_path as _store_path
 from omnimem.errors import OmnimemError
 
 
@@ -40,17 +41,3 @@ def mcp_command(
         _fail(str(exc), 2 if exc.status < 500 else 1)
     with memory:
         create_mcp(memory).run(transport="stdio", show_banner=False)
-
-
-def _store_path(store: Path | None) -> Path:
-    if store is not None:
-        return store
-    from omnimem.config import Settings
-
-    configured = Settings.load().store
-    return Path(configured) if configured else Path("omnimem-data")
-
-
-def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
-    raise typer.Exit(code)
