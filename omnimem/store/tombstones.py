@@ -133,8 +133,8 @@ def _owner_clause(scope: Scope) -> tuple[str, list[Any]]:
     return " AND ".join(parts) or "1=1", args
 
 
-def forgotten_since(conn: sqlite3.Connection, scope: Scope) -> datetime | None:
-    """When this user/agent pair was last wholly forgotten (None: never)."""
+def forgotten_since(conn: Any, scope: Scope) -> datetime | None:
+    """When this user/agent pair was last wholly forgotten (None: never). Plain SQL: SQLite and PostgreSQL."""
     latest: datetime | None = None
     for user_id, agent_id, when in conn.execute("SELECT user_id, agent_id, forgotten_at FROM forgotten_scopes"):
         if user_id not in (None, scope.user_id) or agent_id not in (None, scope.agent_id):

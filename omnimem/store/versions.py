@@ -40,21 +40,31 @@ def reconnect(conn: sqlite3.Connection, successor: Mapping[str, str | None], act
             f"WHERE superseded_by IN ({marks})", chunk
         ).fetchall()
         for uid, user_id, agent_id, session_id, deleted in rows:
-            heir: str | None = deleted
-            seen: set[str] = set()
-            while heir is not None and heir in successor and heir not in seen:
-                seen.add(heir)
-                heir = successor[heir]
-            heir = None if heir in seen else heir
-            scope = Scope(user_id, agent_id, session_id)
+            heir = heir_of(deleted, successor)
             if heir is None:
                 conn.execute("UPDATE units SET superseded_by = NULL, superseded_at = NULL, superseded_ts = NULL "
                              "WHERE id = ?", (uid,))
-                log_event(conn, AuditEvent("revive", actor, (uid,), scope, f"its successor {deleted} was deleted",
-                                           {"deleted_successor": deleted}))
             else:
                 conn.execute("UPDATE units SET superseded_by = ? WHERE id = ?", (heir, uid))
-                log_event(conn, AuditEvent("supersede", actor, (heir, uid), scope,
-                                           f"its successor {deleted} was deleted; {heir} replaces it",
-                                           {"deleted_successor": deleted}))
+            log_event(conn, reconnect_event(uid, Scope(user_id, agent_id, session_id), deleted, heir, actor))
+
+
+def heir_of(deleted: str, successor: Mapping[str, str | None]) -> str | None:
+    """The unit that replaces ``deleted`` once it and the other deleted units (``successor``: deleted id ->
+    what replaced it) are gone: the first survivor down the chain, or None (none survives, or a cycle)."""
+    heir: str | None = deleted
+    seen: set[str] = set()
+    while heir is not None and heir in successor and heir not in seen:
+        seen.add(heir)
+        heir = successor[heir]
+    return None if heir in seen else heir
+
+
+def reconnect_event(uid: str, scope: Scope, deleted: str, heir: str | None, actor: str) -> AuditEvent:
+    """The audit event of a unit whose successor ``deleted`` went: current again, or replaced by ``heir``."""
+    if heir is None:
+        return AuditEvent("revive", actor, (uid,), scope, f"its successor {deleted} was deleted",
+                          {"deleted_successor": deleted})
+    return AuditEvent("supersede", actor, (heir, uid), scope, f"its successor {deleted} was deleted; {heir} replaces it",
+                      {"deleted_successor": deleted})
 

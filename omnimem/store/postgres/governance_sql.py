@@ -18,6 +18,7 @@ from omnimem.errors import NotFoundError
 from omnimem.mau import Scope
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.tombstones import mark
+from omnimem.store.versions import heir_of, reconnect_event
 
 _NONE = ""  # scope ids are never empty strings, so "" stands for "none" (as in SQLite's scope_keys)
 
@@ -130,16 +131,6 @@ def forget_scope(conn: Any, scope: Scope) -> None:
                  (tenant_of(scope), scope.user_id, scope.agent_id, _now()))
 
 
-def forgotten_since(conn: Any, scope: Scope) -> datetime | None:
-    latest: datetime | None = None
-    for user_id, agent_id, when in conn.execute("SELECT user_id, agent_id, forgotten_at FROM forgotten_scopes"):
-        if user_id not in (None, scope.user_id) or agent_id not in (None, scope.agent_id):
-            continue
-        at = datetime.fromisoformat(when)
-        latest = at if latest is None or at > latest else latest
-    return latest
-
-
 # -- supersession ----------------------------------------------------------------
 def mark_superseded(conn: Any, old_ids: Sequence[str], new_id: str, when: datetime) -> None:
     """Only units of the same user and agent as ``new_id`` can be superseded by it."""
@@ -161,20 +152,10 @@ def reconnect(conn: Any, successor: Mapping[str, str | None], actor: str) -> Non
     rows = conn.execute("SELECT id, user_id, agent_id, session_id, superseded_by FROM units "
                         "WHERE superseded_by = ANY(%s)", (list(successor),)).fetchall()
     for uid, user_id, agent_id, session_id, deleted in rows:
-        heir: str | None = deleted
-        seen: set[str] = set()
-        while heir is not None and heir in successor and heir not in seen:
-            seen.add(heir)
-            heir = successor[heir]
-        heir = None if heir in seen else heir
-        scope = Scope(user_id, agent_id, session_id)
+        heir = heir_of(deleted, successor)
         if heir is None:
             conn.execute("UPDATE units SET superseded_by = NULL, superseded_at = NULL, superseded_ts = NULL "
                          "WHERE id = %s", (uid,))
-            log_event(conn, AuditEvent("revive", actor, (uid,), scope, f"its successor {deleted} was deleted",
-                                       {"deleted_successor": deleted}))
         else:
             conn.execute("UPDATE units SET superseded_by = %s WHERE id = %s", (heir, uid))
-            log_event(conn, AuditEvent("supersede", actor, (heir, uid), scope,
-                                       f"its successor {deleted} was deleted; {heir} replaces it",
-                                       {"deleted_successor": deleted}))
+        log_event(conn, reconnect_event(uid, Scope(user_id, agent_id, session_id), deleted, heir, actor))

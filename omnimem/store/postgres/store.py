@@ -24,6 +24,7 @@ from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.base import RowWriter, StoreMeta, Vector
 from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
+from omnimem.store.tombstones import forgotten_since
 from omnimem.store.postgres.connect import describe, open_pool, parse_url, psycopg_modules
 from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
 from omnimem.store.postgres.jobs import PgJobQueue, insert_jobs
@@ -380,7 +381,7 @@ class PostgresStore(PgKeys, PgJobQueue):
 
     def forgotten_since(self, scope: Scope) -> datetime | None:
         with self._read() as conn:
-            return gov.forgotten_since(conn, scope)
+            return forgotten_since(conn, scope)
 
     def embed_rows(self) -> Iterator[tuple[int, Scope, str | None, str, str, str | None]]:
         with self._read() as conn:
