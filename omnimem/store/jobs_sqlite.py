@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.store.base import RowWriter
@@ -26,7 +26,8 @@ class SQLiteJobQueue:
     _lock: threading.RLock
     read_only: bool
 
-    def _tx(self) -> Any: ...  # the store's write transaction (BEGIN IMMEDIATE)
+    if TYPE_CHECKING:  # provided by SQLiteStore
+        def _tx(self) -> Any: ...  # the store's write transaction (BEGIN IMMEDIATE)
 
     def enqueue(self, jobs: Sequence[NewJob]) -> None:
         """Add jobs on their own (units enqueue theirs in ``insert(jobs=)``); existing keys are kept."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 from datetime import datetime, timezone
 
 from omnimem.store import keys
@@ -21,8 +22,8 @@ class SQLiteKeys:
     _conn: sqlite3.Connection
     _lock: threading.RLock
 
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError  # provided by SQLiteStore
+    if TYPE_CHECKING:  # provided by the store class this mixin is part of
+        def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
     def put_key(self, key: ApiKey) -> None:
         with self._lock, self._tx() as conn:

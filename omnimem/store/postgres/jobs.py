@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.store.base import RowWriter
@@ -43,14 +43,10 @@ def insert_jobs(conn: Any, jobs: Sequence[NewJob], now: float | None = None) -> 
 class PgJobQueue:
     """The job-queue half of the ``UnitStore`` contract on PostgreSQL."""
 
-    def _tx(self, what: str = "the write") -> AbstractContextManager[Any]:
-        raise NotImplementedError  # provided by PostgresStore
-
-    def _read(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError  # provided by PostgresStore
-
-    def _graph_rows(self, conn: Any) -> Any:
-        raise NotImplementedError  # provided by PostgresStore
+    if TYPE_CHECKING:  # provided by the store class this mixin is part of
+        def _tx(self, what: str = "the write") -> AbstractContextManager[Any]: ...
+        def _read(self) -> AbstractContextManager[Any]: ...
+        def _graph_rows(self, conn: Any) -> Any: ...
 
     def enqueue(self, jobs: Sequence[NewJob]) -> None:
         if jobs:

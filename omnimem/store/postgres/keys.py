@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omnimem.store.keys import ApiKey, ApiSession
 
@@ -30,11 +30,9 @@ _COLUMNS = "key_id, key_hash, name, role, user_id, agent_id, created_at, revoked
 class PgKeys:
     """``put_key``, ``find_key``, ``list_keys``, ``revoke_key`` and the session methods over PostgreSQL."""
 
-    def _tx(self, what: str = "the write") -> AbstractContextManager[Any]:
-        raise NotImplementedError  # provided by PostgresStore
-
-    def _read(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError  # provided by PostgresStore
+    if TYPE_CHECKING:  # provided by the store class this mixin is part of
+        def _tx(self, what: str = "the write") -> AbstractContextManager[Any]: ...
+        def _read(self) -> AbstractContextManager[Any]: ...
 
     def put_key(self, key: ApiKey) -> None:
         with self._tx("storing an API key") as conn:
