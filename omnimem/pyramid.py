@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
-from omnimem.mau import MAU
+from omnimem.mau import MAU, Modality
 from omnimem.timeparse import format_time
 from omnimem.tokens import TokenCounter, count_many, count_tokens
+
+_TEXT = Modality.TEXT
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +160,7 @@ def unit_line(unit: MAU, body: str) -> str:
 def session_line(unit: MAU, body: str) -> str:
     """A memory under its group header: who and what."""
     who = f"{unit.speaker}: " if unit.speaker else ""
-    kind = "" if unit.modality.value == "text" else f"({media_label(unit)}) "
+    kind = "" if unit.modality == _TEXT else f"({media_label(unit)}) "  # a member, not its .value: faster
     return f"{kind}{who}{body}"
 
 
@@ -172,7 +176,18 @@ def group_key(unit: MAU) -> tuple[Any, ...]:
 
 
 def group_header(unit: MAU) -> str:
-    return f"[{format_time(unit.event_time)}]"
+    when = unit.event_time
+    return _header(when, None if when is None else when.utcoffset())
+
+
+@lru_cache(maxsize=65_536)
+def _header(when: datetime | None, offset: timedelta | None) -> str:
+    """A header's text per time, remembered: every hit of a search renders one, and most times recur.
+
+    Keyed by the offset too: two aware datetimes of the same instant in other
+    zones are equal (and hash alike) but show different wall times.
+    """
+    return f"[{format_time(when)}]"
 
 
 def _chronological(unit: MAU) -> tuple[Any, ...]:

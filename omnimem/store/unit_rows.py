@@ -48,13 +48,16 @@ def to_row(unit: MAU) -> tuple[Any, ...]:
     )
 
 
+_MODALITIES = {m.value: m for m in Modality}  # a dict lookup: Modality(value) is slow for a search's rows
+
+
 def to_unit(row: Sequence[Any], next_id: str | None) -> MAU:
     (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
      prev_id, source_ids, raw_ref, chash, metadata, emb, _record_ts, superseded_by, superseded_at) = row
     return MAU(
         id=uid,
         summary=summary,
-        modality=Modality(modality),
+        modality=_MODALITIES.get(modality) or Modality(modality),
         event_time=datetime.fromisoformat(event_time) if event_time else None,
         record_time=datetime.fromisoformat(record_time),
         scope=Scope(user_id, agent_id, session_id),
