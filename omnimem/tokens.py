@@ -78,9 +78,14 @@ def count_joined(lines: Sequence[str], with_break: TokenCounter, count: TokenCou
     """
     if not lines:
         return 0
-    if count is not count_tokens or any(not line or line[0].isspace() for line in lines[1:]):
+    if count is not count_tokens:
         return count("\n".join(lines))
-    return sum(with_break(line) for line in lines[:-1]) + count(lines[-1])
+    total = 0
+    for line, after in zip(lines, lines[1:]):
+        if not after or after[0].isspace():
+            return count("\n".join(lines))
+        total += with_break(line)
+    return total + count(lines[-1])
 
 
 def truncate_tokens(text: str, max_tokens: int, counter: TokenCounter = count_tokens) -> str:
