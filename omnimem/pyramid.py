@@ -361,8 +361,8 @@ def _level2(
     full = full_text(hit.unit)
     if full is None:
         return None
-    if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2
-        return replace(hit, level=2)
+    if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2 (built directly:
+        return Hit(hit.unit, hit.score, 2, hit.rank, hit.sources, hit.text, hit.tokens, hit.raw)  # most hits)
     text = line(hit.unit, full)
     return replace(hit, level=2, text=text, tokens=count(text))
 
