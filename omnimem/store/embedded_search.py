@@ -19,7 +19,7 @@ from typing import Any
 
 from omnimem.index.dense import DenseIndex, Ids
 from omnimem.index.manager import IndexSet
-from omnimem.mau import MAU, Scope
+from omnimem.mau import MAU
 from omnimem.store.base import SearchFilter, Vector
 from omnimem.store.sqlite import SQLiteStore
 
@@ -34,13 +34,13 @@ class EmbeddedSearch:
         self.indexes = indexes
         self._clip: dict[str, tuple[int, DenseIndex | None]] = {}  # model -> (seq, index)
         self._clip_lock = threading.Lock()
-        self._allowed: dict[tuple[Scope, bool], tuple[int, Ids | None]] = {}  # -> (seq, admitted row ids)
+        self._allowed: dict[SearchFilter, tuple[int, Ids | None]] = {}  # -> (seq, admitted row ids)
 
     def within(self, where: SearchFilter) -> EmbeddedCandidates:
         if where.as_of is not None:  # a point in time: read each time
             return EmbeddedCandidates(self, self.store.rids_in_scope(
                 where.scope, include_superseded=where.include_superseded, as_of=where.as_of))
-        key = (where.scope, where.include_superseded)
+        key = where  # the whole filter (frozen): a field added to it is part of the key
         seq = self.store.seq()  # read before the rows: a write after it makes the entry stale, never wrong
         cached = self._allowed.get(key)
         if cached is not None and cached[0] == seq:
