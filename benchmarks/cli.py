@@ -33,6 +33,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                      "write, default vs paper retrieval: --size N --embedder minilm|synthetic."),
     "latency-ab": ("benchmarks.latency_ab", "Default-retrieval latency of two checkouts on copies of one store, "
                    "interleaved: --store S --size N --before OLD --after NEW --out FILE."),
+    "search-profile": ("benchmarks.search_profile", "The share of a default search outside the GIL (FAISS, SQLite, "
+                       "tiktoken) and the 2-thread q/s it allows: --store S --size N (writes search-profile-<n>.json)."),
     "query-embedder": ("benchmarks.query_embedder", "Whether the int8 ONNX MiniLM can embed queries for a store "
                        "built with the torch MiniLM, on LoCoMo (writes query-embedder.json, .md)."),
     "graph-ingest": ("benchmarks.graph_ingest", "Ingest turns/s on LoCoMo with the knowledge graph off and on, "

@@ -42,6 +42,7 @@ class LineFacts:
     cost: int  # tokens of its line (without the line break)
     key: tuple[Any, ...]  # its session group (pyramid.group_key)
     header: str  # its group's header text (session packing)
+    header_cost: int  # tokens of that header (without the line break)
 
 
 class LineCosts:
@@ -51,6 +52,7 @@ class LineCosts:
         self.count = count
         self.limit = limit
         self._facts: dict[tuple[int, str], LineFacts] = {}
+        self._breaks: dict[tuple[int, str], int] = {}  # tokens of a row's line followed by a line break
         self._short: dict[str, int] = {}
         self.hits = 0
         self.misses = 0
@@ -85,11 +87,29 @@ class LineCosts:
             self._facts = {}
         out = []
         for (rid, unit), cost in zip(units, costs):
-            facts = LineFacts(unit.id, unit.scope, cost, group_key(unit), group_header(unit))
+            header = group_header(unit)
+            facts = LineFacts(unit.id, unit.scope, cost, group_key(unit), header, self(header))
             if rid is not None:
                 self._facts[(rid, packing)] = facts
             out.append(facts)
         self.misses += len(units)
+        return out
+
+    def with_breaks(self, rows: Sequence[tuple[int, str]], packing: str) -> list[int]:
+        """``count(line + "\\n")`` of each (row id, its level-1 line), remembered per row id.
+
+        What :func:`omnimem.tokens.count_joined` needs to count a rendered
+        context without encoding it again: the rows in a context are mostly the
+        same from one search to the next.
+        """
+        out: list[int] = []
+        if len(self._breaks) + len(rows) > self.limit:
+            self._breaks = {}
+        for rid, line in rows:
+            cost = self._breaks.get((rid, packing))
+            if cost is None:
+                cost = self._breaks[(rid, packing)] = self.count(line + "\n")
+            out.append(cost)
         return out
 
     def costs(self, units: Sequence[tuple[int | None, MAU]], packing: str) -> list[int]:

@@ -36,9 +36,9 @@ class Scope:
 
     def contains(self, owner: Scope) -> bool:
         """Whether a unit owned by ``owner`` lies in this scope (a None field here matches anything)."""
-        return all(want is None or want == have for want, have in
-                   ((self.user_id, owner.user_id), (self.agent_id, owner.agent_id),
-                    (self.session_id, owner.session_id)))
+        return ((self.user_id is None or self.user_id == owner.user_id)  # spelt out: a search checks hundreds
+                and (self.agent_id is None or self.agent_id == owner.agent_id)
+                and (self.session_id is None or self.session_id == owner.session_id))
 
     def is_empty(self) -> bool:
         return self.user_id is None and self.agent_id is None and self.session_id is None

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
-from omnimem.mau import MAU
+from omnimem.mau import MAU, Modality
 from omnimem.timeparse import format_time
 from omnimem.tokens import TokenCounter, count_many, count_tokens
+
+_TEXT = Modality.TEXT
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +109,12 @@ class Context:
         ``[time]`` header, groups in chronological order, so a conversation
         reads as one and its date is paid once.
         """
+        return "\n".join(self.lines())
+
+    def lines(self) -> list[str]:
+        """The pieces :meth:`render` joins with line breaks: each hit's text, and group headers."""
         if self.packing == "line":
-            return "\n".join(hit.render() for hit in self.hits)
+            return [hit.render() for hit in self.hits]
         groups: dict[tuple[Any, ...], list[Hit]] = {}
         for hit in sorted(self.hits, key=lambda h: _chronological(h.unit)):
             groups.setdefault(group_key(hit.unit), []).append(hit)
@@ -114,7 +122,7 @@ class Context:
         for members in groups.values():
             lines.append(group_header(members[0].unit))
             lines.extend(hit.render() for hit in members)
-        return "\n".join(lines)
+        return lines
 
     def levels(self) -> dict[int, int]:
         counts = {1: 0, 2: 0, 3: 0}
@@ -152,7 +160,7 @@ def unit_line(unit: MAU, body: str) -> str:
 def session_line(unit: MAU, body: str) -> str:
     """A memory under its group header: who and what."""
     who = f"{unit.speaker}: " if unit.speaker else ""
-    kind = "" if unit.modality.value == "text" else f"({media_label(unit)}) "
+    kind = "" if unit.modality == _TEXT else f"({media_label(unit)}) "  # a member, not its .value: faster
     return f"{kind}{who}{body}"
 
 
@@ -168,7 +176,18 @@ def group_key(unit: MAU) -> tuple[Any, ...]:
 
 
 def group_header(unit: MAU) -> str:
-    return f"[{format_time(unit.event_time)}]"
+    when = unit.event_time
+    return _header(when, None if when is None else when.utcoffset())
+
+
+@lru_cache(maxsize=65_536)
+def _header(when: datetime | None, offset: timedelta | None) -> str:
+    """A header's text per time, remembered: every hit of a search renders one, and most times recur.
+
+    Keyed by the offset too: two aware datetimes of the same instant in other
+    zones are equal (and hash alike) but show different wall times.
+    """
+    return f"[{format_time(when)}]"
 
 
 def _chronological(unit: MAU) -> tuple[Any, ...]:
@@ -219,13 +238,30 @@ def build_context(
             hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost))
         else:
             dropped.append(cand.unit.id)
+    return finish_context(query, hits, used, len(candidates), dropped, theta=theta, budget=budget,
+                          full_text=full_text, raw_content=raw_content, max_level=max_level, packing=packing,
+                          count=count)
 
+
+def finish_context(
+    query: str, hits: list[Hit], used: int, total: int, dropped: Sequence[str], *, theta: float, budget: int,
+    full_text: Callable[[MAU], str | None], raw_content: Callable[[MAU], RawContent | None], max_level: int,
+    packing: str, count: TokenCounter, measure: Callable[[Context], int] | None = None,
+) -> Context:
+    """Levels 2 and 3 on top of the level-1 ``hits`` (rank order, ``used`` tokens), then the exact count.
+
+    ``total`` is how many candidates were weighed, ``dropped`` the ids that did
+    not fit at level 1. ``measure`` counts a context's rendered text (default:
+    ``count(ctx.render())``); a caller that knows its lines' counts passes a
+    faster one that gives the same number (:func:`omnimem.tokens.count_joined`).
+    """
+    line = unit_line if packing == "line" else session_line
     if max_level >= 2:
         used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count))
     if max_level >= 3:
         used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count))
-    ctx = Context(query, tuple(hits), used, budget, len(candidates), tuple(dropped), packing=packing)
-    return _measured(ctx, count)
+    ctx = Context(query, tuple(hits), used, budget, total, tuple(dropped), packing=packing)
+    return _measured(ctx, measure or (lambda c: count(c.render())))
 
 
 def fit_lines(
@@ -256,6 +292,36 @@ def fit_lines(
     return enter, used
 
 
+def fit_costs(
+    costs: Sequence[int], keys: Sequence[object] | None, header_costs: Sequence[int] | None, *, budget: int,
+) -> tuple[list[bool], int]:
+    """:func:`fit_lines` with each line's group header already counted (``header_costs[i]``: line ``i``'s).
+
+    The same decisions, for a caller that remembers the header costs (the
+    default retrieval, :mod:`omnimem.fitting`): a tight loop over integers.
+    """
+    enter: list[bool] = []
+    charged: set[object] = set()
+    used = 0
+    for i, cost in enumerate(costs):
+        need = used + cost + NEWLINE
+        key = None
+        if keys is not None and header_costs is not None:
+            key = keys[i]
+            if key not in charged:
+                need += header_costs[i] + NEWLINE
+            else:
+                key = None
+        if need <= budget:
+            used = need
+            if key is not None:
+                charged.add(key)
+            enter.append(True)
+        else:
+            enter.append(False)
+    return enter, used
+
+
 def reranked(ctx: Context, ranks: Sequence[int], dropped: Sequence[str], total: int) -> Context:
     """A context packed from the fitting candidates only, with the ranks and drops of all of them.
 
@@ -272,13 +338,13 @@ def _counts(texts: Sequence[str], count: TokenCounter) -> list[int]:
     return count_many(texts) if count is count_tokens else [count(t) for t in texts]
 
 
-def _measured(ctx: Context, count: TokenCounter) -> Context:
+def _measured(ctx: Context, measure: Callable[[Context], int]) -> Context:
     """Count the rendered context exactly; drop the lowest-ranked hits in the rare case it overflows."""
     hits = list(ctx.hits)
     dropped = list(ctx.dropped)
     while True:
         ctx = replace(ctx, hits=tuple(hits), dropped=tuple(dropped))
-        exact = count(ctx.render()) if hits else 0
+        exact = measure(ctx) if hits else 0
         if exact <= ctx.budget or not hits:
             return replace(ctx, tokens=exact)
         last = max(hits, key=lambda h: h.rank)
@@ -295,8 +361,8 @@ def _level2(
     full = full_text(hit.unit)
     if full is None:
         return None
-    if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2
-        return replace(hit, level=2)
+    if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2 (built directly:
+        return Hit(hit.unit, hit.score, 2, hit.rank, hit.sources, hit.text, hit.tokens, hit.raw)  # most hits)
     text = line(hit.unit, full)
     return replace(hit, level=2, text=text, tokens=count(text))
 

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from omnimem.errors import NotFoundError
-from omnimem.fusion import diversify, rrf_merge, union_merge
+from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.ingest import media
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.line_costs import LineCosts
-from omnimem.pyramid import Candidate, Context, RawContent, build_context, fit_lines, reranked
+from omnimem.pyramid import (Candidate, Context, Hit, RawContent, build_context, finish_context, fit_costs,
+                             session_line, unit_line)
+from omnimem.tokens import count_joined
 from omnimem.engine.parts import Parts
 from omnimem.store.base import Candidates, SearchFilter, Store
 
@@ -42,8 +44,8 @@ class Retriever:
         m = self.parts
         settings = m.settings
         depth = k if settings.fusion == "union" else max(k, settings.depth or limit // 20)
-        merge = union_merge if settings.fusion == "union" else partial(
-            rrf_merge, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
+        merge = union_merge if settings.fusion == "union" else partial(  # rrf_merge's order, in numpy
+            rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         qvec = m.embedder.embed([text])[0]
         with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
             m.check_open()  # while they store and index a batch, so this never indexes half a batch)
@@ -55,9 +57,7 @@ class Retriever:
         dense = view.dense(qvec, depth) if settings.dense else []
         sparse = view.text(text, depth) if settings.sparse else []
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
-        sources = {rid: frozenset({"dense"}) for rid, _ in dense}
-        for rid, _ in sparse:
-            sources[rid] = sources.get(rid, frozenset()) | {"sparse"}
+        sources = Sources({rid for rid, _ in dense}, {rid for rid, _ in sparse})
         plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
                      or (m.graph is not None and settings.graph_k > 0))
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
@@ -71,7 +71,7 @@ class Retriever:
             unit = units.get(rid)
             if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
-            candidates.append(Candidate(unit, similarity(qvec, unit), sources[rid]))
+            candidates.append(Candidate(unit, similarity(qvec, unit), sources.of(rid)))
             rids[unit.id] = rid
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
             candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
@@ -92,41 +92,61 @@ class Retriever:
         return self._with_raw_bytes(ctx)
 
     def _pack_fitting(
-        self, text: str, qvec: Any, order: list[int], sources: dict[int, frozenset[str]], scope: Scope,
+        self, text: str, qvec: Any, order: list[int], sources: Sources, scope: Scope,
         th: float, limit: int, seq: int,
     ) -> Context | None:
         """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered).
 
         Rows seen before are judged by their remembered line facts
         (:mod:`omnimem.line_costs`), the others fetched and learnt. Only the
-        rows that fit at level 1 are then fetched and packed, and the ranks
-        and drops put back, which gives the same context as packing every
-        candidate. If the store changed meanwhile (a remembered row may be
-        gone), the caller packs the slow way.
+        rows that fit at level 1 are then fetched and made hits, with their
+        ranks among all candidates, which gives the same context as packing
+        every candidate (``tests/test_retrieval_identical.py``). The rendered
+        context is counted from its lines' remembered counts
+        (:func:`omnimem.tokens.count_joined`) instead of encoded again. If the
+        store changed meanwhile (a remembered row may be gone), the caller
+        packs the slow way.
         """
         m = self.parts
         packing = m.settings.packing
-        facts = self.line_costs.known(order, packing)
+        lines = self.line_costs
+        facts = lines.known(order, packing)
         units = m.store.get_rows([rid for rid in order if rid not in facts])
-        learnt = self.line_costs.learn(list(units.items()), packing)
-        facts.update(zip(units, learnt))
-        ranked = [rid for rid in order if rid in facts and scope.contains(facts[rid].scope)]
-        keys = [facts[rid].key for rid in ranked] if packing == "session" else None
-        enter, _ = fit_lines([facts[rid].cost for rid in ranked], keys, lambda i: facts[ranked[i]].header,
-                             budget=limit, count=self.line_costs)
+        facts.update(zip(units, lines.learn(list(units.items()), packing)))
+        if scope.is_empty():  # the index searches admitted only rows in scope; this checks rows read since
+            ranked = [rid for rid in order if rid in facts]
+        else:
+            ranked = [rid for rid in order if rid in facts and scope.contains(facts[rid].scope)]
+        known = [facts[rid] for rid in ranked]
+        session = packing == "session"
+        enter, used = fit_costs([f.cost for f in known], [f.key for f in known] if session else None,
+                                [f.header_cost for f in known] if session else None, budget=limit)
         fitting = [rid for rid, fits in zip(ranked, enter) if fits]
         units.update(m.store.get_rows([rid for rid in fitting if rid not in units]))
         if any(rid not in units for rid in fitting) or m.store.seq() != seq:
             return None
-        candidates = [Candidate(units[rid], similarity(qvec, units[rid]), sources[rid]) for rid in fitting]
-        ctx = build_context(
-            text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
-            max_level=m.settings.max_level, packing=packing, count=self.line_costs,
-            costs=[facts[rid].cost for rid in fitting],
+        line = unit_line if packing == "line" else session_line
+        hits: list[Hit] = []
+        dropped: list[str] = []
+        for rank, (rid, fact, fits) in enumerate(zip(ranked, known, enter), start=1):
+            if fits:
+                unit = units[rid]
+                hits.append(Hit(unit, similarity(qvec, unit), 1, rank, sources.of(rid), line(unit, unit.summary),
+                                fact.cost))
+            else:
+                dropped.append(fact.unit_id)
+        breaks = dict(zip([h.text for h in hits], lines.with_breaks([(rid, h.text) for rid, h in zip(fitting, hits)],
+                                                                     packing)))
+
+        def with_break(piece: str) -> int:
+            known_cost = breaks.get(piece)
+            return known_cost if known_cost is not None else lines(piece + "\n")
+
+        return finish_context(
+            text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
+            raw_content=self.raw, max_level=m.settings.max_level, packing=packing, count=lines,
+            measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count),
         )
-        ranks = [rank for rank, fits in enumerate(enter, start=1) if fits]
-        dropped = [facts[rid].unit_id for rid, fits in zip(ranked, enter) if not fits]
-        return reranked(ctx, ranks, dropped, len(ranked))
 
     def _with_neighbours(
         self, candidates: list[Candidate], qvec: Any, scope: Scope, view: Candidates
@@ -251,6 +271,21 @@ def _read_or_none(store: Store, ref: str) -> bytes | None:
         return store.read_raw(ref)
     except NotFoundError:
         return None
+
+
+class Sources:
+    """Which retrievers found each candidate, as the frozensets hits carry (made once, shared)."""
+
+    DENSE, SPARSE, BOTH = frozenset({"dense"}), frozenset({"sparse"}), frozenset({"dense", "sparse"})
+
+    def __init__(self, dense: set[int], sparse: set[int]) -> None:
+        self.dense = dense
+        self.sparse = sparse
+
+    def of(self, rid: int) -> frozenset[str]:
+        if rid in self.dense:
+            return self.BOTH if rid in self.sparse else self.DENSE
+        return self.SPARSE
 
 
 def similarity(qvec: Any, unit: MAU) -> float:

@@ -62,6 +62,32 @@ def count_many(texts: Sequence[str], *, threads: bool = True) -> list[int]:
     return [len(ids) for ids in _encoding().encode_ordinary_batch(list(texts))]
 
 
+def count_joined(lines: Sequence[str], with_break: TokenCounter, count: TokenCounter = count_tokens) -> int:
+    """``count("\\n".join(lines))`` from each line's count with its line break, when that is exact.
+
+    cl100k splits text into pieces before BPE (its regular expression), and no
+    piece crosses the end of a ``"\\n"`` that is followed by a character other
+    than white space: the line break ends the piece it is in (``\\s*[\\r\\n]``,
+    or punctuation followed by line breaks), and the piece rules that could go on
+    (``\\s*[\\r\\n]``, ``\\s+``) need white space to do so. So the joined count is
+    the sum of ``count(line + "\\n")`` over all lines but the last, plus the last
+    line's count: ``with_break(line)`` gives the former (a caller remembers it
+    per row; ``tests/test_tokens.py`` checks the identity against tiktoken on
+    random text). Lines that are empty or start with white space, or another
+    counter than cl100k, are counted joined, as before.
+    """
+    if not lines:
+        return 0
+    if count is not count_tokens:
+        return count("\n".join(lines))
+    total = 0
+    for line, after in zip(lines, lines[1:]):
+        if not after or after[0].isspace():
+            return count("\n".join(lines))
+        total += with_break(line)
+    return total + count(lines[-1])
+
+
 def truncate_tokens(text: str, max_tokens: int, counter: TokenCounter = count_tokens) -> str:
     """The longest prefix of ``text`` that costs at most ``max_tokens``, cut at a character.
 

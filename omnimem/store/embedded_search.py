@@ -5,6 +5,10 @@ into the row ids it admits, from the SQLite hot tier, and handed to FAISS
 and bm25s as an allow-list. CLIP image vectors (table ``clip_vectors``) get
 an in-memory FAISS index per model, rebuilt when the store's change counter
 moves: images are a small share of the units.
+
+The admitted row ids of a filter are remembered per scope until the change
+counter moves (a scoped search read ~1,000 row ids from SQLite each time;
+any write, by this process or another, makes the next search read them again).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from omnimem.mau import MAU
 from omnimem.store.base import SearchFilter, Vector
 from omnimem.store.sqlite import SQLiteStore
 
+_REMEMBERED = 256  # filters whose admitted row ids are kept (one array each)
+
 
 class EmbeddedSearch:
     """Dense, text and image search over one :class:`SQLiteStore`, kept in step by its change counter."""
@@ -28,10 +34,23 @@ class EmbeddedSearch:
         self.indexes = indexes
         self._clip: dict[str, tuple[int, DenseIndex | None]] = {}  # model -> (seq, index)
         self._clip_lock = threading.Lock()
+        self._allowed: dict[SearchFilter, tuple[int, Ids | None]] = {}  # -> (seq, admitted row ids)
 
     def within(self, where: SearchFilter) -> EmbeddedCandidates:
-        allowed = self.store.rids_in_scope(where.scope, include_superseded=where.include_superseded,
-                                           as_of=where.as_of)
+        if where.as_of is not None:  # a point in time: read each time
+            return EmbeddedCandidates(self, self.store.rids_in_scope(
+                where.scope, include_superseded=where.include_superseded, as_of=where.as_of))
+        key = where  # the whole filter (frozen): a field added to it is part of the key
+        seq = self.store.seq()  # read before the rows: a write after it makes the entry stale, never wrong
+        cached = self._allowed.get(key)
+        if cached is not None and cached[0] == seq:
+            return EmbeddedCandidates(self, cached[1])
+        allowed = self.store.rids_in_scope(where.scope, include_superseded=where.include_superseded)
+        if allowed is not None:
+            allowed.setflags(write=False)  # shared by the searches that follow
+        if len(self._allowed) >= _REMEMBERED:
+            self._allowed = {}
+        self._allowed[key] = (seq, allowed)
         return EmbeddedCandidates(self, allowed)
 
     def sync(self) -> None:

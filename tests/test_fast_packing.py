@@ -1,0 +1,116 @@
+"""The default retrieval's fast parts give exactly what the plain versions give.
+
+The numpy RRF, the fit from remembered header costs and the count of a
+context from its lines' counts replace slower code on every default search;
+each is checked here against the code it replaces, on generated input
+(``tests/test_retrieval_identical.py`` checks whole searches).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from omnimem.fusion import rrf_merge, rrf_order
+from omnimem.mau import MAU, Modality, Scope
+from omnimem.pyramid import fit_costs, fit_lines, group_header
+from omnimem.tokens import count_joined, count_tokens
+
+ids = st.lists(st.integers(min_value=0, max_value=60), max_size=40)
+
+
+@settings(deadline=None, derandomize=True, database=None)  # exact checks, not timed; the same cases each run
+@given(ids, ids, st.sampled_from([1, 10, 60]), st.sampled_from([1.0, 0.5, 1.7]))
+def test_numpy_rrf_orders_like_rrf_merge(dense, sparse, k, weight):
+    assert rrf_order(dense, sparse, k=k, sparse_weight=weight) == rrf_merge(dense, sparse, k=k, sparse_weight=weight)
+
+
+def test_numpy_rrf_breaks_ties_by_dense_order_then_bm25_order():
+    assert rrf_order([1, 3], [7, 9]) == [1, 7, 3, 9]
+    assert rrf_order([], []) == [] and rrf_order([5, 5], []) == [5]
+
+
+@settings(deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.integers(1, 80), st.integers(0, 6)), max_size=60), st.integers(0, 600),
+       st.booleans())
+def test_fit_from_header_costs_decides_like_fit_lines(lines, budget, grouped):
+    costs = [cost for cost, _ in lines]
+    keys = [(group,) for _, group in lines] if grouped else None
+    headers = {group: "[" + "x" * (3 * group + 1) + "]" for _, group in lines}
+    header_costs = [count_tokens(headers[group]) for _, group in lines] if grouped else None
+    expected = fit_lines(costs, keys, lambda i: headers[lines[i][1]], budget=budget, count=count_tokens)
+    assert fit_costs(costs, keys, header_costs, budget=budget) == expected
+
+
+# characters that matter to cl100k's pre-tokenizer at a line's end or start: letters, digits, punctuation,
+# apostrophes (contractions), spaces, tabs, line breaks, accents, CJK, emoji
+_CHARS = st.sampled_from(list("ab Z9.,!?'\"[]():-\n\t\r \u00e9\u4e2d\U0001F600") + ["'s", "'ll", "...", "  ", "123"])
+_LINE = st.lists(_CHARS, max_size=10).map("".join)
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True, database=None)
+@given(st.lists(_LINE, min_size=1, max_size=5))
+def test_joined_count_from_line_counts_is_the_count_of_the_joined_text(lines):
+    with_break = lambda line: count_tokens(line + "\n")  # noqa: E731
+    assert count_joined(lines, with_break) == count_tokens("\n".join(lines))
+
+
+def test_joined_count_of_context_lines():
+    lines = ["[2023-05-08 13:56]", "Caroline: I painted a sunset.", "Melanie: Wow!", "[2023-05-09 09:00]",
+             "Caroline: 'twas lovely... really", "(image photo.png) a lake"]
+    assert count_joined(lines, lambda line: count_tokens(line + "\n")) == count_tokens("\n".join(lines))
+
+
+def test_other_counters_count_the_joined_text():
+    calls: list[str] = []
+
+    def by_char(text: str) -> int:
+        calls.append(text)
+        return len(text)
+
+    assert count_joined(["ab", "cd"], lambda line: 99, by_char) == 5 and calls == ["ab\ncd"]
+
+
+def test_group_header_shows_each_zones_wall_time():
+    """Headers are remembered per time: equal instants in other zones still show their own wall time."""
+    utc = datetime(2023, 5, 8, 12, 0, tzinfo=timezone.utc)
+    plus_two = utc.astimezone(timezone(timedelta(hours=2)))
+    assert utc == plus_two
+    unit = MAU("u", "s", Modality.TEXT, utc, utc, Scope(), "h")
+    other = MAU("v", "s", Modality.TEXT, plus_two, utc, Scope(), "h")
+    assert group_header(unit) == "[2023-05-08 12:00]"
+    assert group_header(other) == "[2023-05-08 14:00]"
+
+
+def test_a_scope_s_admitted_rows_follow_every_write(tmp_path):
+    """The admitted row ids of a scope are remembered between searches, never past a write."""
+    from omnimem import Memory
+
+    with Memory(tmp_path / "store", embedder="fake") as m:
+        first = m.add("Caroline painted a sunset over the lake", user_id="caroline").id
+        m.add("Melanie ran a charity race", user_id="melanie")
+        assert [h.unit.id for h in m.search("sunset lake", user_id="caroline").hits] == [first]
+        second = m.add("Caroline painted a lake at dawn", user_id="caroline").id
+        assert {h.unit.id for h in m.search("painted lake", user_id="caroline").hits} == {first, second}
+        m.delete(first)
+        assert [h.unit.id for h in m.search("painted lake", user_id="caroline").hits] == [second]
+        newer = m.update(second, text="Caroline painted a lake at dusk").id
+        assert [h.unit.id for h in m.search("painted lake", user_id="caroline").hits] == [newer]
+        assert {h.unit.id for h in m.search("painted lake", user_id="caroline", include_superseded=True).hits} == {
+            second, newer}
+        m.forget(user_id="caroline")
+        assert m.search("painted lake", user_id="caroline").hits == ()
+
+
+def test_another_process_s_write_reaches_a_remembered_scope(tmp_path):
+    """Two Memory objects on one store stand for two processes: the change counter tells the reader."""
+    from omnimem import Memory
+
+    with Memory(tmp_path / "store", embedder="fake") as writer:
+        writer.add("Caroline painted a sunset", user_id="caroline")
+        with Memory(tmp_path / "store", embedder="fake") as reader:
+            assert len(reader.search("painted", user_id="caroline").hits) == 1
+            later = writer.add("Caroline painted a lake", user_id="caroline").id
+            assert later in {h.unit.id for h in reader.search("painted", user_id="caroline").hits}
