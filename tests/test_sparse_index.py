@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from omnimem.index import sparse as sparse_module
 from omnimem.index.sparse import SparseIndex, tokenize
 
 WORDS = ("apple banana cherry lake camping guitar painting sunset river mountain bicycle coffee "
@@ -138,3 +140,31 @@ def test_background_merges_keep_every_change_made_meanwhile() -> None:
     assert index.merges > 0 and sorted(index.rids().tolist()) == sorted(live)
     for query in ("camping lake", "coffee bakery novel", "tennis"):
         assert index.search(query, 30) == bm25s_top(live, query, 30)
+
+
+def test_a_small_scope_is_scored_from_its_own_documents_with_identical_scores(monkeypatch: Any) -> None:
+    """One user's few documents among many take the scoped path; its scores are the whole-segment path's."""
+    texts = corpus(4000, seed=11)
+    index = SparseIndex(merge_factor=4)
+    for start in range(0, 4000, 500):  # several segments, some deletes
+        batch = list(range(start, start + 500))
+        index.add(batch, texts[start:start + 500])
+    index.remove(list(range(0, 4000, 97)))
+    rng = random.Random(3)
+    scopes = [sorted(rng.sample(range(4000), size)) for size in (1, 7, 60, 300)]
+    queries = ("camping lake", "violin violin garden", "sunset river mountain bicycle", "unknownword", "apple")
+    calls: list[int] = []
+    score_few = sparse_module._score_few
+
+    def spy(seg: Any, docs: Any, *rest: Any) -> Any:
+        calls.append(len(docs))
+        return score_few(seg, docs, *rest)
+
+    monkeypatch.setattr(sparse_module, "_score_few", spy)
+    scoped = {(q, i): index.search(q, 25, scope) for q in queries for i, scope in enumerate(scopes)}
+    assert calls  # the scoped path ran
+    monkeypatch.setattr(sparse_module, "SCOPED_FRACTION", 0)  # every search scores whole segments
+    assert any(scoped.values())
+    for (q, i), hits in scoped.items():
+        assert hits == index.search(q, 25, scopes[i])
+        assert all(rid in scopes[i] and rid % 97 for rid, _ in hits)

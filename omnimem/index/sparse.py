@@ -47,6 +47,9 @@ K1 = 1.5
 B = 0.75
 MERGE_FACTOR = 8
 BACKGROUND_AT = 50_000  # documents: merges this large run in a background thread
+# A search admitting fewer than 1/SCOPED_FRACTION of a segment's documents scores only those (binary search
+# in each query term's postings) instead of the whole segment: one user's units among millions.
+SCOPED_FRACTION = 8
 _FORMAT = 2  # omnimem's own segment files (format 1 was a bm25s folder)
 _STEMMER: Any = None
 
@@ -86,6 +89,13 @@ class _Segment:
     tags: Ids
     postings: Any  # scipy csc_matrix, documents x terms, term counts (float32)
     live: npt.NDArray[np.bool_]
+
+    def __post_init__(self) -> None:
+        # Scoped scoring looks documents up in a term's postings by binary search, which needs each
+        # column's document positions in order. A segment is built before any reader sees it, so the
+        # in-place sort here is safe; it is a check only when the postings are already sorted.
+        if not self.postings.has_sorted_indices:
+            self.postings.sort_indices()
 
     def __len__(self) -> int:
         return len(self.rids)
@@ -378,12 +388,18 @@ class SparseIndex:
         # global document frequencies: live postings of each query term over all segments
         df: dict[int, int] = {}
         for t in dict.fromkeys(term_ids):
-            df[t] = sum(int(seg.live[_column(seg, t)[0]].sum()) for seg in self._segments)
+            df[t] = sum(int(seg.live[_docs(seg, t)].sum()) for seg in self._segments)
         n = self._count
         avgdl = self._total_len / n
         idf = {t: np.float64(np.float32(math.log(1 + (n - d + 0.5) / (d + 0.5)))) for t, d in df.items()}
         ids_out, scores_out = [], []
         for seg in self._segments:
+            if admitted is not None and len(admitted) * SCOPED_FRACTION < len(seg):
+                found = _score_few(seg, seg.positions(admitted), term_ids, idf, avgdl)
+                if found is not None:
+                    ids_out.append(found[0])
+                    scores_out.append(found[1])
+                continue
             scores = np.zeros(len(seg), dtype=np.float32)
             touched = False
             for t in term_ids:
@@ -456,6 +472,52 @@ class SparseIndex:
         index._total_len = int(segment.lengths.sum())
         index._stale = False
         return index
+
+
+def _docs(seg: _Segment, term: int) -> npt.NDArray[np.int32]:
+    """Document positions of ``term`` in ``seg``, in order (nothing for a term newer than the segment)."""
+    indptr = seg.postings.indptr
+    if term + 1 >= len(indptr):
+        return np.zeros(0, dtype=np.int32)
+    docs: npt.NDArray[np.int32] = seg.postings.indices[indptr[term]:indptr[term + 1]]
+    return docs
+
+
+def _score_few(seg: _Segment, docs: npt.NDArray[np.intp], term_ids: list[int], idf: dict[int, np.float64],
+               avgdl: float) -> tuple[Ids, npt.NDArray[np.float32]] | None:
+    """BM25 scores of the live documents at positions ``docs`` (ascending) of ``seg``, or None if none scores.
+
+    For a search confined to a few documents (one user among many): each query term's postings are
+    binary-searched for those documents instead of scored whole, so the cost follows the scope's size,
+    not the corpus's. The arithmetic per document is the one :meth:`SparseIndex._score` does over a
+    whole segment (same terms in the same order, the same float32 sums), so the scores are identical.
+    """
+    if not len(docs):
+        return None
+    scores = np.zeros(len(docs), dtype=np.float32)
+    touched = False
+    indptr = seg.postings.indptr
+    for t in term_ids:
+        if t + 1 >= len(indptr):
+            continue
+        a, b = int(indptr[t]), int(indptr[t + 1])
+        if a == b:
+            continue
+        column = seg.postings.indices[a:b]
+        at = np.searchsorted(column, docs)
+        inside = at < len(column)
+        match = np.zeros(len(docs), dtype=bool)
+        match[inside] = column[at[inside]] == docs[inside]
+        if not match.any():
+            continue
+        touched = True
+        tf = seg.postings.data[a + at[match]].astype(np.float64)
+        tfc = tf / (K1 * ((1 - B) + B * seg.lengths[docs[match]] / avgdl) + tf)  # float64, as bm25s
+        scores[match] += (idf[t] * tfc).astype(np.float32)
+    if not touched:
+        return None
+    hit = np.flatnonzero(scores)
+    return seg.rids[docs[hit]], scores[hit]
 
 
 def _column(seg: _Segment, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
