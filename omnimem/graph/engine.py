@@ -32,6 +32,7 @@ from omnimem.mau import MAU, Scope, search_text
 from omnimem.store.base import GraphRows, GraphSource, RowWriter
 
 Embed = Callable[[list[str]], npt.NDArray[np.float32]]
+HANDED_KEPT = 16  # candidate pools waiting for their batch's writer (more only if batches fail before writing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +144,10 @@ class KnowledgeGraph:
             self.resolver.prefetch(found, pool)
             if seq is not None:
                 with self._handed_lock:
+                    self._handed.pop(scope, None)
                     self._handed[scope] = (seq, pool)
+                    while len(self._handed) > HANDED_KEPT:  # batches that never reached their writer
+                        self._handed.pop(next(iter(self._handed)))
 
     def _seq(self) -> int | None:
         """The store's change counter (None for a graph source without one: the writer then reads its pool)."""
