@@ -39,6 +39,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                        "built with the torch MiniLM, on LoCoMo (writes query-embedder.json, .md)."),
     "graph-ingest": ("benchmarks.graph_ingest", "Ingest turns/s on LoCoMo with the knowledge graph off and on, "
                      "and the graph's own turns/s (writes graph-ingest.json, .md)."),
+    "graph-snapshot": ("benchmarks.graph_snapshot", "The graph LoCoMo builds, without ids, to compare two versions "
+                       "of the code for equality: --out FILE, or --compare A B."),
     "ingest-ratio": ("benchmarks.ingest_ratio", "Ingest turns/s against the raw embedder on the same LoCoMo "
                      "texts, per session and one add at a time (writes ingest-ratio.json, .md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),

@@ -15,6 +15,7 @@ to the query, and the best units join the hybrid results as graph evidence.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from omnimem.mau import MAU, Scope, search_text
 from omnimem.store.base import GraphRows, GraphSource, RowWriter
 
 Embed = Callable[[list[str]], npt.NDArray[np.float32]]
-POOLS_KEPT = 16  # scopes whose candidate pools prefetch keeps between batches
+HANDED_KEPT = 16  # candidate pools waiting for their batch's writer (more only if batches fail before writing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,8 @@ class KnowledgeGraph:
         self.max_fanout, self.max_nodes = max_fanout, max_nodes
         self.units_per_entity = units_per_entity
         self.resolver = EntityResolver(lambda names: embed(list(names)), threshold=threshold)
-        self._pools: dict[Scope, tuple[int, CandidateIndex]] = {}  # scope -> (store seq, last writer's pool)
+        self._handed: dict[Scope, tuple[int, CandidateIndex]] = {}  # scope -> (store seq, prefetch's pool)
+        self._handed_lock = threading.Lock()
 
     def use_embedder(self, embed: Embed) -> None:
         """Compare entity names with another model from now on (after a re-embed); cached vectors go."""
@@ -123,68 +125,83 @@ class KnowledgeGraph:
         return extractions
 
     def prefetch(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> None:
-        """Embed the names resolving these extractions will compare.
+        """Embed the names resolving these extractions will compare, and hand the writer its candidate pool.
 
-        Candidates come from the pool the last writer of the scope left, while
-        the store's change counter says nobody has written since; else from the
-        store. The writer reads its own pool in its transaction regardless: a
-        prefetch that missed names only leaves it a few to embed, so the
-        store's entities are read once per batch, not twice.
+        The scope's entities are read here, outside the insert transaction, and
+        the pool goes to the writer of the batch, which uses it if the store's
+        change counter has not moved since (see :meth:`_pool_for`): the
+        entities are read and indexed once per batch. The counter is read
+        before the entities, so a write committed in between makes the pool
+        look stale (read again), never fresh.
         """
         mentions: dict[Scope, list[ExtractedEntity]] = {}
         for unit, extraction in zip(units, extractions, strict=True):
             mentions.setdefault(entity_scope(unit.scope), []).extend(extraction.entities)
         for scope, found in mentions.items():
             seq = self._seq()
-            kept = self._pools.pop(scope, None)
-            if kept is not None and seq is not None and kept[0] == seq:
-                pool = kept[1]
-            else:
-                with self._source.graph_rows() as rows:
-                    pool = CandidateIndex(rows.owned_entities(scope.user_id, scope.agent_id), scope=scope)
+            with self._source.graph_rows() as rows:
+                pool = CandidateIndex(rows.owned_entities(scope.user_id, scope.agent_id), scope=scope)
             self.resolver.prefetch(found, pool)
+            if seq is not None:
+                with self._handed_lock:
+                    self._handed.pop(scope, None)
+                    self._handed[scope] = (seq, pool)
+                    while len(self._handed) > HANDED_KEPT:  # batches that never reached their writer
+                        self._handed.pop(next(iter(self._handed)))
 
     def _seq(self) -> int | None:
-        """The store's change counter (None for a graph source without one: prefetch then reads the store)."""
+        """The store's change counter (None for a graph source without one: the writer then reads its pool)."""
         seq = getattr(self._source, "seq", None)
         return int(seq()) if callable(seq) else None
 
-    def _keep_pool(self, scope: Scope, pool: CandidateIndex) -> None:
-        """Keep the writer's pool for the next prefetch, as of the change its transaction makes."""
-        seq = self._seq()  # inside the insert transaction, before its own change: the next value is ours
-        if seq is None:
-            return
-        self._pools.pop(scope, None)
-        self._pools[scope] = (seq + 1, pool)
-        while len(self._pools) > POOLS_KEPT:  # the oldest scope goes first
-            self._pools.pop(next(iter(self._pools)))
+    def _pool_for(self, scope: Scope, rows: GraphRows, seq: int | None) -> CandidateIndex:
+        """The writer's pool, exact: the one prefetch read if nothing was written since (``seq``, the counter
+        as the writer's transaction sees it before its own change, is the one prefetch saw), else read in the
+        writing transaction. A handed pool is used by one writer at most, so no pool outlives its batch."""
+        with self._handed_lock:
+            handed = self._handed.pop(scope, None)
+        if handed is not None and seq is not None and handed[0] == seq:
+            return handed[1]
+        return CandidateIndex(rows.owned_entities(scope.user_id, scope.agent_id), scope=scope)
 
     def writer(self, units: Sequence[MAU], extractions: Sequence[Extraction]) -> RowWriter:
-        """A function that writes the units' entities and relations inside the unit transaction."""
+        """A function that writes the units' entities and relations inside the unit transaction.
+
+        An entity a mention merges into without changing it is not rewritten,
+        and a relation found in several units of the batch is written once
+        with all of them: the rows are the same, with fewer statements.
+        """
 
         def write(rows: GraphRows) -> None:
+            seq = self._seq()  # inside the insert transaction, before its own change
             pools: dict[Scope, CandidateIndex] = {}
+            relations: dict[tuple[str, str, str, float], list[str]] = {}
             for unit, extraction in zip(units, extractions, strict=True):
                 scope = entity_scope(unit.scope)
-                if scope not in pools:  # exact: read in the transaction that writes
-                    pools[scope] = CandidateIndex(rows.owned_entities(scope.user_id, scope.agent_id), scope=scope)
-                    self._keep_pool(scope, pools[scope])
+                if scope not in pools:
+                    pools[scope] = self._pool_for(scope, rows, seq)
                 pool = pools[scope]
                 ids: dict[str, str] = {}
                 for mention in extraction.entities:
                     found = self.resolver.resolve(mention, pool, scope=scope).entity_id
                     if found is None:
                         entity = Entity(uuid.uuid4().hex, mention.name, (), mention.type, mention.confidence, scope)
+                        changed = True
                     else:
-                        entity = self.resolver.merge(pool.get(found), mention)
-                    pool.add(entity)
-                    rows.upsert_entity(entity)
+                        existing = pool.get(found)
+                        entity = self.resolver.merge(existing, mention)
+                        changed = entity != existing
+                    if changed:
+                        pool.add(entity)
+                        rows.upsert_entity(entity)
                     rows.link_entity_unit(entity.id, unit.id, mention.confidence)
                     ids[mention.name] = entity.id
                 for rel in extraction.relations:
                     source, target = ids.get(rel.source), ids.get(rel.target)
                     if source and target and source != target:
-                        rows.upsert_relation(Relation(source, target, rel.label, rel.confidence, (unit.id,)))
+                        relations.setdefault((source, target, rel.label, rel.confidence), []).append(unit.id)
+            for (source, target, label, confidence), unit_ids in relations.items():
+                rows.upsert_relation(Relation(source, target, label, confidence, tuple(dict.fromkeys(unit_ids))))
 
         return write
 

@@ -103,6 +103,12 @@ class SpacyExtractor:
     that NER typed elsewhere in the same batch takes that type. Every pair of
     the first ``max_cooccurring`` entities of a text gets a ``co_occurs``
     relation. Pass a whole conversation as one batch to get the most from both.
+
+    Every component of the small pipeline is needed, so none is disabled:
+    ``ents`` (ner), ``noun_chunks`` and ``dep_`` (parser, on the shared
+    tok2vec), ``tag_`` (tagger: gerunds, possessives), ``pos_`` (attribute
+    ruler: noun chunks themselves read it) and ``lemma_`` (lemmatizer: chunk
+    names). NER, with its own tok2vec, is the largest part of the time.
     """
 
     name = "spacy"  # the graph_extractor provider name

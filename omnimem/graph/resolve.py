@@ -213,7 +213,9 @@ class EntityResolver:
         Jaro-Winkler floor, either in ``pool`` as it is now or among the other
         mentions of the batch (a pool only grows by them), so embedding those
         up front leaves the run nothing to embed and changes none of its
-        decisions. Mentions that resolve exactly or by a person rule need none.
+        decisions. Mentions that resolve exactly or by a person rule need none,
+        nor do those that an earlier mention of the batch makes exact (the run
+        adds every mention's name to the pool, under a compatible type).
         """
         if self.cosine_weight == 0.0 or not incoming:
             return 0
@@ -221,7 +223,12 @@ class EntityResolver:
         for i, item in enumerate(incoming):
             batch.add(Entity(f"incoming-{i}", item.name, (), item.type, item.confidence, pool.scope))
         names: list[str] = []
+        earlier: set[tuple[frozenset[EntityType], str]] = set()
         for item in incoming:
+            key = _exact_key(item)
+            if key in earlier:  # an earlier mention put this name in the pool: it resolves exactly
+                continue
+            earlier.add(key)
             plan = self._plan(item, pool)
             if isinstance(plan, Resolution):
                 continue
@@ -416,6 +423,18 @@ class _Hybrid:
 
     def names_to_embed(self) -> list[str]:
         return [self.name, *(name for _, name, _ in self.scored)] if self.scored else []
+
+
+def _type_class(type_: EntityType) -> frozenset[EntityType]:
+    """The types ``type_`` may merge with, itself included (compatibility is an equivalence)."""
+    return frozenset({type_, *(t for pair in COMPATIBLE_TYPES if type_ in pair for t in pair)})
+
+
+def _exact_key(item: Incoming) -> tuple[frozenset[EntityType], str]:
+    """What :meth:`CandidateIndex.exact` looks a mention up by: its type class and its article-free
+    (for Concept and Object also singular) name key."""
+    base = _ARTICLE.sub("", name_key(item.name))
+    return _type_class(item.type), _singular(base) if item.type in _PLURAL_TYPES else base
 
 
 def _singular(key: str) -> str:

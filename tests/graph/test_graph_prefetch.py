@@ -79,3 +79,24 @@ def test_prefetch_with_nothing_to_compare_calls_no_model(embed: Embed) -> None:
     assert resolver.prefetch([ExtractedEntity("Melanie", EntityType.PERSON, 0.8)],
                              CandidateIndex(KNOWN, scope=SCOPE)) == 0
     assert counted.calls == []
+
+
+def test_a_mention_an_earlier_one_makes_exact_needs_no_plan_and_nothing_is_left_to_embed(embed: Embed) -> None:
+    batch = [
+        ExtractedEntity("Grand Canyon Park", EntityType.LOCATION, 0.8),
+        ExtractedEntity("the Grand Canyon Park", EntityType.ORGANIZATION, 0.8),  # exact after the first: no vector
+        ExtractedEntity("Grand Canyon Parks", EntityType.LOCATION, 0.8),  # near, not exact: compared by vector
+    ]
+    counted = CountingEmbed(embed)
+    resolver = EntityResolver(counted)
+    pool = CandidateIndex(KNOWN, scope=SCOPE)
+    resolver.prefetch(batch, pool)
+    assert len(counted.calls) == 1 and "Grand Canyon Parks" in counted.calls[0]
+    found = []
+    for mention in batch:  # the writer's run: nothing left to embed, the second mention merges exactly
+        resolution = resolver.resolve(mention, pool, scope=SCOPE)
+        entity = (Entity(uuid.uuid4().hex, mention.name, (), mention.type, mention.confidence, SCOPE)
+                  if resolution.entity_id is None else resolver.merge(pool.get(resolution.entity_id), mention))
+        pool.add(entity)
+        found.append(resolution.rule)
+    assert found[:2] == ["", "exact"] and len(counted.calls) == 1

@@ -45,3 +45,26 @@ def test_graph_search_on_postgresql(pg_url: str) -> None:
         assert {"Caroline", "Melanie"} <= found
         hits = [h.unit.summary for h in m.search("What does Caroline's friend paint?", user_id="ann").hits]
         assert "Melanie paints sunsets with her kids." in hits
+
+
+def test_a_write_between_prefetch_and_writer_leaves_no_entity_of_a_forgotten_unit(pg_url: str) -> None:
+    """Prefetch hands its candidate pool to the writer only while the change counter stands still; a forget in
+    between (here, on PostgreSQL, whose counter the writer reads on another connection) makes it read again."""
+    session = [{"speaker": "Melanie", "text": "I painted a sunset in Boston with Caroline."}]
+    with Memory(url=pg_url, embedder="fake", graph=True, enrich="sync") as m:
+        assert m.graph is not None
+        graph = m.graph
+        m.add_dialogue(session, user_id="pool-ann", session_id="s0")
+        extract = graph.extract
+
+        def extract_then_forget(units):  # type: ignore[no-untyped-def]
+            out = extract(units)  # the pool, with session s0's entities, is handed over...
+            m.forget(user_id="pool-ann", session_id="s0")  # ...and then they are forgotten
+            return out
+
+        graph.extract = extract_then_forget  # type: ignore[method-assign]
+        m.add_dialogue(session, user_id="pool-ann", session_id="s1")
+        entities = m.entities(user_id="pool-ann")
+        assert [e.name for e in entities].count("Melanie") == 1
+        for entity in entities:  # each one exists and is attested by a unit that is still there
+            assert graph.details(entity)["units"]
