@@ -112,6 +112,7 @@ class IndexSet:
         if not self.writable:  # no lock file can be made; a torn read fails to load and is rebuilt in memory
             return self._load_files()
         with _file_lock(self.folder / ".lock"):
+            _sweep_partial_saves(self.folder)
             return self._load_files()
 
     def _load_files(self) -> bool:
@@ -291,6 +292,7 @@ class IndexSet:
     def _save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         with self._lock, _file_lock(folder / ".lock"):
+            _sweep_partial_saves(folder)
             state = folder / "state.json"
             state.unlink(missing_ok=True)  # until all files are written, none of them is trusted
             if self.store.seq() != self.seen_seq:
@@ -308,6 +310,20 @@ class IndexSet:
 
     def sizes(self) -> dict[str, int]:
         return {"dense": len(self.dense), "sparse": len(self.sparse)}
+
+
+def _sweep_partial_saves(folder: Path) -> None:
+    """Remove what a save killed midway left: its ``.*.tmp`` files and folders (words, vectors, scopes).
+
+    Every save writes its temporary files while holding the folder's lock, so whoever holds it sees
+    only those of saves that died. They may hold a forgotten unit's words, so they must not outlive
+    the next open or save of the store.
+    """
+    for leftover in folder.glob(".*.tmp"):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
 
 
 def _write(path: Path, text: str) -> None:

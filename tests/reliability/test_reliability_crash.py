@@ -13,6 +13,7 @@ forget is retried first, as its caller would).
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import subprocess
@@ -191,3 +192,25 @@ def test_forget_interrupted_after_commit_leaves_no_cold_residue(tmp_path: Path, 
         assert mem.stats()["units"] == 1
         mem.forget(user_id="gone")  # the caller retries the forget that never returned
     assert rel.residue(path, [secret]) == []
+
+
+# Regression: a save killed while writing the index files left `index/.bm25.<pid>.<tid>.tmp/` (the words of
+# every unit, forgotten ones included) behind for ever; the next open or save of the store now removes them
+def test_index_files_of_a_killed_save_are_swept(tmp_path: Path, rel: Any) -> None:
+    path = tmp_path / "mem"
+    secret = "zqsavesecret"
+    with Memory(path, embedder="fake") as mem:
+        mem.add(f"a note about {secret} and more", user_id="gone")
+        mem.add("a short note", user_id="stays")
+    index = path / "index"
+    assert index.is_dir()
+    partial = index / ".bm25.4242.1.tmp"  # what a save killed midway leaves, named as saves name them
+    partial.mkdir()
+    (partial / "vocab.json").write_text(json.dumps(["stays", secret]), encoding="utf-8")
+    (index / ".scopes.json.4242.1.tmp").write_text(json.dumps([["gone", None, None]]), encoding="utf-8")
+    assert len(rel.grep_store(path, secret.encode())) >= 2
+    with Memory(path, embedder="fake") as mem:
+        assert mem.forget(user_id="gone") == 1
+    assert rel.grep_store(path, secret.encode()) == []
+    assert not list(index.glob(".*.tmp"))
+    assert not [f for f in index.rglob("*") if f.is_file() and b'"gone"' in f.read_bytes()]  # the scope too
