@@ -13,14 +13,14 @@ from __future__ import annotations
 from omnimem.store.postgres.jobs import SCHEMA as JOB_SCHEMA
 from omnimem.store.postgres.keys import SCHEMA as KEY_SCHEMA
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus distribution apply to these
     "units", "terms", "clip_vectors", "entities", "entity_aliases", "entity_units", "relations", "relation_units",
     "scope_keys", "tombstones_keyed", "forgotten_scopes", "audit_log", "audit_units",
 )
 
-REFERENCE_TABLES = ("meta", "counters", "filter_stats", "api_keys", "api_sessions", "jobs")  # small global tables: Citus reference tables
+REFERENCE_TABLES = ("meta", "counters", "term_df", "filter_stats", "api_keys", "api_sessions", "jobs")  # small global tables: Citus reference tables
 """Tables every node may hold whole; joining one is local on any shard (see docs/postgres.md)."""
 
 _APPEND_ONLY = """CREATE OR REPLACE FUNCTION omnimem_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -136,6 +136,34 @@ INITIAL: list[str] = [
     "CREATE TABLE IF NOT EXISTS pending_cold (ref TEXT PRIMARY KEY)",
 ]
 
+# Each term's document frequency over all tenants (what BM25's idf needs), so a query reads one row per
+# term instead of counting every posting of it. Statement triggers with transition tables keep it in the
+# transaction that writes or deletes postings (INSERT, COPY, DELETE: every path). Rows are locked in term
+# order, so two writers never wait on each other in a cycle.
+TERM_DF = (
+    "CREATE TABLE IF NOT EXISTS term_df (term TEXT PRIMARY KEY, df BIGINT NOT NULL)",
+    """CREATE OR REPLACE FUNCTION omnimem_term_df_add() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO term_df (term, df) SELECT term, COUNT(*) FROM added GROUP BY term ORDER BY term
+        ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df;
+        RETURN NULL;
+    END $$""",
+    """CREATE OR REPLACE FUNCTION omnimem_term_df_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM 1 FROM term_df WHERE term IN (SELECT term FROM removed) ORDER BY term FOR UPDATE;
+        UPDATE term_df d SET df = d.df - r.n FROM (SELECT term, COUNT(*) AS n FROM removed GROUP BY term) r
+        WHERE d.term = r.term;
+        DELETE FROM term_df WHERE df <= 0 AND term IN (SELECT term FROM removed);  -- no word of deleted text stays
+        RETURN NULL;
+    END $$""",
+    """CREATE OR REPLACE TRIGGER terms_df_add AFTER INSERT ON terms REFERENCING NEW TABLE AS added
+       FOR EACH STATEMENT EXECUTE FUNCTION omnimem_term_df_add()""",
+    """CREATE OR REPLACE TRIGGER terms_df_remove AFTER DELETE ON terms REFERENCING OLD TABLE AS removed
+       FOR EACH STATEMENT EXECUTE FUNCTION omnimem_term_df_remove()""",
+    "DELETE FROM term_df",
+    "INSERT INTO term_df (term, df) SELECT term, COUNT(*) FROM terms GROUP BY term",
+)
+
 TENANT_SETTING = "omnimem.tenant"  # a connection bound to one user sets this (row-level-security mode)
 
 
@@ -157,6 +185,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
      [step for table in TENANT_TABLES for step in _policy(table)]),
     (3, "api keys and console sessions of a server (hashed, never the secret)", list(KEY_SCHEMA)),
     (4, "job queue: enrichment waiting for a worker (claimed with FOR UPDATE SKIP LOCKED)", list(JOB_SCHEMA)),
+    (5, "BM25 document frequencies kept in term_df by triggers on the postings", list(TERM_DF)),
 ]
 
 

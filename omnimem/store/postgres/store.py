@@ -24,6 +24,7 @@ from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.base import RowWriter, StoreMeta, Vector
 from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
+from omnimem.store.postgres.bulk import resume_deferred_index
 from omnimem.store.tombstones import forgotten_since
 from omnimem.store.postgres.connect import describe, open_pool, parse_url, psycopg_modules
 from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
@@ -70,6 +71,7 @@ class PostgresStore(PgKeys, PgJobQueue):
         self._migrate()
         self._pool = open_pool(self.target, max_size=pool_size)
         self._check_term_context()
+        resume_deferred_index(self)  # a bulk load that died before rebuilding the HNSW index
 
     def _migrate(self) -> None:
         psycopg = self._psycopg
@@ -422,7 +424,7 @@ class PostgresStore(PgKeys, PgJobQueue):
             return True
         try:
             with self._pool.connection() as conn:  # pooled connections are in autocommit mode
-                for table in ("terms", "blobs", "clip_vectors", "entities", "entity_aliases", "entity_units",
+                for table in ("terms", "term_df", "blobs", "clip_vectors", "entities", "entity_aliases", "entity_units",
                               "relations", "relation_units", "tombstones_keyed", "scope_keys"):
                     conn.execute(f"VACUUM {table}")
         except self._psycopg.Error as exc:

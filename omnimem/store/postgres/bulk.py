@@ -1,0 +1,163 @@
+"""Bulk loading into PostgreSQL: units and postings by ``COPY``, the HNSW index built once after the load.
+
+Adding a unit to a live HNSW index walks the graph (``ef_construction``)
+and rewrites its neighbours' pages; on this machine that is most of what a
+``Memory.add`` costs on PostgreSQL (``benchmarks/results/postgres``). For a
+large load (moving an embedded store to PostgreSQL, restoring a backup,
+seeding a benchmark) it is far cheaper to drop the index, ``COPY`` the rows
+and build the index once, in memory and in parallel::
+
+    with BulkLoader(store, maintenance_work_mem="4GB") as load:
+        for batch in batches:                  # units that carry their vectors (same embedder)
+            load.units(batch)                  # one transaction per batch
+    load.build_seconds                         # the index build, measured
+
+Each ``units`` call is one transaction (units, postings, document
+frequencies, counters and an ``import`` audit event commit together), so a
+failed batch leaves nothing half-written and the batches before it stay.
+While the index is away searches stay correct (pgvector ranks exactly, by a
+scan) but slow. Recovery: the store records ``vector_index = deferred`` in
+``meta`` before it drops the index; a process that dies before the build
+leaves that mark, and the next writable open of the store builds the index
+(:func:`resume_deferred_index`), so no store is left without its index.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from omnimem.errors import InvalidInputError, StoreError
+from omnimem.mau import MAU
+from omnimem.store.audit import AuditEvent
+from omnimem.store.cold import check_ref, content_ref
+from omnimem.store.postgres import governance_sql as gov
+
+if TYPE_CHECKING:
+    from omnimem.store.postgres.store import PostgresStore
+
+log = logging.getLogger(__name__)
+
+INDEX = "units_embedding_hnsw"
+INDEX_SQL = f"CREATE INDEX IF NOT EXISTS {INDEX} ON units USING hnsw (embedding vector_ip_ops)"
+_MARK = "vector_index"
+_COPY_COLUMNS = ("tenant, doc_len, rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
+                 "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
+                 "superseded_by, superseded_at, superseded_ts")
+_COPY_TYPES = ["text", "int4", "int8", *["text"] * 14, "vector", "float8", "text", "text", "float8"]
+
+
+def build_vector_index(conn: Any, *, maintenance_work_mem: str = "1GB", parallel_workers: int | None = None) -> float:
+    """Build the HNSW index over every unit (inside the caller's transaction); returns the seconds it took.
+
+    ``maintenance_work_mem`` should hold the whole graph (about 2 GiB per million 384-d units, see
+    docs/postgres.md); a smaller one still builds, more slowly, once the graph spills to disk.
+    ``parallel_workers`` sets ``max_parallel_maintenance_workers`` (pgvector 0.6+ builds in parallel).
+    """
+    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+    if parallel_workers is not None:
+        conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(int(parallel_workers)),))
+    start = time.perf_counter()
+    conn.execute(INDEX_SQL)
+    return time.perf_counter() - start
+
+
+def resume_deferred_index(store: PostgresStore) -> bool:
+    """Build the index a bulk load dropped and did not rebuild (its process died); True when it did."""
+    if store.read_only or store._meta_value(_MARK) != "deferred":
+        return False
+    log.warning("the HNSW index of %s was dropped by a bulk load that did not finish; building it now",
+                store.target.shown)
+    with store._tx("building the vector index") as conn:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
+        build_vector_index(conn)
+        conn.execute("DELETE FROM meta WHERE key = %s", (_MARK,))
+    return True
+
+
+class BulkLoader:
+    """Loads units that already carry their vectors with ``COPY``; the HNSW index is built on exit."""
+
+    def __init__(self, store: PostgresStore, *, maintenance_work_mem: str = "1GB",
+                 parallel_workers: int | None = None, actor: str = "omnimem") -> None:
+        if store.read_only:
+            raise StoreError("a bulk load needs a writable store; this one is open read-only")
+        meta = store.meta()
+        if meta is None:
+            raise StoreError("record the store's embedder first (open it with Memory(url=..., embedder=...))")
+        self.store = store
+        self.dim = meta.dim
+        self.maintenance_work_mem = maintenance_work_mem
+        self.parallel_workers = parallel_workers
+        self.actor = actor
+        self.loaded = 0
+        self.build_seconds: float | None = None
+
+    def __enter__(self) -> BulkLoader:
+        with self.store._tx("deferring the vector index") as conn:
+            conn.execute("INSERT INTO meta(key, value) VALUES (%s, 'deferred') ON CONFLICT (key) DO UPDATE "
+                         "SET value = excluded.value", (_MARK,))
+            conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        """Build the index, also after a failed batch: the batches before it are stored and need it."""
+        with self.store._tx("building the vector index") as conn:
+            self.build_seconds = build_vector_index(conn, maintenance_work_mem=self.maintenance_work_mem,
+                                                    parallel_workers=self.parallel_workers)
+            conn.execute("DELETE FROM meta WHERE key = %s", (_MARK,))
+
+    def units(self, units: Sequence[MAU], raw: Mapping[str, bytes] | None = None) -> int:
+        """Store one batch in one transaction; returns how many units it held."""
+        if not units:
+            return 0
+        vectors = [self._vector(u) for u in units]
+        store = self.store
+        with store._tx(f"bulk-loading {len(units)} unit(s)") as conn:
+            for ref, data in (raw or {}).items():
+                if content_ref(data) != check_ref(ref):
+                    raise StoreError(f"cold-tier content does not match its reference {ref}; nothing was stored")
+            if raw:
+                with conn.cursor() as cur:
+                    cur.executemany("INSERT INTO blobs(ref, data) VALUES (%s, %s) ON CONFLICT (ref) DO NOTHING",
+                                    list(raw.items()))
+            rids = sorted(int(r[0]) for r in conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('units', 'rid')) FROM generate_series(1, %s)", (len(units),)))
+            rows = list(zip(rids, units))
+            tokens = store.terms.tokens(conn, rows)
+            with conn.cursor() as cur, cur.copy(f"COPY units ({_COPY_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(_COPY_TYPES)  # binary: a vector goes as its float32 bytes, not as text to format
+                for (rid, u), words, vector in zip(rows, tokens, vectors):
+                    copy.write_row(_copy_row(rid, u, len(words), vector))
+            store.terms.copy(conn, [(rid, u.scope) for rid, u in rows], tokens)
+            gov.log_event(conn, AuditEvent("import", self.actor, tuple(u.id for u in units), reason="bulk load"))
+            store._bump(conn, len(units), sum(len(words) for words in tokens))
+        self.loaded += len(units)
+        return len(units)
+
+    def _vector(self, unit: MAU) -> np.ndarray[Any, np.dtype[np.float32]]:
+        if unit.embedding is None:
+            raise InvalidInputError(f"unit {unit.id} has no vector; a bulk load takes units that carry their "
+                                    "vectors (from a store with the same embedder)")
+        vector = np.asarray(unit.embedding, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self.dim:
+            raise InvalidInputError(f"unit {unit.id} has a {vector.shape[0]}-d vector; this store holds {self.dim}-d")
+        return vector
+
+
+def _copy_row(rid: int, u: MAU, doc_len: int, vector: np.ndarray[Any, np.dtype[np.float32]]) -> tuple[Any, ...]:
+    return (
+        gov.tenant_of(u.scope), doc_len, rid, u.id, u.summary, u.modality.value, u.speaker,
+        u.event_time.isoformat() if u.event_time else None, u.record_time.isoformat(),
+        u.scope.user_id, u.scope.agent_id, u.scope.session_id, u.links.prev_id, json.dumps(list(u.source_ids)),
+        u.raw_ref, u.content_hash, json.dumps(u.metadata), vector, u.record_time.timestamp(),
+        u.superseded_by, u.superseded_at.isoformat() if u.superseded_at else None,
+        u.superseded_at.timestamp() if u.superseded_at else None,
+    )
+
