@@ -69,7 +69,7 @@ class PostgresStore(PgKeys, PgJobQueue):
         self.terms = TermIndexer(sparse_context)
         self._psycopg, _ = psycopg_modules()
         self._migrate()
-        self._pool = open_pool(self.target, max_size=pool_size)
+        self._pool = open_pool(self.target, max_size=pool_size, read_only=self.read_only)
         self._check_term_context()
         resume_deferred_index(self)  # a bulk load that died before rebuilding the HNSW index
 
@@ -85,7 +85,11 @@ class PostgresStore(PgKeys, PgJobQueue):
                 from omnimem.store.postgres.migrate import current_version
                 from omnimem.store.postgres.schema import SCHEMA_VERSION
 
-                if current_version(conn) != SCHEMA_VERSION:
+                version = current_version(conn)
+                if version == 0:
+                    raise StoreError(f"database {self.target.shown} holds no omnimem store; a read-only open needs "
+                                     "one: create it with a writable open or omnimem migrate --url ...")
+                if version != SCHEMA_VERSION:
                     raise ReadOnlyStoreError(f"database {self.target.shown} needs a schema upgrade; run "
                                              f"omnimem migrate --url ... once")
             else:
@@ -114,6 +118,8 @@ class PostgresStore(PgKeys, PgJobQueue):
                 yield conn
         except OmnimemError:
             raise
+        except self._psycopg.errors.ReadOnlySqlTransaction:
+            raise ReadOnlyStoreError("this store is open read-only; open it writable to change it") from None
         except self._psycopg.Error as exc:
             raise StoreError(f"PostgreSQL read failed at {self.target.shown}: {describe(exc)}") from None
 
@@ -162,6 +168,9 @@ class PostgresStore(PgKeys, PgJobQueue):
         return StoreMeta(int(rows["schema_version"]), rows["embedder"], int(rows["dim"]))
 
     def init_meta(self, embedder: str, dim: int) -> StoreMeta:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"database {self.target.shown} holds no memories yet (no embedder recorded); "
+                                     "open it writable once to start the store")
         with self._tx("recording the embedder") as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
             if conn.execute("SELECT 1 FROM meta WHERE key = 'embedder'").fetchone() is None:
