@@ -56,7 +56,9 @@ def index_sizes(url: str) -> dict[str, Any]:
         units = int(conn.execute("SELECT COUNT(*) FROM units").fetchone()[0])
         table = int(conn.execute("SELECT pg_total_relation_size('units')").fetchone()[0])
         terms = int(conn.execute("SELECT pg_total_relation_size('terms')").fetchone()[0])
-    return {"index_bytes": size, "index_bytes_per_unit": round(size / units, 1),
+        definition = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'units_embedding_hnsw'"
+                                  ).fetchone()[0]
+    return {"definition": definition, "index_bytes": size, "index_bytes_per_unit": round(size / units, 1),
             "index_mib_per_million_units": round(size / units * 1e6 / 2**20, 1),
             "units_table_bytes_per_unit": round(table / units, 1), "terms_bytes_per_unit": round(terms / units, 1)}
 
@@ -73,8 +75,9 @@ def hnsw_build(url: str, maintenance_work_mem: str, workers: int | None) -> dict
         conn.execute("DROP INDEX units_embedding_hnsw")
         seconds = build_vector_index(conn, maintenance_work_mem=maintenance_work_mem, parallel_workers=workers)
         conn.commit()
+    assert index_sizes(url)["definition"] == definition
     return {"seconds": round(seconds, 2), **index_sizes(url), "maintenance_work_mem": maintenance_work_mem,
-            "parallel_workers": workers, "definition": definition}
+            "parallel_workers": workers}
 
 
 def bulk_copy(lite: Any, pg: Any, maintenance_work_mem: str, workers: int | None,
