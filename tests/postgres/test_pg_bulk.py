@@ -112,6 +112,23 @@ def test_a_load_that_died_before_the_build_gets_its_index_at_the_next_open(pg_ur
         assert conn.execute("SELECT value FROM meta WHERE key = 'vector_index'").fetchone() is None
 
 
+def test_an_index_built_with_other_graph_parameters_keeps_them(pg_url: str, tmp_path: Path) -> None:
+    units = _embedded(tmp_path / "mem")
+    with Memory(url=pg_url, embedder="fake") as pg:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("DROP INDEX units_embedding_hnsw")
+            conn.execute("CREATE INDEX units_embedding_hnsw ON units USING hnsw (embedding vector_ip_ops) "
+                         "WITH (m = 24, ef_construction = 80)")
+        with BulkLoader(pg.store) as load:  # type: ignore[arg-type]
+            load.units(units[:3])
+        assert "m='24'" in (_index(pg_url) or "")
+        died = BulkLoader(pg.store)  # type: ignore[arg-type]
+        died.__enter__()
+        died.units(units[3:])
+    with Memory(url=pg_url, embedder="fake"):  # resumed with the same parameters
+        assert "ef_construction='80'" in (_index(pg_url) or "")
+
+
 def test_a_read_only_store_cannot_bulk_load(pg_url: str) -> None:
     with Memory(url=pg_url, embedder="fake"):
         pass

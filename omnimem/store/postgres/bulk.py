@@ -16,10 +16,11 @@ Each ``units`` call is one transaction (units, postings, document
 frequencies, counters and an ``import`` audit event commit together), so a
 failed batch leaves nothing half-written and the batches before it stay.
 While the index is away searches stay correct (pgvector ranks exactly, by a
-scan) but slow. Recovery: the store records ``vector_index = deferred`` in
-``meta`` before it drops the index; a process that dies before the build
-leaves that mark, and the next writable open of the store builds the index
-(:func:`resume_deferred_index`), so no store is left without its index.
+scan) but slow. Recovery: the store records the index's definition under
+``vector_index`` in ``meta`` before it drops the index; a process that dies
+before the build leaves that mark, and the next writable open of the store
+builds the index (:func:`resume_deferred_index`), so no store is left
+without its index, and the index keeps its graph parameters.
 """
 
 from __future__ import annotations
@@ -53,8 +54,12 @@ _COPY_COLUMNS = ("tenant, doc_len, rid, id, summary, modality, speaker, event_ti
 _COPY_TYPES = ["text", "int4", "int8", *["text"] * 14, "vector", "float8", "text", "text", "float8"]
 
 
-def build_vector_index(conn: Any, *, maintenance_work_mem: str = "1GB", parallel_workers: int | None = None) -> float:
+def build_vector_index(conn: Any, *, maintenance_work_mem: str = "1GB", parallel_workers: int | None = None,
+                       definition: str = INDEX_SQL) -> float:
     """Build the HNSW index over every unit (inside the caller's transaction); returns the seconds it took.
+
+    ``definition`` is the ``CREATE INDEX`` statement: the store's own, so an index built with other graph
+    parameters (``WITH (m = 32, ef_construction = 128)``, see docs/postgres.md) keeps them.
 
     ``maintenance_work_mem`` should hold the whole graph (about 2 GiB per million 384-d units, see
     docs/postgres.md); a smaller one still builds, more slowly, once the graph spills to disk.
@@ -64,19 +69,21 @@ def build_vector_index(conn: Any, *, maintenance_work_mem: str = "1GB", parallel
     if parallel_workers is not None:
         conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(int(parallel_workers)),))
     start = time.perf_counter()
-    conn.execute(INDEX_SQL)
+    conn.execute(definition)
     return time.perf_counter() - start
 
 
 def resume_deferred_index(store: PostgresStore) -> bool:
     """Build the index a bulk load dropped and did not rebuild (its process died); True when it did."""
-    if store.read_only or store._meta_value(_MARK) != "deferred":
+    definition = None if store.read_only else store._meta_value(_MARK)
+    if definition is None:
         return False
     log.warning("the HNSW index of %s was dropped by a bulk load that did not finish; building it now",
                 store.target.shown)
     with store._tx("building the vector index") as conn:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
-        build_vector_index(conn)
+        if conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", (INDEX,)).fetchone() is None:
+            build_vector_index(conn, definition=definition)
         conn.execute("DELETE FROM meta WHERE key = %s", (_MARK,))
     return True
 
@@ -98,11 +105,16 @@ class BulkLoader:
         self.actor = actor
         self.loaded = 0
         self.build_seconds: float | None = None
+        self.definition = INDEX_SQL
 
     def __enter__(self) -> BulkLoader:
         with self.store._tx("deferring the vector index") as conn:
-            conn.execute("INSERT INTO meta(key, value) VALUES (%s, 'deferred') ON CONFLICT (key) DO UPDATE "
-                         "SET value = excluded.value", (_MARK,))
+            row = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (INDEX,)).fetchone()
+            if row is None:  # already away: an earlier load died, and its mark holds the definition
+                row = conn.execute("SELECT value FROM meta WHERE key = %s", (_MARK,)).fetchone()
+            self.definition = str(row[0]) if row else INDEX_SQL
+            conn.execute("INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+                         "SET value = excluded.value", (_MARK, self.definition))
             conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
         return self
 
@@ -110,7 +122,8 @@ class BulkLoader:
         """Build the index, also after a failed batch: the batches before it are stored and need it."""
         with self.store._tx("building the vector index") as conn:
             self.build_seconds = build_vector_index(conn, maintenance_work_mem=self.maintenance_work_mem,
-                                                    parallel_workers=self.parallel_workers)
+                                                    parallel_workers=self.parallel_workers,
+                                                    definition=self.definition)
             conn.execute("DELETE FROM meta WHERE key = %s", (_MARK,))
 
     def units(self, units: Sequence[MAU], raw: Mapping[str, bytes] | None = None) -> int:

@@ -24,7 +24,7 @@ from omnimem.store.postgres.store import PostgresStore, scope_sql
 
 K1, B = 1.5, 0.75
 EXACT_BELOW = 20_000  # a filter admitting fewer units is ranked exactly (cheaper than HNSW and never short)
-EF_SEARCH_FLOOR = 40  # HNSW candidate list: chosen by measured recall@20 (benchmarks/results/postgres/pg-scale-*)
+EF_SEARCH_FLOOR = 160  # HNSW candidate list, chosen by measured recall@20: see docs/postgres.md "How it scales"
 
 
 def ef_search(k: int) -> int:
