@@ -11,7 +11,7 @@ import pytest
 
 from omnimem import Memory
 from omnimem.errors import InvalidInputError, StoreError
-from omnimem.mau import MAU
+from omnimem.mau import MAU, Scope
 from omnimem.store.postgres.bulk import BulkLoader
 from omnimem.store.postgres.migrate import migrate
 from omnimem.store.postgres.schema import SCHEMA_VERSION
@@ -71,6 +71,29 @@ def test_a_bulk_loaded_store_searches_like_the_embedded_store_it_came_from(pg_ur
     _df_matches_postings(pg_url)
     with psycopg.connect(pg_url) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'vector_index'").fetchone() is None
+
+
+def test_copy_from_moves_every_unit_of_an_embedded_store_with_its_raw_content(pg_url: str, tmp_path: Path) -> None:
+    import io
+
+    from PIL import Image
+
+    image = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 30, 30)).save(image, format="PNG")
+    with Memory(tmp_path / "mem", embedder="fake") as lite:
+        for user, session, text in DIALOGUE:
+            lite.add(text, user_id=user, session_id=session)
+        photo = lite.add_image(image.getvalue(), "a red square", user_id="ann", session_id="s1")
+        lite.delete(lite.search("sourdough", user_id="ann").hits[0].unit.id, user_id="ann")  # a gap in the rows
+        want = {u.id: u for u in lite.store.get(lite.store.ids_in_scope(Scope()))}
+        with Memory(url=pg_url, embedder="fake") as pg:
+            with BulkLoader(pg.store) as load:  # type: ignore[arg-type]
+                assert load.copy_from(lite.store, batch=2) == len(want) == len(DIALOGUE)
+            got = {u.id: u for u in pg.store.get(list(want))}
+            assert {i: (u.summary, u.scope, u.links.prev_id) for i, u in got.items()} == {
+                i: (u.summary, u.scope, u.links.prev_id) for i, u in want.items()}
+            assert pg.store.read_raw(got[photo.id or ""].raw_ref or "") == image.getvalue()
+    _df_matches_postings(pg_url)
 
 
 def test_a_failed_batch_leaves_nothing_of_itself_and_the_index_is_built_for_the_rest(pg_url: str,

@@ -7,9 +7,8 @@ large load (moving an embedded store to PostgreSQL, restoring a backup,
 seeding a benchmark) it is far cheaper to drop the index, ``COPY`` the rows
 and build the index once, in memory and in parallel::
 
-    with BulkLoader(store, maintenance_work_mem="4GB") as load:
-        for batch in batches:                  # units that carry their vectors (same embedder)
-            load.units(batch)                  # one transaction per batch
+    with BulkLoader(store, maintenance_work_mem="3GB") as load:
+        load.copy_from(embedded_store)         # or load.units(batch): units that carry their vectors
     load.build_seconds                         # the index build, measured
 
 Each ``units`` call is one transaction (units, postings, document
@@ -35,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from omnimem.errors import InvalidInputError, StoreError
-from omnimem.mau import MAU
+from omnimem.mau import MAU, Scope
 from omnimem.store.audit import AuditEvent
+from omnimem.store.base import UnitStore
 from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
 
@@ -153,6 +153,18 @@ class BulkLoader:
             store._bump(conn, len(units), sum(len(words) for words in tokens))
         self.loaded += len(units)
         return len(units)
+
+    def copy_from(self, source: UnitStore, *, batch: int = 5000) -> int:
+        """Every unit of another store (same embedder), in its row order, with its raw content; returns the count.
+
+        The graph and the audit history are not copied (``omnimem export`` / ``import`` carry those).
+        """
+        ids = source.ids_in_scope(Scope())
+        for start in range(0, len(ids), batch):
+            units = [u for _, u in sorted(source.get_with_rids(ids[start : start + batch]), key=lambda r: r[0])]
+            raw = {u.raw_ref: source.read_raw(u.raw_ref) for u in units if u.raw_ref}
+            self.units(units, raw)
+        return len(ids)
 
     def _vector(self, unit: MAU) -> np.ndarray[Any, np.dtype[np.float32]]:
         if unit.embedding is None:
