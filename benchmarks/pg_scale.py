@@ -4,15 +4,20 @@
 same deterministic synthetic dialogue (:mod:`benchmarks.synthetic`, the
 ``synthetic`` bag-of-words embedder, so the numbers are omnimem's and the
 database's cost, not a model's) through ``Memory.add_dialogue`` into an
-embedded store and into a PostgreSQL database, then measures on both:
+embedded store, and fills a PostgreSQL database either the same way
+(``--load add_dialogue``) or by a bulk copy of the embedded store
+(``--load bulk``: :class:`omnimem.store.postgres.bulk.BulkLoader`, binary
+``COPY`` with the HNSW index built once after the load; the JSON's
+``postgresql_filled_by`` and the table say which). Then, on both:
 
-- ingest units/s (and PostgreSQL over embedded, the ratio that survives a loaded machine);
-- PostgreSQL's HNSW build time from scratch over all units, and the index's size per unit;
+- ingest units/s (and PostgreSQL over embedded, the ratio that survives a loaded machine); with
+  ``--tail N``, N more turns through ``add_dialogue`` into both full stores (the index in place);
+- PostgreSQL's HNSW build time over all units, and the index's size per unit;
 - ``Memory.search`` p50/p95 (query vectors precomputed), global and scoped to a user;
-- dense recall@20 of each backend's candidate search against exact inner product.
+- dense recall@20 of each backend's candidate search against exact inner product, and for
+  PostgreSQL the global recall and SQL time at several ``hnsw.ef_search`` values.
 
-Writes ``pg-scale-<size>.json`` and ``POSTGRES.md`` (the table) under ``--out``.
-"""
+Writes ``pg-scale-<size>.json`` and ``.md`` (the table) under ``--out``."""
 
 from __future__ import annotations
 
