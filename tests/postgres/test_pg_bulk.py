@@ -185,3 +185,30 @@ def test_migration_5_counts_the_document_frequencies_of_existing_postings(postgr
         assert dict(conn.execute("SELECT term, df FROM term_df").fetchall()) == {"kayak": 3, "lake": 1}
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     postgres.drop(url)
+
+
+def test_pg_load_copies_an_embedded_store_into_an_empty_database(pg_url: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from omnimem.cli import app
+
+    monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
+    with Memory(tmp_path / "mem", embedder="fake") as lite:
+        for user, session, text in DIALOGUE:
+            lite.add(text, user_id=user, session_id=session)
+        old = lite.add("Ann's gate is green", user_id="ann").id or ""
+        lite.update(old, text="Ann's gate is blue now", user_id="ann")  # a superseded version comes along
+    runner = CliRunner()
+    res = runner.invoke(app, ["pg-load", str(tmp_path / "mem"), "--url", pg_url, "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["units"] == len(DIALOGUE) + 2
+    with Memory(url=pg_url, read_only=True) as pg:
+        assert pg.search("gate blue", user_id="ann").hits[0].unit.summary == "Ann's gate is blue now"
+        assert pg.get(old, user_id="ann").superseded_by is not None
+    again = runner.invoke(app, ["pg-load", str(tmp_path / "mem"), "--url", pg_url])
+    assert again.exit_code == 2 and again.output.count("\n") == 1 and "already holds units" in again.output
+    missing = runner.invoke(app, ["pg-load", str(tmp_path / "nothing"), "--url", pg_url])
+    assert missing.exit_code != 0 and missing.output.count("\n") == 1
