@@ -18,18 +18,16 @@ While the index is away searches stay correct (pgvector ranks exactly, by a
 scan) but slow. Recovery: the store records the index's definition under
 ``vector_index`` in ``meta`` before it drops the index; a process that dies
 before the build leaves that mark, and the next writable open of the store
-builds the index (:func:`resume_deferred_index`), so no store is left
+builds the index (``PostgresStore._resume_vector_index``), so no store is left
 without its index, and the index keeps its graph parameters.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -39,53 +37,16 @@ from omnimem.store.audit import AuditEvent
 from omnimem.store.base import UnitStore
 from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
+from omnimem.store.postgres.schema import INDEX, INDEX_SQL, build_vector_index
+from omnimem.store.postgres.schema import VECTOR_INDEX_MARK as _MARK
+from omnimem.store.postgres.store import PostgresStore
 
-if TYPE_CHECKING:
-    from omnimem.store.postgres.store import PostgresStore
+__all__ = ["BulkLoader", "build_vector_index"]
 
-log = logging.getLogger(__name__)
-
-INDEX = "units_embedding_hnsw"
-INDEX_SQL = f"CREATE INDEX IF NOT EXISTS {INDEX} ON units USING hnsw (embedding vector_ip_ops)"
-_MARK = "vector_index"
 _COPY_COLUMNS = ("tenant, doc_len, rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
                  "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
                  "superseded_by, superseded_at, superseded_ts")
 _COPY_TYPES = ["text", "int4", "int8", *["text"] * 14, "vector", "float8", "text", "text", "float8"]
-
-
-def build_vector_index(conn: Any, *, maintenance_work_mem: str = "1GB", parallel_workers: int | None = None,
-                       definition: str = INDEX_SQL) -> float:
-    """Build the HNSW index over every unit (inside the caller's transaction); returns the seconds it took.
-
-    ``definition`` is the ``CREATE INDEX`` statement: the store's own, so an index built with other graph
-    parameters (``WITH (m = 32, ef_construction = 128)``, see docs/postgres.md) keeps them.
-
-    ``maintenance_work_mem`` should hold the whole graph (about 2 GiB per million 384-d units, see
-    docs/postgres.md); a smaller one still builds, more slowly, once the graph spills to disk.
-    ``parallel_workers`` sets ``max_parallel_maintenance_workers`` (pgvector 0.6+ builds in parallel).
-    """
-    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
-    if parallel_workers is not None:
-        conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(int(parallel_workers)),))
-    start = time.perf_counter()
-    conn.execute(definition)
-    return time.perf_counter() - start
-
-
-def resume_deferred_index(store: PostgresStore) -> bool:
-    """Build the index a bulk load dropped and did not rebuild (its process died); True when it did."""
-    definition = None if store.read_only else store._meta_value(_MARK)
-    if definition is None:
-        return False
-    log.warning("the HNSW index of %s was dropped by a bulk load that did not finish; building it now",
-                store.target.shown)
-    with store._tx("building the vector index") as conn:
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
-        if conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", (INDEX,)).fetchone() is None:
-            build_vector_index(conn, definition=definition)
-        conn.execute("DELETE FROM meta WHERE key = %s", (_MARK,))
-    return True
 
 
 class BulkLoader:

@@ -10,6 +10,9 @@ when the store records its embedder (:func:`vector_index_ddl`).
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from omnimem.store.postgres.jobs import SCHEMA as JOB_SCHEMA
 from omnimem.store.postgres.keys import SCHEMA as KEY_SCHEMA
 
@@ -196,3 +199,27 @@ def vector_index_ddl(dim: int) -> list[str]:
         f"ALTER TABLE units ALTER COLUMN embedding TYPE vector({int(dim)})",
         "CREATE INDEX units_embedding_hnsw ON units USING hnsw (embedding vector_ip_ops)",
     ]
+
+
+INDEX = "units_embedding_hnsw"
+INDEX_SQL = f"CREATE INDEX IF NOT EXISTS {INDEX} ON units USING hnsw (embedding vector_ip_ops)"
+VECTOR_INDEX_MARK = "vector_index"  # meta key: the index's definition while a bulk load has it dropped
+
+
+def build_vector_index(conn: Any, *, maintenance_work_mem: str = "1GB", parallel_workers: int | None = None,
+                       definition: str = INDEX_SQL) -> float:
+    """Build the HNSW index over every unit (inside the caller's transaction); returns the seconds it took.
+
+    ``definition`` is the ``CREATE INDEX`` statement: the store's own, so an index built with other graph
+    parameters (``WITH (m = 32, ef_construction = 128)``, see docs/postgres.md) keeps them.
+
+    ``maintenance_work_mem`` should hold the whole graph (about 2 GiB per million 384-d units, see
+    docs/postgres.md); a smaller one still builds, more slowly, once the graph spills to disk.
+    ``parallel_workers`` sets ``max_parallel_maintenance_workers`` (pgvector 0.6+ builds in parallel).
+    """
+    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+    if parallel_workers is not None:
+        conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(int(parallel_workers)),))
+    start = time.perf_counter()
+    conn.execute(definition)
+    return time.perf_counter() - start

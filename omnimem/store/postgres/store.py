@@ -24,7 +24,6 @@ from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.base import RowWriter, StoreMeta, Vector
 from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
-from omnimem.store.postgres.bulk import resume_deferred_index
 from omnimem.store.tombstones import forgotten_since
 from omnimem.store.postgres.connect import describe, open_pool, parse_url, psycopg_modules
 from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
@@ -32,7 +31,7 @@ from omnimem.store.postgres.jobs import PgJobQueue, insert_jobs
 from omnimem.store.postgres.keys import PgKeys
 from omnimem.store.jobs import NewJob
 from omnimem.store.postgres.migrate import migrate
-from omnimem.store.postgres.schema import vector_index_ddl
+from omnimem.store.postgres.schema import INDEX, VECTOR_INDEX_MARK, build_vector_index, vector_index_ddl
 from omnimem.store.postgres.terms import TermIndexer
 
 log = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ class PostgresStore(PgKeys, PgJobQueue):
         self._migrate()
         self._pool = open_pool(self.target, max_size=pool_size, read_only=self.read_only)
         self._check_term_context()
-        resume_deferred_index(self)  # a bulk load that died before rebuilding the HNSW index
+        self._resume_vector_index()
 
     def _migrate(self) -> None:
         psycopg = self._psycopg
@@ -108,6 +107,24 @@ class PostgresStore(PgKeys, PgJobQueue):
                 self.terms.rebuild(conn)
                 conn.execute("UPDATE meta SET value = %s WHERE key = 'sparse_context'", (str(self.terms.context),))
                 self._bump(conn)
+
+    def _resume_vector_index(self) -> bool:
+        """Build the HNSW index a bulk load dropped and did not rebuild (its process died); True when it did.
+
+        The load left the index's definition under ``vector_index`` in ``meta`` (see
+        :mod:`omnimem.store.postgres.bulk`), so the index comes back with its graph parameters.
+        """
+        definition = None if self.read_only else self._meta_value(VECTOR_INDEX_MARK)
+        if definition is None:
+            return False
+        log.warning("the HNSW index of %s was dropped by a bulk load that did not finish; building it now",
+                    self.target.shown)
+        with self._tx("building the vector index") as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
+            if conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", (INDEX,)).fetchone() is None:
+                build_vector_index(conn, definition=definition)
+            conn.execute("DELETE FROM meta WHERE key = %s", (VECTOR_INDEX_MARK,))
+        return True
 
     # -- connections and transactions -----------------------------------------
     @contextmanager
