@@ -85,17 +85,13 @@ def hnsw_build(url: str, maintenance_work_mem: str, workers: int | None) -> dict
             "parallel_workers": workers}
 
 
-def bulk_copy(lite: Any, pg: Any, maintenance_work_mem: str, workers: int | None,
-              batch: int = 5000) -> dict[str, Any]:
+def bulk_copy(lite: Any, pg: Any, maintenance_work_mem: str, workers: int | None) -> dict[str, Any]:
     """Copy the embedded store's units (vectors included) into PostgreSQL with :class:`BulkLoader`."""
     from omnimem.store.postgres.bulk import BulkLoader
 
-    top = int(lite.store._conn.execute("SELECT COALESCE(MAX(rid), 0) FROM units").fetchone()[0])
     start = time.perf_counter()
-    with BulkLoader(pg.store, maintenance_work_mem=maintenance_work_mem, parallel_workers=workers) as load:
-        for first in range(1, top + 1, batch):
-            rows = lite.store.get_rows(range(first, min(top + 1, first + batch)))
-            load.units([rows[rid] for rid in sorted(rows)])
+    with BulkLoader(pg, maintenance_work_mem=maintenance_work_mem, parallel_workers=workers) as load:
+        load.copy_from(lite)
         copied = time.perf_counter() - start
     total = time.perf_counter() - start
     assert load.build_seconds is not None

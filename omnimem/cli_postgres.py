@@ -92,7 +92,7 @@ def pg_load(
             if dst.stats()["units"]:
                 _fail("the database already holds units; pg-load fills an empty store (omnimem import merges "
                       "into one)", 2)
-            with BulkLoader(dst.store, maintenance_work_mem=maintenance_work_mem,  # type: ignore[arg-type]
+            with BulkLoader(dst.store, maintenance_work_mem=maintenance_work_mem,
                             parallel_workers=workers) as load:
                 load.copy_from(src.store)
     except OmnimemError as exc:

@@ -122,7 +122,7 @@ def test_units_without_their_vectors_are_refused(pg_url: str, tmp_path: Path) ->
 def test_a_load_that_died_before_the_build_gets_its_index_at_the_next_open(pg_url: str, tmp_path: Path) -> None:
     units = _embedded(tmp_path / "mem")
     with Memory(url=pg_url, embedder="fake") as pg:
-        load = BulkLoader(pg.store)  # type: ignore[arg-type]
+        load = BulkLoader(pg.store)
         load.__enter__()
         load.units(units)  # and the process dies here: no __exit__, no index
     assert _index(pg_url) is None
@@ -145,7 +145,7 @@ def test_an_index_built_with_other_graph_parameters_keeps_them(pg_url: str, tmp_
         with BulkLoader(pg.store) as load:  # type: ignore[arg-type]
             load.units(units[:3])
         assert "m='24'" in (_index(pg_url) or "")
-        died = BulkLoader(pg.store)  # type: ignore[arg-type]
+        died = BulkLoader(pg.store)
         died.__enter__()
         died.units(units[3:])
     with Memory(url=pg_url, embedder="fake"):  # resumed with the same parameters
@@ -156,7 +156,7 @@ def test_a_read_only_store_cannot_bulk_load(pg_url: str) -> None:
     with Memory(url=pg_url, embedder="fake"):
         pass
     with Memory(url=pg_url, read_only=True) as ro, pytest.raises(StoreError, match="read-only"):
-        BulkLoader(ro.store)  # type: ignore[arg-type]
+        BulkLoader(ro.store)
 
 
 def test_document_frequencies_follow_every_write_and_delete(pg_url: str) -> None:

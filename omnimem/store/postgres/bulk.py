@@ -52,8 +52,13 @@ _COPY_TYPES = ["text", "int4", "int8", *["text"] * 14, "vector", "float8", "text
 class BulkLoader:
     """Loads units that already carry their vectors with ``COPY``; the HNSW index is built on exit."""
 
-    def __init__(self, store: PostgresStore, *, maintenance_work_mem: str = "1GB",
+    def __init__(self, target: PostgresStore | Any, *, maintenance_work_mem: str = "1GB",
                  parallel_workers: int | None = None, actor: str = "omnimem") -> None:
+        """``target``: a :class:`PostgresStore`, or a ``Memory(url="postgresql://...")`` (its store)."""
+        store = target if isinstance(target, PostgresStore) else getattr(target, "store", None)
+        if not isinstance(store, PostgresStore):
+            raise StoreError("a bulk load goes into a PostgreSQL store: pass Memory(url='postgresql://...') "
+                             "or its PostgresStore")
         if store.read_only:
             raise StoreError("a bulk load needs a writable store; this one is open read-only")
         meta = store.meta()
@@ -115,11 +120,13 @@ class BulkLoader:
         self.loaded += len(units)
         return len(units)
 
-    def copy_from(self, source: UnitStore, *, batch: int = 5000) -> int:
+    def copy_from(self, source: UnitStore | Any, *, batch: int = 5000) -> int:
         """Every unit of another store (same embedder), in its row order, with its raw content; returns the count.
 
-        The graph and the audit history are not copied (``omnimem export`` / ``import`` carry those).
+        ``source``: a store, or a ``Memory`` (its store). The graph and the audit history are not copied
+        (``omnimem export`` / ``import`` carry those).
         """
+        source = getattr(source, "store", source)
         ids = source.ids_in_scope(Scope())
         for start in range(0, len(ids), batch):
             units = [u for _, u in sorted(source.get_with_rids(ids[start : start + batch]), key=lambda r: r[0])]
