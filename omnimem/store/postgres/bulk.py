@@ -7,8 +7,8 @@ large load (moving an embedded store to PostgreSQL, restoring a backup,
 seeding a benchmark) it is far cheaper to drop the index, ``COPY`` the rows
 and build the index once, in memory and in parallel::
 
-    with BulkLoader(store, maintenance_work_mem="3GB") as load:
-        load.copy_from(embedded_store)         # or load.units(batch): units that carry their vectors
+    with BulkLoader(Memory(url=...), maintenance_work_mem="3GB") as load:
+        load.copy_from(Memory("./mem"))        # or load.units(batch): units that carry their vectors
     load.build_seconds                         # the index build, measured
 
 Each ``units`` call is one transaction (units, postings, document
