@@ -27,6 +27,10 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                    "80% search / 20% add (writes serve-load.json, serve-load.md)."),
     "pg-scale": ("benchmarks.pg_scale", "PostgreSQL beside the embedded backend at one size: ingest, HNSW "
                  "build, search p50/p95, recall@20 (writes postgres/pg-scale-<size>.json and .md)."),
+    "pg-text-sql": ("benchmarks.pg_text_sql", "BM25 in PostgreSQL before and after term_df, same store and "
+                    "queries, interleaved (writes postgres/pg-text-sql-<size>.json and .md)."),
+    "pg-ingest-cost": ("benchmarks.pg_ingest_cost", "add_dialogue on PostgreSQL with and without the HNSW "
+                       "index, alternating (writes postgres/pg-ingest-cost.json and .md)."),
     "enrich": ("benchmarks.enrich_latency", "Add latency with an LLM answering after 1 s: the synchronous part, "
                "time until enriched, queue throughput with 1-4 workers (writes enrich.json, enrich.md)."),
     "search-speed": ("benchmarks.search_speed", "Search latency, q/s with 1 and 2 threads, first search after a "

@@ -190,6 +190,11 @@ def write_readme(out_dir: Path) -> Path:
     """Regenerate ``README.md`` from this harness's files (other tools share the folder)."""
     files = sorted(out_dir.glob("*-retrieval*.json"))
     text = README_HEAD + "\n" + "\n".join(section(p) for p in files)
+    speed = sorted(out_dir.glob("pg-*.md"))  # PostgreSQL speed tables (pg-scale, pg-text-sql, pg-ingest-cost)
+    if speed:
+        text += "\n## PostgreSQL speed\n\nThe tables of the `pg-*` benchmarks in this folder, as each wrote them.\n\n"
+        text += "\n".join(p.read_text(encoding="utf-8").replace("\n# ", "\n### ").replace("# ", "### ", 1)
+                          for p in speed)
     readme = out_dir / "README.md"
     readme.write_text(text, encoding="utf-8")
     return readme

@@ -30,6 +30,10 @@ EXTENSION_POINTS = {
     "omnimem.media.audio", "omnimem.media.video",  # the media filters the media benchmark measures
     "omnimem.mcp",  # create_mcp, Caller: the MCP server the MCP latency benchmark measures
     "omnimem.timeparse", "omnimem.tokens",  # the same time format and token counter as the pyramid
+    "omnimem.store.base",  # SearchFilter: what pg-text-sql hands the PostgreSQL search
+    "omnimem.store.postgres.bulk",  # BulkLoader, build_vector_index: how pg-scale fills PostgreSQL, HNSW build time
+    "omnimem.store.postgres.search",  # ef_search, PgCandidates, filter_sql: the SQL search pg-scale / pg-text-sql time
+    "omnimem.store.postgres.store",  # PostgresStore: pg-text-sql opens the database's store to time its BM25 alone
 }
 INTERNALS = {"store", "indexes", "_retriever", "_ingestor", "_lock", "_write_lock", "_check_open", "_need_graph"}
 

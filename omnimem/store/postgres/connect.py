@@ -67,8 +67,12 @@ def psycopg_modules() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
-def open_pool(target: Target, *, max_size: int = 8, timeout: float = 30.0) -> Any:
-    """A pool of connections with the vector adapter registered (and the tenant bound, in RLS mode)."""
+def open_pool(target: Target, *, max_size: int = 8, timeout: float = 30.0, read_only: bool = False) -> Any:
+    """A pool of connections with the vector adapter registered (and the tenant bound, in RLS mode).
+
+    ``read_only`` makes every transaction of its connections read-only in the server
+    (``default_transaction_read_only``), so a read-only store cannot write even by a path that forgot to ask.
+    """
     psycopg, psycopg_pool = psycopg_modules()
     from pgvector.psycopg import register_vector
 
@@ -79,6 +83,8 @@ def open_pool(target: Target, *, max_size: int = 8, timeout: float = 30.0) -> An
             pass
         if target.bound_user is not None:
             conn.execute("SELECT set_config('omnimem.tenant', %s, false)", (target.bound_user,))
+        if read_only:
+            conn.execute("SELECT set_config('default_transaction_read_only', 'on', false)")
         conn.commit()
         conn.autocommit = True  # a read is one round trip; writes open their transaction explicitly
 

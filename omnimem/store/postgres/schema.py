@@ -10,17 +10,20 @@ when the store records its embedder (:func:`vector_index_ddl`).
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from omnimem.store.postgres.jobs import SCHEMA as JOB_SCHEMA
 from omnimem.store.postgres.keys import SCHEMA as KEY_SCHEMA
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus distribution apply to these
     "units", "terms", "clip_vectors", "entities", "entity_aliases", "entity_units", "relations", "relation_units",
     "scope_keys", "tombstones_keyed", "forgotten_scopes", "audit_log", "audit_units",
 )
 
-REFERENCE_TABLES = ("meta", "counters", "filter_stats", "api_keys", "api_sessions", "jobs")  # small global tables: Citus reference tables
+REFERENCE_TABLES = ("meta", "counters", "term_df", "filter_stats", "api_keys", "api_sessions", "jobs")  # small global tables: Citus reference tables
 """Tables every node may hold whole; joining one is local on any shard (see docs/postgres.md)."""
 
 _APPEND_ONLY = """CREATE OR REPLACE FUNCTION omnimem_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -136,6 +139,34 @@ INITIAL: list[str] = [
     "CREATE TABLE IF NOT EXISTS pending_cold (ref TEXT PRIMARY KEY)",
 ]
 
+# Each term's document frequency over all tenants (what BM25's idf needs), so a query reads one row per
+# term instead of counting every posting of it. Statement triggers with transition tables keep it in the
+# transaction that writes or deletes postings (INSERT, COPY, DELETE: every path). Rows are locked in term
+# order, so two writers never wait on each other in a cycle.
+TERM_DF = (
+    "CREATE TABLE IF NOT EXISTS term_df (term TEXT PRIMARY KEY, df BIGINT NOT NULL)",
+    """CREATE OR REPLACE FUNCTION omnimem_term_df_add() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO term_df (term, df) SELECT term, COUNT(*) FROM added GROUP BY term ORDER BY term
+        ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df;
+        RETURN NULL;
+    END $$""",
+    """CREATE OR REPLACE FUNCTION omnimem_term_df_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM 1 FROM term_df WHERE term IN (SELECT term FROM removed) ORDER BY term FOR UPDATE;
+        UPDATE term_df d SET df = d.df - r.n FROM (SELECT term, COUNT(*) AS n FROM removed GROUP BY term) r
+        WHERE d.term = r.term;
+        DELETE FROM term_df WHERE df <= 0 AND term IN (SELECT term FROM removed);  -- no word of deleted text stays
+        RETURN NULL;
+    END $$""",
+    """CREATE OR REPLACE TRIGGER terms_df_add AFTER INSERT ON terms REFERENCING NEW TABLE AS added
+       FOR EACH STATEMENT EXECUTE FUNCTION omnimem_term_df_add()""",
+    """CREATE OR REPLACE TRIGGER terms_df_remove AFTER DELETE ON terms REFERENCING OLD TABLE AS removed
+       FOR EACH STATEMENT EXECUTE FUNCTION omnimem_term_df_remove()""",
+    "DELETE FROM term_df",
+    "INSERT INTO term_df (term, df) SELECT term, COUNT(*) FROM terms GROUP BY term",
+)
+
 TENANT_SETTING = "omnimem.tenant"  # a connection bound to one user sets this (row-level-security mode)
 
 
@@ -157,6 +188,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
      [step for table in TENANT_TABLES for step in _policy(table)]),
     (3, "api keys and console sessions of a server (hashed, never the secret)", list(KEY_SCHEMA)),
     (4, "job queue: enrichment waiting for a worker (claimed with FOR UPDATE SKIP LOCKED)", list(JOB_SCHEMA)),
+    (5, "BM25 document frequencies kept in term_df by triggers on the postings", list(TERM_DF)),
 ]
 
 
@@ -167,3 +199,27 @@ def vector_index_ddl(dim: int) -> list[str]:
         f"ALTER TABLE units ALTER COLUMN embedding TYPE vector({int(dim)})",
         "CREATE INDEX units_embedding_hnsw ON units USING hnsw (embedding vector_ip_ops)",
     ]
+
+
+INDEX = "units_embedding_hnsw"
+INDEX_SQL = f"CREATE INDEX IF NOT EXISTS {INDEX} ON units USING hnsw (embedding vector_ip_ops)"
+VECTOR_INDEX_MARK = "vector_index"  # meta key: the index's definition while a bulk load has it dropped
+
+
+def build_vector_index(conn: Any, *, maintenance_work_mem: str = "1GB", parallel_workers: int | None = None,
+                       definition: str = INDEX_SQL) -> float:
+    """Build the HNSW index over every unit (inside the caller's transaction); returns the seconds it took.
+
+    ``definition`` is the ``CREATE INDEX`` statement: the store's own, so an index built with other graph
+    parameters (``WITH (m = 32, ef_construction = 128)``, see docs/postgres.md) keeps them.
+
+    ``maintenance_work_mem`` should hold the whole graph (about 2 GiB per million 384-d units, see
+    docs/postgres.md); a smaller one still builds, more slowly, once the graph spills to disk.
+    ``parallel_workers`` sets ``max_parallel_maintenance_workers`` (pgvector 0.6+ builds in parallel).
+    """
+    conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+    if parallel_workers is not None:
+        conn.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(int(parallel_workers)),))
+    start = time.perf_counter()
+    conn.execute(definition)
+    return time.perf_counter() - start

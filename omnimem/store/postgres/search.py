@@ -24,6 +24,12 @@ from omnimem.store.postgres.store import PostgresStore, scope_sql
 
 K1, B = 1.5, 0.75
 EXACT_BELOW = 20_000  # a filter admitting fewer units is ranked exactly (cheaper than HNSW and never short)
+EF_SEARCH_FLOOR = 160  # HNSW candidate list, chosen by measured recall@20: see docs/postgres.md "How it scales"
+
+
+def ef_search(k: int) -> int:
+    """``hnsw.ef_search`` for a k-NN query: the measured floor, at least 2k, at most pgvector's 1000."""
+    return min(1000, max(EF_SEARCH_FLOOR, 2 * k))
 
 
 class PgSearch:
@@ -97,7 +103,7 @@ class PgCandidates:
             exact = self._narrow(conn)
             if not exact:
                 with conn.transaction():  # ef_search holds for this transaction (the pool is in autocommit)
-                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(40, 2 * k))),))
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search(k)),))
                     found = self._ranked(conn, q, k, exact=False)
                 if len(found) >= k:
                     return found
@@ -126,8 +132,8 @@ class PgCandidates:
                 f"""WITH q(term, weight) AS (SELECT * FROM unnest(%s::text[], %s::int[])),
                          c AS (SELECT docs::float8 AS n, GREATEST(doc_len, 1)::float8 / GREATEST(docs, 1) AS avgdl
                                FROM counters),
-                         df AS (SELECT t.term, COUNT(*)::float8 AS df FROM terms t JOIN q ON q.term = t.term
-                                GROUP BY t.term)
+                         df AS (SELECT d.term, d.df::float8 AS df FROM term_df d JOIN q ON q.term = d.term
+                                WHERE d.df > 0)
                     SELECT u.rid, SUM(q.weight * ln(1 + (c.n - df.df + 0.5) / (df.df + 0.5))
                                       * t.tf / (t.tf + %s * (1 - %s + %s * u.doc_len / c.avgdl))) AS score
                     FROM q JOIN df ON df.term = q.term CROSS JOIN c

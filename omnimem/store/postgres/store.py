@@ -31,7 +31,7 @@ from omnimem.store.postgres.jobs import PgJobQueue, insert_jobs
 from omnimem.store.postgres.keys import PgKeys
 from omnimem.store.jobs import NewJob
 from omnimem.store.postgres.migrate import migrate
-from omnimem.store.postgres.schema import vector_index_ddl
+from omnimem.store.postgres.schema import INDEX, VECTOR_INDEX_MARK, build_vector_index, vector_index_ddl
 from omnimem.store.postgres.terms import TermIndexer
 
 log = logging.getLogger(__name__)
@@ -68,8 +68,9 @@ class PostgresStore(PgKeys, PgJobQueue):
         self.terms = TermIndexer(sparse_context)
         self._psycopg, _ = psycopg_modules()
         self._migrate()
-        self._pool = open_pool(self.target, max_size=pool_size)
+        self._pool = open_pool(self.target, max_size=pool_size, read_only=self.read_only)
         self._check_term_context()
+        self._resume_vector_index()
 
     def _migrate(self) -> None:
         psycopg = self._psycopg
@@ -83,7 +84,11 @@ class PostgresStore(PgKeys, PgJobQueue):
                 from omnimem.store.postgres.migrate import current_version
                 from omnimem.store.postgres.schema import SCHEMA_VERSION
 
-                if current_version(conn) != SCHEMA_VERSION:
+                version = current_version(conn)
+                if version == 0:
+                    raise StoreError(f"database {self.target.shown} holds no omnimem store; a read-only open needs "
+                                     "one: create it with a writable open or omnimem migrate --url ...")
+                if version != SCHEMA_VERSION:
                     raise ReadOnlyStoreError(f"database {self.target.shown} needs a schema upgrade; run "
                                              f"omnimem migrate --url ... once")
             else:
@@ -103,6 +108,24 @@ class PostgresStore(PgKeys, PgJobQueue):
                 conn.execute("UPDATE meta SET value = %s WHERE key = 'sparse_context'", (str(self.terms.context),))
                 self._bump(conn)
 
+    def _resume_vector_index(self) -> bool:
+        """Build the HNSW index a bulk load dropped and did not rebuild (its process died); True when it did.
+
+        The load left the index's definition under ``vector_index`` in ``meta`` (see
+        :mod:`omnimem.store.postgres.bulk`), so the index comes back with its graph parameters.
+        """
+        definition = None if self.read_only else self._meta_value(VECTOR_INDEX_MARK)
+        if definition is None:
+            return False
+        log.warning("the HNSW index of %s was dropped by a bulk load that did not finish; building it now",
+                    self.target.shown)
+        with self._tx("building the vector index") as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
+            if conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", (INDEX,)).fetchone() is None:
+                build_vector_index(conn, definition=definition)
+            conn.execute("DELETE FROM meta WHERE key = %s", (VECTOR_INDEX_MARK,))
+        return True
+
     # -- connections and transactions -----------------------------------------
     @contextmanager
     def _read(self) -> Iterator[Any]:
@@ -112,6 +135,8 @@ class PostgresStore(PgKeys, PgJobQueue):
                 yield conn
         except OmnimemError:
             raise
+        except self._psycopg.errors.ReadOnlySqlTransaction:
+            raise ReadOnlyStoreError("this store is open read-only; open it writable to change it") from None
         except self._psycopg.Error as exc:
             raise StoreError(f"PostgreSQL read failed at {self.target.shown}: {describe(exc)}") from None
 
@@ -160,6 +185,9 @@ class PostgresStore(PgKeys, PgJobQueue):
         return StoreMeta(int(rows["schema_version"]), rows["embedder"], int(rows["dim"]))
 
     def init_meta(self, embedder: str, dim: int) -> StoreMeta:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"database {self.target.shown} holds no memories yet (no embedder recorded); "
+                                     "open it writable once to start the store")
         with self._tx("recording the embedder") as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
             if conn.execute("SELECT 1 FROM meta WHERE key = 'embedder'").fetchone() is None:
@@ -422,7 +450,7 @@ class PostgresStore(PgKeys, PgJobQueue):
             return True
         try:
             with self._pool.connection() as conn:  # pooled connections are in autocommit mode
-                for table in ("terms", "blobs", "clip_vectors", "entities", "entity_aliases", "entity_units",
+                for table in ("terms", "term_df", "blobs", "clip_vectors", "entities", "entity_aliases", "entity_units",
                               "relations", "relation_units", "tombstones_keyed", "scope_keys"):
                     conn.execute(f"VACUUM {table}")
         except self._psycopg.Error as exc:

@@ -54,7 +54,8 @@ class TermIndexer:
 
     def copy(self, conn: Any, keys: Sequence[tuple[int, Scope]], tokens: Sequence[list[str]]) -> None:
         """Write the postings of these units (one COPY)."""
-        with conn.cursor() as cur, cur.copy("COPY terms (tenant, rid, term, tf) FROM STDIN") as copy:
+        with conn.cursor() as cur, cur.copy("COPY terms (tenant, rid, term, tf) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "int8", "text", "int4"])
             for (rid, scope), words in zip(keys, tokens):
                 for term, tf in Counter(words).items():
                     copy.write_row((tenant_of(scope), rid, term, tf))
