@@ -212,3 +212,28 @@ def test_pg_load_copies_an_embedded_store_into_an_empty_database(pg_url: str, tm
     assert again.exit_code == 2 and again.output.count("\n") == 1 and "already holds units" in again.output
     missing = runner.invoke(app, ["pg-load", str(tmp_path / "nothing"), "--url", pg_url])
     assert missing.exit_code != 0 and missing.output.count("\n") == 1
+
+
+def test_text_search_reads_covering_indexes_and_a_bulk_load_leaves_them_usable(pg_url: str, tmp_path: Path) -> None:
+    """Migration 6: postings and unit lengths come from indexes alone (index-only scans), which needs the
+    visibility map a bulk load's closing ``VACUUM ANALYZE`` sets, and the planner statistics it gathers."""
+    units = _embedded(tmp_path / "mem")
+    with Memory(url=pg_url, embedder="fake") as pg:
+        with BulkLoader(pg.store, maintenance_work_mem="64MB") as load:  # type: ignore[arg-type]
+            load.units(units)
+        found = pg.search("kayak lake", user_id="ann").hits
+        assert found and "kayak" in found[0].unit.summary
+    with psycopg.connect(pg_url) as conn:
+        defs = dict(conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN "
+                                 "('terms_term', 'units_rid')").fetchall())
+        assert "INCLUDE (tenant, rid, tf)" in defs["terms_term"]
+        assert "UNIQUE" in defs["units_rid"] and "INCLUDE (tenant, doc_len, superseded_by)" in defs["units_rid"]
+        settled = dict(conn.execute("SELECT relname, last_vacuum IS NOT NULL AND last_analyze IS NOT NULL "
+                                    "FROM pg_stat_user_tables WHERE relname IN ('units', 'terms')").fetchall())
+        assert settled == {"units": True, "terms": True}
+        conn.execute("SET enable_seqscan = off")  # a few rows: without these the planner reads the tables whole
+        conn.execute("SET enable_bitmapscan = off")
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN SELECT t.rid, t.tf, u.doc_len FROM terms t JOIN units u ON u.rid = t.rid "
+            "WHERE t.term = 'kayak' AND u.superseded_by IS NULL").fetchall())
+        assert "Index Only Scan using terms_term" in plan and "Index Only Scan using units_rid" in plan

@@ -16,7 +16,7 @@ from typing import Any
 from omnimem.store.postgres.jobs import SCHEMA as JOB_SCHEMA
 from omnimem.store.postgres.keys import SCHEMA as KEY_SCHEMA
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus distribution apply to these
     "units", "terms", "clip_vectors", "entities", "entity_aliases", "entity_units", "relations", "relation_units",
@@ -182,6 +182,16 @@ def _policy(table: str) -> list[str]:
     ]
 
 
+# A text search reads every posting of its terms (tenant, row id, count) and, for each, its unit's length and
+# supersession: served from the indexes alone, such a search touches no table page (where autovacuum has
+# marked the pages all-visible). Measured on 100k units: global BM25 statement p50 255 -> 68 ms.
+COVERING = (
+    "DROP INDEX IF EXISTS terms_term",
+    "CREATE INDEX terms_term ON terms (term) INCLUDE (tenant, rid, tf)",
+    "DROP INDEX IF EXISTS units_rid",
+    "CREATE UNIQUE INDEX units_rid ON units (rid) INCLUDE (tenant, doc_len, superseded_by)",
+)
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "initial: units, BM25 postings, blobs, graph, audit log, tombstones", INITIAL),
     (2, "row-level security: a connection bound to one user sees and writes only its rows",
@@ -189,6 +199,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (3, "api keys and console sessions of a server (hashed, never the secret)", list(KEY_SCHEMA)),
     (4, "job queue: enrichment waiting for a worker (claimed with FOR UPDATE SKIP LOCKED)", list(JOB_SCHEMA)),
     (5, "BM25 document frequencies kept in term_df by triggers on the postings", list(TERM_DF)),
+    (6, "BM25 reads postings and unit lengths from covering indexes (index-only scans, no table row per posting)",
+     list(COVERING)),
 ]
 
 
