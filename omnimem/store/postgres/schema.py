@@ -184,7 +184,7 @@ def _policy(table: str) -> list[str]:
 
 # A text search reads every posting of its terms (tenant, row id, count) and, for each, its unit's length and
 # supersession: served from the indexes alone, such a search touches no table page (where autovacuum has
-# marked the pages all-visible). Measured on 100k units: global BM25 statement p50 255 -> 68 ms.
+# marked the pages all-visible). pg-scale at 100k units: global search p50 346 -> 115 ms (docs/postgres.md).
 COVERING = (
     "DROP INDEX IF EXISTS terms_term",
     "CREATE INDEX terms_term ON terms (term) INCLUDE (tenant, rid, tf)",
