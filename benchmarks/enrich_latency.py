@@ -39,7 +39,6 @@ from omnimem.llm import LLMConfig, OpenAICompatibleLLM
 from tests.llm.fake_openai import FakeOpenAIServer, chat  # the same fake server the tests use
 
 SUMMARY = json.dumps({"summary": "A short model-written summary of the note."})
-EMBEDDER = "minilm"  # set by --embedder
 MODEL = {"minilm": "all-MiniLM-L6-v2", "onnx": "all-MiniLM-L6-v2-int8 (ONNX)"}
 TURN_LINE = re.compile(r"^\[([^\]]+)\] ([^:(]+)[^:]*: (.*)$", re.MULTILINE)
 
@@ -80,14 +79,15 @@ def percentiles(ms: Sequence[float]) -> dict[str, float]:
             "p99": round(float(np.percentile(a, 99)), 2), "mean": round(float(a.mean()), 2), "n": len(ms)}
 
 
-def measure_adds(folder: Path, llm: Any, items: Sequence[Any], mode: str, workload: str) -> dict[str, Any]:
+def measure_adds(folder: Path, llm: Any, items: Sequence[Any], mode: str, workload: str,
+                 embedder: str = "minilm") -> dict[str, Any]:
     """Latency of each call; in "async", also the time from its return until the enriched version of
     its (first) unit is in (searchable from then: indexed in the write's lock section)."""
     landed: dict[str, float] = {}
     returned: dict[str, float] = {}
     versions = mode == "async"
     texts = items if workload == "note" else [" ".join(t["text"] for t in d.turns) for d in items]
-    with Memory(folder, llm=llm, enrich=mode, embedder=EMBEDDER) as mem:
+    with Memory(folder, llm=llm, enrich=mode, embedder=embedder) as mem:
         mem.add("warm-up: the model, the index and the token counter load here", user_id="warm")
         stop = threading.Event()
 
@@ -142,11 +142,11 @@ def measure_adds(folder: Path, llm: Any, items: Sequence[Any], mode: str, worklo
     return row
 
 
-def measure_landing(folder: Path, llm: Any, texts: Sequence[str]) -> dict[str, Any]:
+def measure_landing(folder: Path, llm: Any, texts: Sequence[str], embedder: str = "minilm") -> dict[str, Any]:
     """One note at a time with an empty queue: from the add's return until its enriched version is
     searchable (the model's delay, the new version's embedding and write), with no backlog."""
     waits = []
-    with Memory(folder, llm=llm, embedder=EMBEDDER) as mem:
+    with Memory(folder, llm=llm, embedder=embedder) as mem:
         mem.add("warm-up: the model, the index and the token counter load here", user_id="warm")
         for text in texts:
             uid = mem.add(text, user_id="u").id
@@ -160,9 +160,10 @@ def measure_landing(folder: Path, llm: Any, texts: Sequence[str]) -> dict[str, A
     return percentiles(waits)
 
 
-def measure_throughput(folder: Path, llm: Any, texts: Sequence[str], workers: int) -> dict[str, Any]:
+def measure_throughput(folder: Path, llm: Any, texts: Sequence[str], workers: int,
+                       embedder: str = "minilm") -> dict[str, Any]:
     """Jobs/s of ``workers`` threads draining a queue of summary jobs."""
-    with Memory(folder, llm=llm, enrich="off", enrich_workers=workers, embedder=EMBEDDER) as mem:
+    with Memory(folder, llm=llm, enrich="off", enrich_workers=workers, embedder=embedder) as mem:
         for text in texts:
             mem.add(text, user_id="u")
         assert mem.stats()["queue"]["pending"] == len(texts)
@@ -187,8 +188,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--embedder", default="minilm", help="the store's embedder: minilm (the default, "
                         "sentence-transformers) or onnx (the int8 ONNX MiniLM); the output files get a suffix for onnx")
     args = parser.parse_args(argv)
-    global EMBEDDER
-    EMBEDDER = args.embedder
 
     server = FakeOpenAIServer()
     server.start()
@@ -199,17 +198,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             dialogues = sessions(args.data_dir)
-            adds = [measure_adds(Path(tmp) / "note-async", llm, texts[: args.adds], "async", "note"),
-                    measure_adds(Path(tmp) / "note-sync", llm, texts[: args.sync_adds], "sync", "note"),
-                    measure_adds(Path(tmp) / "dialogue-async", llm, dialogues, "async", "dialogue"),
-                    measure_adds(Path(tmp) / "dialogue-sync", llm, dialogues[: args.sync_adds], "sync", "dialogue")]
+            adds = [measure_adds(Path(tmp) / "note-async", llm, texts[: args.adds], "async", "note", args.embedder),
+                    measure_adds(Path(tmp) / "note-sync", llm, texts[: args.sync_adds], "sync", "note", args.embedder),
+                    measure_adds(Path(tmp) / "dialogue-async", llm, dialogues, "async", "dialogue", args.embedder),
+                    measure_adds(Path(tmp) / "dialogue-sync", llm, dialogues[: args.sync_adds], "sync", "dialogue",
+                                 args.embedder)]
             for row in adds:
                 print(row)
-            landing = measure_landing(Path(tmp) / "landing", llm, texts[args.adds: args.adds + args.landings])
+            landing = measure_landing(Path(tmp) / "landing", llm, texts[args.adds: args.adds + args.landings],
+                                      args.embedder)
             print("landing", landing)
             throughput = []
             for w in [int(x) for x in args.workers.split(",")]:
-                throughput.append(measure_throughput(Path(tmp) / f"w{w}", llm, texts[args.adds:], w))
+                throughput.append(measure_throughput(Path(tmp) / f"w{w}", llm, texts[args.adds:], w, args.embedder))
                 print(throughput[-1])
     finally:
         llm.close()

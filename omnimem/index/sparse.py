@@ -407,8 +407,7 @@ class SparseIndex:
                 if not len(pos):
                     continue
                 touched = True
-                tfc = tf / (K1 * ((1 - B) + B * seg.lengths[pos] / avgdl) + tf)  # float64, as bm25s
-                scores[pos] += (idf[t] * tfc).astype(np.float32)
+                scores[pos] += _term_scores(tf, seg.lengths[pos], idf[t], avgdl)
             if not touched:
                 continue
             hit = np.flatnonzero(scores)
@@ -474,6 +473,15 @@ class SparseIndex:
         return index
 
 
+def _term_scores(tf: npt.NDArray[np.float64], lengths: npt.NDArray[np.float64], idf: np.float64,
+                 avgdl: float) -> npt.NDArray[np.float32]:
+    """One query term's BM25 contribution to documents with term counts ``tf`` and ``lengths`` (float64, as
+    bm25s computes it, then float32 as it sums): the one formula both scoring paths use."""
+    tfc = tf / (K1 * ((1 - B) + B * lengths / avgdl) + tf)
+    out: npt.NDArray[np.float32] = (idf * tfc).astype(np.float32)
+    return out
+
+
 def _docs(seg: _Segment, term: int) -> npt.NDArray[np.int32]:
     """Document positions of ``term`` in ``seg``, in order (nothing for a term newer than the segment)."""
     indptr = seg.postings.indptr
@@ -512,8 +520,7 @@ def _score_few(seg: _Segment, docs: npt.NDArray[np.intp], term_ids: list[int], i
             continue
         touched = True
         tf = seg.postings.data[a + at[match]].astype(np.float64)
-        tfc = tf / (K1 * ((1 - B) + B * seg.lengths[docs[match]] / avgdl) + tf)  # float64, as bm25s
-        scores[match] += (idf[t] * tfc).astype(np.float32)
+        scores[match] += _term_scores(tf, seg.lengths[docs[match]], idf[t], avgdl)
     if not touched:
         return None
     hit = np.flatnonzero(scores)

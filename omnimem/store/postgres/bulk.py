@@ -25,7 +25,6 @@ without its index, and the index keeps its graph parameters.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -40,10 +39,7 @@ from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
 from omnimem.store.postgres.schema import INDEX, INDEX_SQL, build_vector_index
 from omnimem.store.postgres.schema import VECTOR_INDEX_MARK as _MARK
-from omnimem.store.postgres.connect import describe
 from omnimem.store.postgres.store import PostgresStore
-
-log = logging.getLogger(__name__)
 
 __all__ = ["BulkLoader", "build_vector_index"]
 
@@ -99,14 +95,8 @@ class BulkLoader:
 
     def _settle(self) -> None:
         """``VACUUM ANALYZE`` what the load wrote: planner statistics, and the visibility map without which
-        text search cannot read postings and unit lengths from its covering indexes alone. Autovacuum would
-        get there later; a failure here is logged, since every row is committed and correct already."""
-        try:
-            with self.store._pool.connection() as conn:  # pooled connections are in autocommit mode
-                for table in ("units", "terms", "term_df"):
-                    conn.execute(f"VACUUM (ANALYZE) {table}")
-        except self.store._psycopg.Error as exc:
-            log.warning("VACUUM ANALYZE after the bulk load did not run (%s); autovacuum will do it", describe(exc))
+        text search cannot read postings and unit lengths from its covering indexes alone."""
+        self.store.vacuum(("units", "terms", "term_df"), analyze=True, after="the bulk load")
 
     def units(self, units: Sequence[MAU], raw: Mapping[str, bytes] | None = None) -> int:
         """Store one batch in one transaction; returns how many units it held."""

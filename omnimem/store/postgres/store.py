@@ -448,13 +448,24 @@ class PostgresStore(PgKeys, PgJobQueue):
         """
         if self.read_only:
             return True
+        return self.vacuum(("terms", "term_df", "blobs", "clip_vectors", "entities", "entity_aliases", "entity_units",
+                            "relations", "relation_units", "tombstones_keyed", "scope_keys"),
+                           after="a delete", then="reclaim the space")
+
+    def vacuum(self, tables: Sequence[str], *, analyze: bool = False, after: str = "a write",
+               then: str = "do it later") -> bool:
+        """``VACUUM`` (with ``ANALYZE``) ``tables`` outside any transaction; False, logged, if it did not run.
+
+        Nothing depends on it for correctness (every row is committed already), so a failure is a warning
+        saying that autovacuum will ``then``.
+        """
+        command = "VACUUM (ANALYZE)" if analyze else "VACUUM"
         try:
             with self._pool.connection() as conn:  # pooled connections are in autocommit mode
-                for table in ("terms", "term_df", "blobs", "clip_vectors", "entities", "entity_aliases", "entity_units",
-                              "relations", "relation_units", "tombstones_keyed", "scope_keys"):
-                    conn.execute(f"VACUUM {table}")
+                for table in tables:
+                    conn.execute(f"{command} {table}")
         except self._psycopg.Error as exc:
-            log.warning("VACUUM after a delete did not run (%s); autovacuum will reclaim the space", describe(exc))
+            log.warning("%s after %s did not run (%s); autovacuum will %s", command, after, describe(exc), then)
             return False
         return True
 
