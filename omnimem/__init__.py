@@ -15,11 +15,11 @@ from omnimem.errors import (
     SchemaVersionError,
     StoreError,
 )
-from omnimem.ingest.prepare import AddResult
+from omnimem.engine.ingest.prepare import AddResult
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.memory import Memory
-from omnimem.pyramid import Context, Hit, RawContent
-from omnimem.remote import RemoteMemory  # registers Memory(url="http(s)://...")
+from omnimem.engine.retrieval.pyramid import Context, Hit, RawContent
+from omnimem.remote.memory import RemoteMemory  # registers Memory(url="http(s)://...")
 
 __version__ = "0.1.0"
 

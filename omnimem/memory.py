@@ -11,21 +11,21 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from omnimem import validate
-from omnimem.answer import Answer, answer_question
+from omnimem.engine.retrieval.answer import Answer, answer_question
 from omnimem.config import Settings
 from omnimem.embed import Embedder, create_embedder
 from omnimem.engine.backends import is_database_url
 from omnimem.engine.local import LocalEngine
 from omnimem.errors import ConfigError, InvalidInputError
-from omnimem.graph.model import Entity
+from omnimem.entities import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
-from omnimem.ingest import media
-from omnimem.ingest.media import MediaResult
-from omnimem.ingest.pipeline import Progress
-from omnimem.ingest.prepare import AddResult, clean_caption, clean_text, make_scope, prepare, prepare_turn
+from omnimem.engine.ingest import media
+from omnimem.engine.ingest.media import MediaResult
+from omnimem.engine.ingest.pipeline import Progress
+from omnimem.engine.ingest.prepare import AddResult, clean_caption, clean_text, make_scope, prepare, prepare_turn
 from omnimem.mau import MAU
-from omnimem.pyramid import Context
+from omnimem.engine.retrieval.pyramid import Context
 from omnimem.store.audit import AuditRecord
 from omnimem.store.base import Store
 from omnimem.timeparse import parse_time
@@ -52,7 +52,7 @@ class Memory:
     _url_engines: ClassVar[dict[str, type[Memory]]] = {}  # URL prefix -> facade subclass serving it
 
     def __new__(cls, path: str | Path | None = None, *, url: str | None = None, **_: Any) -> Memory:
-        """``url="http(s)://..."`` makes a :class:`omnimem.remote.RemoteMemory` (the same facade over HTTP)."""
+        """``url="http(s)://..."`` makes a :class:`omnimem.remote.memory.RemoteMemory` (the same facade over HTTP)."""
         if cls is Memory and isinstance(url, str):
             for prefix, engine in Memory._url_engines.items():
                 if url.startswith(prefix):
@@ -457,7 +457,7 @@ class Memory:
     @staticmethod
     def exists(path: str | Path) -> bool:
         """Whether ``path`` holds an omnimem store (``Memory(path)`` creates one where there is none)."""
-        from omnimem.store.opening import DB_NAME
+        from omnimem.store.sqlite.opening import DB_NAME
 
         folder = validate.store_path(path)
         if folder is None:
@@ -509,7 +509,7 @@ class Memory:
         self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
         all: bool = False,
     ) -> Iterator[dict[str, Any]]:
-        """Everything held about a scope as JSON-ready records (see :mod:`omnimem.governance`)."""
+        """Everything held about a scope as JSON-ready records (see :mod:`omnimem.engine.governance`)."""
         scope = make_scope(user_id, agent_id, session_id)
         if scope.is_empty() and not validate.flag(all, "all"):
             raise InvalidInputError("export needs a scope; pass all=True to export the whole store")

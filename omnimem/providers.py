@@ -57,7 +57,7 @@ BUILTINS: tuple[tuple[Kind, str, str, tuple[str, ...]], ...] = (
     ("embedder", "fake", "omnimem.embed.fake:FakeEmbedder", ()),
     ("llm", "openai", "omnimem.llm.registry:openai_from_settings", ()),
     ("llm", "fake", "omnimem.llm.fake:FakeLLM", ()),
-    ("captioner", "vision-llm", "omnimem.ingest.media:VisionCaptioner", ()),
+    ("captioner", "vision-llm", "omnimem.engine.ingest.media:VisionCaptioner", ()),
     ("transcriber", "whisper", "omnimem.media.audio:WhisperTranscriber", ()),
     ("vad", "silero", "omnimem.media.audio:SileroSpeechDetector", ()),
     ("graph_extractor", "spacy", "omnimem.graph.extract:SpacyExtractor", ()),

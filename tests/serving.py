@@ -10,7 +10,7 @@ from typing import Any
 import uvicorn
 
 from omnimem import Memory
-from omnimem.remote import RemoteMemory
+from omnimem.remote.memory import RemoteMemory
 from omnimem.server import create_app
 
 

@@ -15,7 +15,7 @@ from omnimem import (
     NotFoundError,
     OmnimemError,
 )
-from omnimem.ingest.loaders import load_jsonl, load_locomo
+from omnimem.engine.ingest.loaders import load_jsonl, load_locomo
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from omnimem.cli import app
+from omnimem.cli.commands import app
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "sample_conversation.jsonl"
@@ -138,9 +138,9 @@ def test_bench_is_a_thin_entry_point_to_the_benchmarks_package(run):
 
 
 def test_bench_without_the_benchmarks_package_is_one_error_line(run, monkeypatch: pytest.MonkeyPatch):
-    import omnimem.cli
+    import omnimem.cli.commands
 
-    monkeypatch.setattr(omnimem.cli, "_benchmark_package", lambda: None)
+    monkeypatch.setattr(omnimem.cli.commands, "_benchmark_package", lambda: None)
     res = run("bench", "locomo", "--retrieval")
     assert res.exit_code == 2
     lines = [line for line in res.stderr.splitlines() if line.strip()]

@@ -19,7 +19,7 @@ import pytest
 from omnimem import EmbedderMismatchError, Memory, ReadOnlyStoreError
 from omnimem.embed.onnx import ONNX_NAME, OnnxMiniLMEmbedder
 from omnimem.embed.query import fast_query_embedder, query_compatible
-from omnimem.store.opening import indexes_saved, read_meta
+from omnimem.store.sqlite.opening import indexes_saved, read_meta
 
 pytestmark = pytest.mark.slow  # loads the ONNX model
 
@@ -33,7 +33,7 @@ TURNS = [
 
 CHILD = """
 import json, sys
-from omnimem.cli import app
+from omnimem.cli.commands import app
 try:
     app(sys.argv[1:])
 except SystemExit as exc:

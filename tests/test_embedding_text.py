@@ -6,7 +6,7 @@ import numpy as np
 
 from omnimem import Memory
 from omnimem.embed import FakeEmbedder
-from omnimem.ingest.embedding import EmbedInput, embed_texts
+from omnimem.text import EmbedInput, embed_texts
 from omnimem.mau import Modality, Scope
 
 S1, S2 = Scope("u", None, "s1"), Scope("u", None, "s2")

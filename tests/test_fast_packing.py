@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from omnimem.fusion import rrf_merge, rrf_order
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.pyramid import fit_costs, fit_lines, group_header
+from omnimem.engine.retrieval.pyramid import fit_costs, fit_lines, group_header
 from omnimem.tokens import count_joined, count_tokens
 
 ids = st.lists(st.integers(min_value=0, max_value=60), max_size=40)

@@ -200,7 +200,7 @@ def test_cli_governance_commands(tmp_path: Path, monkeypatch):
 
     from typer.testing import CliRunner
 
-    from omnimem.cli import app
+    from omnimem.cli.commands import app
 
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     store = str(tmp_path / "mem")

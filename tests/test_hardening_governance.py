@@ -13,7 +13,7 @@ import pytest
 
 from omnimem import InvalidInputError, Memory, NotFoundError
 from omnimem.mau import Scope, content_hash
-from omnimem.store.schema import MIGRATIONS
+from omnimem.store.sqlite.schema import MIGRATIONS
 
 
 def ids(ctx) -> list[str]:
@@ -152,7 +152,7 @@ def test_forget_by_session_or_time_for_every_user_must_say_so(mem: Memory):
 def test_cli_forget_all_users(tmp_path: Path, monkeypatch):
     from typer.testing import CliRunner
 
-    from omnimem.cli import app
+    from omnimem.cli.commands import app
 
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     store = str(tmp_path / "mem")

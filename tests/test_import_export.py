@@ -92,7 +92,7 @@ def test_import_honours_tombstones_unless_told_otherwise(tmp_path: Path):
 def test_round_trip_of_what_add_accepts(tmp_path: Path, monkeypatch):
     from typer.testing import CliRunner
 
-    from omnimem.cli import app
+    from omnimem.cli.commands import app
 
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     long_text = "lorem ipsum " * 90_000 + "the end"  # over 1,000,000 characters
@@ -126,7 +126,7 @@ def test_metadata_with_lone_surrogates_is_refused_at_add(mem: Memory):
 def test_ingest_jsonl_splits_on_newlines_only(tmp_path: Path, monkeypatch):
     from typer.testing import CliRunner
 
-    from omnimem.cli import app
+    from omnimem.cli.commands import app
 
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     turns = tmp_path / "turns.jsonl"

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from omnimem import Memory
-from omnimem.cli import app
+from omnimem.cli.commands import app
 from omnimem.embed import MiniLMEmbedder
-from omnimem.ingest.loaders import load_locomo
+from omnimem.engine.ingest.loaders import load_locomo
 
 pytestmark = pytest.mark.slow
 

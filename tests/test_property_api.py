@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omnimem import Memory, OmnimemError
-from omnimem.cli import app
+from omnimem.cli.commands import app
 
 ODD = ["\ud800", "\udfff", "\x00", "\u200b", "\u202e", "\ufeff", "A\u0301", "\U0001f600", "\u2028", "\x85",
        "Ánna", "Ánna", "\t\n", "🏳️‍🌈", "字", "'; DROP TABLE units; --", "../../etc/passwd", "%s%n", ""]

@@ -9,7 +9,7 @@ import pytest
 
 from omnimem.errors import NotAStoreError, SchemaVersionError
 from omnimem.mau import MAU, Links, Modality, Scope
-from omnimem.store.sqlite import DB_NAME, SQLiteStore
+from omnimem.store.sqlite.store import DB_NAME, SQLiteStore
 
 NOW = datetime(2024, 1, 1, tzinfo=timezone.utc)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from omnimem import summarise as summary_module
-from omnimem.summarise import TOKENS_PER_WORD, summarise
+from omnimem.engine.enrich import summarise as summary_module
+from omnimem.engine.enrich.summarise import TOKENS_PER_WORD, summarise
 from omnimem.tokens import count_tokens
 
 

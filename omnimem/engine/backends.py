@@ -13,8 +13,8 @@ from omnimem.config import Settings
 from omnimem.errors import ConfigError
 from omnimem.index.manager import IndexSet
 from omnimem.store.base import CandidateSearch, Store
-from omnimem.store.opening import open_read_only
-from omnimem.store.sqlite import SQLiteStore
+from omnimem.store.sqlite.opening import open_read_only
+from omnimem.store.sqlite.store import SQLiteStore
 
 
 def is_database_url(url: str | None) -> bool:
@@ -36,7 +36,7 @@ def open_store(path: Path | None, url: str | None, *, settings: Settings, read_o
 def open_search(store: Store, dim: int, path: Path | None, settings: Settings) -> CandidateSearch:
     """The candidate search over ``store``: SQL for PostgreSQL, FAISS + bm25s for SQLite."""
     if isinstance(store, SQLiteStore):
-        from omnimem.store.embedded_search import EmbeddedSearch
+        from omnimem.index.search import EmbeddedSearch
 
         folder = path / "index" if path is not None else None
         return EmbeddedSearch(store, IndexSet(store, dim, folder, writable=not store.read_only,

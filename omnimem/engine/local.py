@@ -15,29 +15,29 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnimem import governance, lifecycle, listing
+from omnimem.engine import governance, lifecycle, listing
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.engine.backends import open_search, open_store
 from omnimem.embed.query import query_compatible
 from omnimem.engine.parts import Parts
-from omnimem.enrich.worker import Enricher
+from omnimem.engine.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
-from omnimem.graph.model import Entity
+from omnimem.entities import Entity
 from omnimem.index.manager import IndexSet
-from omnimem.ingest import media
-from omnimem.ingest.media import MediaResult
-from omnimem.ingest.pipeline import Ingestor, Progress
-from omnimem.ingest.prepare import AddResult, Pending, prepare
+from omnimem.engine.ingest import media
+from omnimem.engine.ingest.media import MediaResult
+from omnimem.engine.ingest.pipeline import Ingestor, Progress
+from omnimem.engine.ingest.prepare import AddResult, Pending, prepare
 from omnimem.llm.base import LLM
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.novelty import NoveltyFilter
 from omnimem.providers import create_provider
-from omnimem.pyramid import Context
-from omnimem.retrieval import Retriever
+from omnimem.engine.retrieval.pyramid import Context
+from omnimem.engine.retrieval.search import Retriever
 from omnimem.store.audit import AuditRecord
 from omnimem.store.base import Store
-from omnimem.store.embedded_search import EmbeddedSearch
+from omnimem.index.search import EmbeddedSearch
 from omnimem.timeparse import zone
 from omnimem.tokens import TokenCounter
 
@@ -130,7 +130,7 @@ class LocalEngine:
 
     # -- writes -----------------------------------------------------------------
     def ingest(self, items: Sequence[Pending], progress: Progress | None = None, **options: Any) -> list[AddResult]:
-        """Store validated units (see :class:`omnimem.ingest.pipeline.Ingestor`)."""
+        """Store validated units (see :class:`omnimem.engine.ingest.pipeline.Ingestor`)."""
         return self.ingestor.ingest(items, progress, **options)
 
     def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
@@ -258,7 +258,7 @@ class LocalEngine:
         return lifecycle.scoped_unit(self.parts, unit_id, scope)
 
     def units(self, scope: Scope, filters: Mapping[str, Any], limit: object, offset: object) -> list[MAU]:
-        """A page of the scope's units in event-time order (see :mod:`omnimem.listing`)."""
+        """A page of the scope's units in event-time order (see :mod:`omnimem.engine.listing`)."""
         return listing.page(self.parts, scope, listing.make_filter(self.parts, **filters), limit, offset)
 
     def count_units(self, scope: Scope, filters: Mapping[str, Any]) -> int:

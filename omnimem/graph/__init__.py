@@ -7,10 +7,10 @@ Pure pieces the store and ``Memory`` wire together:
 - ``expand``: seed entity ids -> their scored h-hop neighbourhood;
 
 Their rows live in the store: typed methods of the ``GraphRows`` contract
-(:mod:`omnimem.store.base`), in SQLite through :mod:`omnimem.store.graph_sql`.
+(:mod:`omnimem.store.base`), in SQLite through :mod:`omnimem.store.sqlite.graph`.
 
 The value objects import eagerly; everything needing the ``graph`` extra
-(rapidfuzz, spaCy) imports on first use, so ``omnimem.graph.model`` (and the
+(rapidfuzz, spaCy) imports on first use, so ``omnimem.entities`` (and the
 store's graph tables) work without it. spaCy itself loads only when a
 ``SpacyExtractor`` first extracts.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from omnimem.graph.model import (
+from omnimem.entities import (
     Entity,
     EntityType,
     ExpansionResult,

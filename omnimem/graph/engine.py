@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import Extractor
-from omnimem.graph.model import Entity, ExtractedEntity, Extraction, Relation
+from omnimem.entities import Entity, ExtractedEntity, Extraction, Relation
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 from omnimem.mau import MAU, Scope, search_text
 from omnimem.store.base import GraphRows, GraphSource, RowWriter

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, Field
 
 from omnimem.errors import missing_extra
-from omnimem.graph.model import (
+from omnimem.entities import (
     MAX_NAME_CHARS,
     PERSON_TITLES,
     EntityType,

@@ -38,9 +38,9 @@ from omnimem.embed.base import Vectors
 from omnimem.errors import StoreError
 from omnimem.index.dense import DenseIndex, Ids
 from omnimem.index.sparse import SparseIndex
-from omnimem.ingest.embedding import EmbedInput, embed_texts
+from omnimem.text import EmbedInput, embed_texts
 from omnimem.mau import MAU, Modality, Scope, search_text
-from omnimem.store.sqlite import SQLiteStore
+from omnimem.store.sqlite.store import SQLiteStore
 
 log = logging.getLogger(__name__)
 _FETCH = 2_000  # rows per fetch while catching up

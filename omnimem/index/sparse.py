@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.index.rwlock import RWLock
+from omnimem.text import tokenize
 
 TextSource = Callable[[], Iterable[tuple[int, str]]]
 Ids = npt.NDArray[np.int64]
@@ -51,33 +52,12 @@ BACKGROUND_AT = 50_000  # documents: merges this large run in a background threa
 # in each query term's postings) instead of the whole segment: one user's units among millions.
 SCOPED_FRACTION = 8
 _FORMAT = 2  # omnimem's own segment files (format 1 was a bm25s folder)
-_STEMMER: Any = None
-
-
-def _bm25s() -> Any:
-    """bm25s pulls in scipy: imported on first use, so opening a store stays fast."""
-    import bm25s
-
-    return bm25s
 
 
 def _sparse() -> Any:
     import scipy.sparse
 
     return scipy.sparse
-
-
-def tokenize(texts: list[str]) -> list[list[str]]:
-    """Lower-case, drop English stop words, stem."""
-    global _STEMMER
-    if _STEMMER is None:
-        import Stemmer
-
-        _STEMMER = Stemmer.Stemmer("english")
-    tokens: list[list[str]] = _bm25s().tokenize(
-        texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False
-    )
-    return tokens
 
 
 @dataclass(eq=False)

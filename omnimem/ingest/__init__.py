@@ -1,1 +1,1 @@
-"""Getting input into memory: validation and loaders for conversation files."""
+"""Faces of the old ``omnimem.ingest`` paths: the rooms themselves live in :mod:`omnimem.engine.ingest`."""

@@ -2,7 +2,7 @@
 
 - :func:`create_mcp` (``omnimem.mcp.server``): the fastmcp server over one ``Memory``;
 - :class:`Caller` (``omnimem.mcp.caller``): who calls, with a role and an optional bound scope;
-- ``omnimem mcp --store DIR`` (``omnimem.mcp.command``): the same server on stdio.
+- ``omnimem mcp --store DIR`` (``omnimem.cli.mcp``): the same server on stdio.
 
 ``Caller`` imports without fastmcp; ``create_mcp`` needs it and says which
 extra to install when it is missing.

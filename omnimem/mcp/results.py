@@ -12,10 +12,10 @@ from typing import Annotated, Any, cast
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs this TypedDict on Python < 3.12
 
-from omnimem.graph.model import Entity
-from omnimem.ingest.prepare import AddResult
+from omnimem.entities import Entity
+from omnimem.engine.ingest.prepare import AddResult
 from omnimem.mau import MAU, Modality
-from omnimem.pyramid import Context
+from omnimem.engine.retrieval.pyramid import Context
 from omnimem.store.audit import AuditRecord
 
 RAW_URI = "omnimem://units/{id}/raw"

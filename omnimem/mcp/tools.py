@@ -18,7 +18,7 @@ from fastmcp import FastMCP
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnimem.ingest.prepare import MAX_TEXT_CHARS
+from omnimem.engine.ingest.prepare import MAX_TEXT_CHARS
 from omnimem.mcp import results
 from omnimem.mcp.gate import Gate
 from omnimem.mcp.results import (

@@ -97,7 +97,7 @@ def create_app(
 
 def _mcp_app(memory: Memory, auth: bool) -> Any:
     """The MCP server over ``memory``, as a streamable-HTTP ASGI app; API keys are its bearer tokens."""
-    from omnimem.apikeys import check_key
+    from omnimem.server.apikeys import check_key
     from omnimem.errors import AuthError
     from omnimem.mcp import Caller, create_mcp
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from fastapi import Depends, Request
 
-from omnimem.apikeys import check_key
+from omnimem.server.apikeys import check_key
 from omnimem.errors import AuthError, CsrfError, ForbiddenError, ScopeError
 from omnimem.server.state import ServerState
 from omnimem.store.keys import ROLES, ApiKey

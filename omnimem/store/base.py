@@ -11,7 +11,7 @@ Three small Protocols, each a backend can run on its own terms:
 - :class:`CandidateSearch`: dense k-nearest-neighbour and BM25-like text
   search, filtered by scope, supersession and ``as_of`` inside the backend.
   The embedded backend runs FAISS and bm25s in the process
-  (:mod:`omnimem.store.embedded_search`); a SQL backend would run SQL.
+  (:mod:`omnimem.index.search`); a SQL backend would run SQL.
 
 Retrieval logic (fusion, neighbours, graph expansion, the pyramid) lives
 above these contracts; a backend only keeps and finds.
@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.graph.model import Entity, Relation
+from omnimem.entities import Entity, Relation
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.keys import ApiKey, ApiSession

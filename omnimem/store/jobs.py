@@ -16,11 +16,11 @@ A job that completes is deleted (its result is in the units it wrote).
 Claiming is one transaction (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL:
 ``SELECT ... FOR UPDATE SKIP LOCKED``), so two workers never hold one job.
 Handlers must be idempotent: a job whose worker died after writing its
-result but before ``complete`` runs again (see :mod:`omnimem.enrich`).
+result but before ``complete`` runs again (see :mod:`omnimem.engine.enrich`).
 
 This module holds the value types, the schema and the insert used inside a
-unit transaction; :mod:`omnimem.store.jobs_sqlite` gives
-:class:`~omnimem.store.sqlite.SQLiteStore` the contract's methods.
+unit transaction; :mod:`omnimem.store.sqlite.jobs` gives
+:class:`~omnimem.store.sqlite.store.SQLiteStore` the contract's methods.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from omnimem.mau import Scope
-from omnimem.store.unit_rows import chunks
+from omnimem.store.sqlite.unit_rows import chunks
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS scope_keys (

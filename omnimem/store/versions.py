@@ -15,7 +15,7 @@ from datetime import datetime
 from omnimem.errors import NotFoundError
 from omnimem.mau import Scope
 from omnimem.store.audit import AuditEvent, log_event
-from omnimem.store.unit_rows import chunks
+from omnimem.store.sqlite.unit_rows import chunks
 
 
 def mark_superseded(conn: sqlite3.Connection, old_ids: Sequence[str], new_id: str, when: datetime) -> None:

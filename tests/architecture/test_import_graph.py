@@ -1,8 +1,14 @@
-"""The package's import graph has no cycle.
+"""The package's import graph has no cycle, between modules or between wings, and the wings are layers.
 
 Every ``import`` statement of every module under ``omnimem/`` counts: at
 module level, inside functions, and under ``if TYPE_CHECKING`` alike, so a
 layer can never lean on one above it, not even lazily or for types.
+
+A wing is a top-level folder of ``omnimem/`` or a loose top-level module. The
+wings stand on the floors of :data:`FLOORS` (top down; ``docs/architecture.md``
+draws the same list) and import only wings on lower floors. Faces
+(:data:`FACES`: import paths kept for users, docs and benchmarks) stand
+outside the floors: they only re-export, and no omnimem module imports them.
 """
 
 from __future__ import annotations
@@ -13,6 +19,31 @@ from pathlib import Path
 import omnimem
 
 ROOT = Path(omnimem.__file__).parent
+
+# Top down. A wing imports only wings on floors below its own; the ground floor's modules may import
+# each other (the module-level test keeps them free of cycles).
+FLOORS: list[set[str]] = [
+    {"cli"},
+    {"server"},
+    {"mcp", "remote"},
+    {"memory"},
+    {"engine"},
+    {"index", "graph"},
+    {"store", "embed", "llm"},
+    {"media"},
+    {"errors", "config", "providers", "mau", "tokens", "timeparse", "validate", "novelty", "fusion", "text",
+     "entities"},
+]
+GROUND = FLOORS[-1]
+# Modules that only re-export, for import paths users, docs or benchmarks name (kept for one release).
+FACES = {
+    "omnimem",  # the package: Memory, the errors, the value objects
+    "omnimem.ingest",  # the package of the omnimem.ingest.* faces
+    "omnimem.cli",  # the pyproject script omnimem.cli:main, the cold-start benchmark's phases
+    "omnimem.remote",  # omnimem.remote.RemoteMemory
+    "omnimem.store.sqlite",  # omnimem.store.sqlite.SQLiteStore
+}
+MAX_LOOSE_MODULES = 13  # the face's __init__, memory.py and the ground floor
 
 
 def module_name(path: Path) -> str:
@@ -37,7 +68,7 @@ def imported(tree: ast.AST, here: str, is_package: bool, known: set[str]) -> set
         else:
             continue
         for name in names:
-            while name and name not in known:  # "omnimem.store.sqlite.SQLiteStore" -> the module
+            while name and name not in known:  # "omnimem.store.sqlite.store.SQLiteStore" -> the module
                 name = name.rpartition(".")[0]
             if name and name != here:
                 found.add(name)
@@ -74,6 +105,77 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def wing(module: str) -> str:
+    """``omnimem.engine.ingest.pipeline`` -> ``engine``; ``omnimem.mau`` -> ``mau``."""
+    return module.split(".")[1] if "." in module else module
+
+
+def wing_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Which wings import which (faces left out: :func:`test_faces_only_re_export` keeps them inert)."""
+    wings: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        if name in FACES:
+            continue
+        wings.setdefault(wing(name), set()).update(wing(t) for t in targets if wing(t) != wing(name))
+    return wings
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The groups of more than one node that reach each other (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            nxt = next(targets, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.add(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(group)
+    return groups
+
+
+def only_re_exports(tree: ast.Module) -> bool:
+    """Only a docstring, imports and ``__all__``/``__version__``: a face runs nothing of its own."""
+    for i, node in enumerate(tree.body):
+        if i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id in {"__all__", "__version__"}
+                                                  for t in node.targets):
+            continue
+        return False
+    return True
+
+
 def test_a_package_importing_its_own_submodule_counts_as_an_edge() -> None:
     graph = {"a": {"a.b"}, "a.b": {"a"}}
     assert find_cycle(graph) == ["a", "a.b", "a"]
@@ -81,9 +183,51 @@ def test_a_package_importing_its_own_submodule_counts_as_an_edge() -> None:
 
 def test_the_omnimem_import_graph_has_no_cycle() -> None:
     graph = import_graph()
-    assert "omnimem.memory" in graph and "omnimem.store.sqlite" in graph["omnimem.memory"] | {"omnimem.store.sqlite"}
+    assert "omnimem.memory" in graph and "omnimem.store.sqlite.store" in graph["omnimem.memory"] | {"omnimem.store.sqlite.store"}
     cycles = []
     while (cycle := find_cycle(graph)) is not None:
         cycles.append(" -> ".join(cycle))
         graph[cycle[-2]].discard(cycle[-1])  # break it to report the next one too
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_a_circle_between_wings_is_found_even_when_the_modules_have_none() -> None:
+    modules = {"omnimem.a.low": {"omnimem.b.top"}, "omnimem.b.top": set(), "omnimem.b.low": {"omnimem.a.top"},
+               "omnimem.a.top": set()}
+    assert find_cycle(modules) is None
+    assert strongly_connected(wing_graph(modules)) == [{"a", "b"}]
+
+
+def test_no_circle_between_wings() -> None:
+    groups = strongly_connected(wing_graph(import_graph()))
+    assert not groups, "wings that import each other: " + "; ".join(", ".join(sorted(g)) for g in groups)
+
+
+def test_every_wing_stands_on_one_floor() -> None:
+    wings = set(wing_graph(import_graph()))
+    placed = [w for floor in FLOORS for w in floor]
+    assert len(placed) == len(set(placed)), "a wing on two floors"
+    assert wings == set(placed), f"not on a floor: {sorted(wings - set(placed))}; gone: {sorted(set(placed) - wings)}"
+
+
+def test_wings_import_only_lower_floors() -> None:
+    floor_of = {w: i for i, floor in enumerate(FLOORS) for w in floor}
+    upward = sorted(f"{a} (floor {floor_of[a] + 1}) imports {b} (floor {floor_of[b] + 1})"
+                    for a, targets in wing_graph(import_graph()).items() for b in targets
+                    if floor_of[b] <= floor_of[a] and not (a in GROUND and b in GROUND))
+    assert not upward, "imports that are not down:\n" + "\n".join(upward)
+
+
+def test_faces_only_re_export_and_nothing_imports_them() -> None:
+    files = {module_name(p): p for p in ROOT.rglob("*.py")}
+    assert FACES <= set(files)
+    impure = [f for f in sorted(FACES) if not only_re_exports(ast.parse(files[f].read_text(encoding="utf-8")))]
+    assert not impure, f"faces that do more than re-export: {impure}"
+    users = sorted(f"{a} -> {b}" for a, targets in import_graph().items() for b in targets & FACES)
+    assert not users, "omnimem modules importing a face (import the module it re-exports):\n" + "\n".join(users)
+
+
+def test_the_top_level_holds_the_facade_and_the_ground_floor() -> None:
+    loose = {module_name(p) for p in ROOT.glob("*.py")} - FACES
+    assert {wing(m) for m in loose} == GROUND | {"memory"}
+    assert len(loose) + 1 <= MAX_LOOSE_MODULES  # + the package's own __init__

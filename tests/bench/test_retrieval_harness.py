@@ -35,7 +35,7 @@ from benchmarks.retrieval import (
     visible,
 )
 from omnimem.embed import FakeEmbedder
-from omnimem.ingest.loaders import Dialogue
+from omnimem.engine.ingest.loaders import Dialogue
 from omnimem.mau import Scope
 from omnimem.tokens import count_tokens
 

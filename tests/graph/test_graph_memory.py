@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omnimem import ConfigError, InvalidInputError, Memory
-from omnimem.cli import app
+from omnimem.cli.commands import app
 
 TURNS = [
     {"id": "D1:1", "speaker": "Melanie", "text": "I painted a sunset last weekend with Caroline.", "time": "2023-05-08"},

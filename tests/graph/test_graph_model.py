@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omnimem.errors import InvalidInputError
-from omnimem.graph.model import (
+from omnimem.entities import (
     Entity,
     EntityType,
     ExtractedEntity,
@@ -73,7 +73,7 @@ def test_without_rapidfuzz_the_error_names_the_extra_and_the_store_still_imports
     script = """
 import sys
 sys.modules["rapidfuzz"] = None
-import omnimem.store.graph_sql
+import omnimem.store.sqlite.graph
 from omnimem.errors import MissingDependencyError
 try:
     from omnimem.graph import EntityResolver

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from omnimem import Memory
-from omnimem.graph.model import Entity
-from omnimem.store.graph_sql import SQLiteGraphRows
+from omnimem.entities import Entity
+from omnimem.store.sqlite.graph import SQLiteGraphRows
 
 SESSION = [
     {"speaker": "Caroline", "text": "I went to the LGBTQ support group in Boston yesterday."},

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from omnimem.store import graph_sql as store
+from omnimem.store.sqlite import graph as store
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import SpacyExtractor
-from omnimem.graph.model import Entity, EntityType, Relation
+from omnimem.entities import Entity, EntityType, Relation
 from omnimem.mau import Scope
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from omnimem import Memory
 from omnimem.llm import LLMConfig, OpenAICompatibleLLM
-from omnimem.store.sqlite import SQLiteStore
+from omnimem.store.sqlite.store import SQLiteStore
 
 
 def stop_here(point: str) -> None:

@@ -8,7 +8,7 @@ import pytest
 from fake_openai import chat, error
 
 from omnimem import Memory
-from omnimem.answer import NO_MODEL_NOTE
+from omnimem.engine.retrieval.answer import NO_MODEL_NOTE
 from omnimem.llm import FakeLLM, LLMUnavailableError
 
 TURNS = [
@@ -130,7 +130,7 @@ def test_concurrent_readers_while_a_writer_adds(tmp_path):
 def test_cli_ask_offline_and_with_a_model(server, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from omnimem.cli import app
+    from omnimem.cli.commands import app
 
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     store = str(tmp_path / "mem")

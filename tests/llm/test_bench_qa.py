@@ -9,7 +9,7 @@ from typing import Any
 from fake_openai import Reply, chat
 from typer.testing import CliRunner
 
-from omnimem.cli import app
+from omnimem.cli.commands import app
 
 
 def tiny_locomo(root: Path) -> Path:

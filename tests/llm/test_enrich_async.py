@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omnimem import Memory
-from omnimem.cli import app
+from omnimem.cli.commands import app
 from omnimem.errors import ConfigError
 from omnimem.llm.base import Message
 from omnimem.llm.fake import FakeLLM

@@ -9,7 +9,7 @@ import pytest
 from conftest import connect
 
 from omnimem import Memory
-from omnimem.apikeys import create_key
+from omnimem.server.apikeys import create_key
 from tests.serving import LiveServer
 
 

@@ -133,7 +133,7 @@ def test_cli_media_commands(tmp_path: Path, speech_wav: Path, monkeypatch):
 
     from typer.testing import CliRunner
 
-    from omnimem.cli import app
+    from omnimem.cli.commands import app
 
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     store = str(tmp_path / "mem")

@@ -193,7 +193,7 @@ def test_pg_load_copies_an_embedded_store_into_an_empty_database(pg_url: str, tm
 
     from typer.testing import CliRunner
 
-    from omnimem.cli import app
+    from omnimem.cli.commands import app
 
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     with Memory(tmp_path / "mem", embedder="fake") as lite:

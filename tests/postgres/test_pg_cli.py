@@ -11,7 +11,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from omnimem import Memory
-from omnimem.cli import app
+from omnimem.cli.commands import app
 from omnimem.mau import Scope
 from omnimem.store.postgres.schema import MIGRATIONS
 from tests.postgres_server import PostgresServer

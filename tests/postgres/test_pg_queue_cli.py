@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from omnimem import Memory
-from omnimem.cli import app
+from omnimem.cli.commands import app
 
 
 def test_queue_and_worker_run_on_a_database(pg_url: str) -> None:

@@ -99,7 +99,7 @@ def test_the_cli_searches_a_postgresql_store_read_only(pg_url: str, tmp_path: Pa
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from omnimem.cli import app
+    from omnimem.cli.commands import app
 
     with Memory(url=pg_url, embedder="fake") as m:
         m.add("Ann planned a kayak trip on the lake", user_id="ann")

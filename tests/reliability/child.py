@@ -71,7 +71,7 @@ def arm(point: str, n: int) -> None:
     from omnimem.index.dense import DenseIndex
     from omnimem.index.sparse import SparseIndex
     from omnimem.store.cold import FileColdStore
-    from omnimem.store.sqlite import SQLiteStore
+    from omnimem.store.sqlite.store import SQLiteStore
 
     hits = [0]
 

@@ -107,7 +107,7 @@ def test_two_memories_in_one_process_share_a_store(tmp_path: Path, rel: Any) -> 
 # new store at once both migrate and one fails with sqlite3.OperationalError 'duplicate column name:
 # record_ts'
 def test_simultaneous_first_open_of_a_new_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from omnimem.store.schema import MIGRATIONS
+    from omnimem.store.sqlite.schema import MIGRATIONS
 
     path = tmp_path / "mem"
     path.mkdir()

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from omnimem import Memory
-from omnimem.answer import Answer
+from omnimem.engine.retrieval.answer import Answer
 from omnimem.graph.engine import Neighbor
-from omnimem.graph.model import Entity, EntityType
-from omnimem.ingest.media import MediaResult
-from omnimem.ingest.prepare import AddResult
+from omnimem.entities import Entity, EntityType
+from omnimem.engine.ingest.media import MediaResult
+from omnimem.engine.ingest.prepare import AddResult
 from omnimem.mau import MAU, Scope
-from omnimem.pyramid import Context
+from omnimem.engine.retrieval.pyramid import Context
 from omnimem.store.audit import AuditRecord
 from tests.serving import LiveServer
 

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-import omnimem.graph.model  # noqa: F401  (error classes defined outside omnimem.errors)
+import omnimem.entities  # noqa: F401  (error classes defined outside omnimem.errors)
 import omnimem.llm.errors  # noqa: F401
 import omnimem.media.errors  # noqa: F401
 from omnimem import Memory
 from omnimem.errors import OmnimemError, RateLimitError, all_error_classes, error_class
-from omnimem.http_client import Transport
+from omnimem.remote.transport import Transport
 from tests.serving import LiveServer
 
 CLASSES = all_error_classes()

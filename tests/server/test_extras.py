@@ -18,7 +18,7 @@ def test_the_server_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_remote_client_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "omnimem.http_client", raising=False)
+    monkeypatch.delitem(sys.modules, "omnimem.remote.transport", raising=False)
     monkeypatch.setitem(sys.modules, "httpx", None)
     with pytest.raises(MissingDependencyError, match=r"omnimem\[server\]"):
         Memory(url="http://127.0.0.1:9")

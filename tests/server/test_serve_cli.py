@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omnimem import Memory
-from omnimem.cli import app
+from omnimem.cli.commands import app
 
 ROOT = Path(__file__).resolve().parents[2]
 

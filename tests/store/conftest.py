@@ -16,8 +16,8 @@ import pytest
 
 from omnimem.index.manager import IndexSet
 from omnimem.store.base import CandidateSearch, UnitStore
-from omnimem.store.embedded_search import EmbeddedSearch
-from omnimem.store.sqlite import SQLiteStore
+from omnimem.index.search import EmbeddedSearch
+from omnimem.store.sqlite.store import SQLiteStore
 
 BACKENDS = ["sqlite-memory", "sqlite-file", "postgresql"]
 DIM = 4

@@ -11,7 +11,7 @@ import pytest
 from omnimem.errors import InvalidInputError, NotFoundError, StoreError
 from omnimem.mau import Scope
 from omnimem.store.jobs import NewJob
-from omnimem.store.sqlite import SQLiteStore
+from omnimem.store.sqlite.store import SQLiteStore
 from tests.store.conftest import Backend
 from tests.store.test_unit_store import unit
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from omnimem.apikeys import check_key
+from omnimem.server.apikeys import check_key
 from omnimem.errors import AuthError
 from omnimem.server.auth import SESSION_COOKIE, Principal, authenticate, from_key, state_of, token_digest
 from omnimem.server.errors import ERROR_RESPONSES

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from omnimem.index.sparse import tokenize
+from omnimem.text import tokenize
 from omnimem.store.base import SearchFilter, Vector
 from omnimem.store.postgres.store import PostgresStore, scope_sql
 

@@ -2,8 +2,8 @@
 
 A unit is found by the same text as in the embedded backend: its own line
 after the ``sparse_context`` text lines before it in its scope
-(:func:`omnimem.ingest.embedding.embed_texts`), tokenised by the same
-function (stop words out, Porter stems, :func:`omnimem.index.sparse.tokenize`).
+(:func:`omnimem.text.embed_texts`), tokenised by the same
+function (stop words out, Porter stems, :func:`omnimem.text.tokenize`).
 So BM25 in SQL (:mod:`omnimem.store.postgres.search`) ranks like bm25s.
 When a unit goes, the units whose text carried its words are re-indexed in
 the same transaction: no term of deleted text stays behind.
@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from omnimem.index.sparse import tokenize
-from omnimem.ingest.embedding import EmbedInput, embed_texts
+from omnimem.text import tokenize
+from omnimem.text import EmbedInput, embed_texts
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.store.postgres.governance_sql import tenant_of
 

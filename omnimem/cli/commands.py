@@ -1,0 +1,640 @@
+"""``omnimem`` command line: a thin shell over :class:`omnimem.Memory`.
+
+Errors from omnimem become one line on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from omnimem.cli.common import errors as _errors, fail as _fail, print_json as _print_json, store_path as _store_path
+
+if TYPE_CHECKING:
+    from omnimem.memory import Memory
+    from omnimem.engine.retrieval.pyramid import Context
+
+app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False)
+out = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data)."),
+]
+UserOpt = Annotated[str | None, typer.Option("--user-id", help="Scope: user id.")]
+AgentOpt = Annotated[str | None, typer.Option("--agent-id", help="Scope: agent id.")]
+SessionOpt = Annotated[str | None, typer.Option("--session-id", help="Scope: session id.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store (e.g. all-MiniLM-L6-v2).")]
+
+
+@contextmanager
+def _memory(
+    store: Path | None, embedder: str | None = None, *, existing: bool = False, **settings: Any
+) -> Iterator[Memory]:
+    """The store at ``--store``; with ``existing``, a path that holds none fails instead of becoming one."""
+    from omnimem.memory import Memory
+
+    url = _database_url() if store is None else None
+    if url is not None:  # --url, $OMNIMEM_URL or config 'url': a PostgreSQL database instead of a folder
+        with Memory(url=url, embedder=embedder, **settings) as mem:
+            yield mem
+        return
+    path = _store_path(store)
+    if existing and not Memory.exists(path):
+        _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE), or create one with "
+              "`omnimem add` or `omnimem ingest`", 2)
+    with Memory(path, embedder=embedder, **settings) as mem:
+        yield mem
+        if mem.settings.enrich == "async" and mem.store.last_write_seq:  # a one-shot process: finish the
+            mem.flush()  # enrichment of what it stored (enrich=off leaves it to `omnimem worker`)
+
+
+def _database_url() -> str | None:
+    """``$OMNIMEM_URL`` (which the global ``--url`` sets) or the config file's ``url``."""
+    from omnimem.config import Settings
+
+    return Settings.load().url
+
+
+@app.callback()
+def _options(
+    ctx: typer.Context,
+    url: Annotated[str | None, typer.Option(
+        "--url", help="A PostgreSQL database instead of a store folder: postgresql://user:pw@host:5432/db "
+        "(default: $OMNIMEM_URL, config 'url'); used by every command when --store is not given.")] = None,
+) -> None:
+    """Lifelong multimodal memory for AI agents."""
+    if url:  # one place every command reads it from, like the environment variable it stands for
+        import os
+
+        previous = os.environ.get("OMNIMEM_URL")
+        os.environ["OMNIMEM_URL"] = url
+
+        def restore() -> None:  # for this invocation only (CLIs run in-process by tests and tools)
+            if previous is None:
+                os.environ.pop("OMNIMEM_URL", None)
+            else:
+                os.environ["OMNIMEM_URL"] = previous
+
+        ctx.call_on_close(restore)
+
+
+@contextmanager
+def _reader(store: Path | None) -> Iterator[Memory]:
+    """The store for a command that only reads and embeds queries (``search``, ``ask``).
+
+    A store built with the torch MiniLM is opened read-only with the int8 ONNX
+    MiniLM embedding the query (:mod:`omnimem.embed.query`: measured to retrieve
+    the same), which spares the command seconds of importing torch; but only
+    when its schema is current and its saved indexes are up to date, since a
+    read-only open can neither upgrade the one nor save the others.
+    """
+    from omnimem.config import Settings
+    from omnimem.embed import canonical_name
+    from omnimem.embed.query import fast_query_embedder
+    from omnimem.store.sqlite.opening import indexes_saved, read_meta
+    from omnimem.store.sqlite.schema import SCHEMA_VERSION
+
+    path = _store_path(store)
+    meta, chosen = read_meta(path), Settings.load().embedder
+    fast = None
+    if (
+        meta.get("schema_version") == str(SCHEMA_VERSION)  # else a writable open upgrades it
+        and indexes_saved(path, meta.get("seq"))  # else a writable open rebuilds them once and saves them
+        and "embedder" in meta
+        and (not chosen or canonical_name(chosen) == meta["embedder"])  # a configured other model: its usual error
+    ):
+        fast = fast_query_embedder(meta["embedder"])
+    with _memory(store, fast, existing=True, **({"read_only": True} if fast else {})) as mem:
+        yield mem
+
+
+@app.command()
+def ingest(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="locomo | jsonl")],
+    file: Annotated[Path, typer.Argument(help="File to ingest.")],
+    store: StoreOpt = None,
+    conversation: Annotated[str | None, typer.Option(help="LoCoMo: only this sample_id, e.g. conv-26.")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    embedder: EmbedderOpt = None,
+    restate: Annotated[bool, typer.Option(help="Rewrite turns into self-contained units with the configured LLM.")] = False,
+    graph: Annotated[bool | None, typer.Option("--graph/--no-graph", help="Build the knowledge graph while ingesting.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ingest a conversation file (LoCoMo JSON or JSONL turns), with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from omnimem.engine.ingest.loaders import load_jsonl, load_locomo
+
+    with _errors():
+        if fmt == "locomo":
+            dialogues = load_locomo(file, conversation=conversation)
+        elif fmt == "jsonl":
+            if conversation:
+                _fail("--conversation only applies to locomo files")
+            dialogues = load_jsonl(file)
+        else:
+            _fail(f"unknown format {fmt!r}; use locomo or jsonl")
+        total = sum(len(d.turns) for d in dialogues)
+        stored = skipped = 0
+        with _memory(store, embedder, graph=graph) as mem:
+            if restate and mem.llm is None:
+                err.print("note: no LLM is configured; --restate stores each turn as 'On <date>, <speaker> said: ...'",
+                          markup=False, highlight=False)
+            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+            with Progress(*columns, console=err, disable=as_json, transient=True) as bar:  # errors stay one line
+                task = bar.add_task(f"ingesting {file.name}", total=total)
+                for d in dialogues:
+                    results = mem.add_dialogue(
+                        d.turns,
+                        user_id=user_id or d.user_id,
+                        agent_id=agent_id or d.agent_id,
+                        session_id=d.session_id,
+                        restate=restate,
+                        progress=lambda n: bar.advance(task, n),
+                    )
+                    stored += sum(r.accepted for r in results)
+                    skipped += sum(not r.accepted for r in results)
+            summary = {"turns": total, "stored": stored, "skipped": skipped, "store": str(mem.path), "units": mem.stats()["units"]}
+        if as_json:
+            _print_json(summary)
+        else:
+            out.print(f"{total} turns: {stored} stored, {skipped} skipped (duplicate or redundant) -> {summary['store']}")
+
+
+@app.command()
+def add(
+    text: Annotated[str, typer.Argument(help="What to remember.")],
+    store: StoreOpt = None,
+    speaker: Annotated[str | None, typer.Option(help="Who said it.")] = None,
+    time: Annotated[str | None, typer.Option(help="When it happened (ISO 8601).")] = None,
+    source_id: Annotated[str | None, typer.Option(help="Id of the source record.")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember one piece of text."""
+    with _errors(), _memory(store) as mem:
+        result = mem.add(
+            text, speaker=speaker, time=time, source_id=source_id,
+            user_id=user_id, agent_id=agent_id, session_id=session_id,
+        )
+    if as_json:
+        _print_json(result.to_dict())
+    elif result.accepted:
+        out.print(result.id)
+    else:
+        out.print(f"skipped: {result.reason}" + (f" (see {result.duplicate_of})" if result.duplicate_of else ""))
+
+
+def _print_media(result: Any, as_json: bool) -> None:
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    stored = [r for r in result.results if r.accepted]
+    out.print(f"{len(stored)} unit(s) stored, {len(result.results) - len(stored)} skipped")
+    for key, value in result.stats.items():
+        out.print(f"  {key}: {value}", highlight=False)
+    for r in result.results:
+        out.print(f"  {r.id or '-'}  {r.reason}", highlight=False)
+
+
+@app.command("add-image")
+def add_image(
+    file: Annotated[Path, typer.Argument(help="PNG, JPEG, WebP, ... image.")],
+    caption: Annotated[str | None, typer.Option(help="What the image shows (searched instead of file facts).")] = None,
+    store: StoreOpt = None,
+    time: Annotated[str | None, typer.Option(help="When it was taken (default: EXIF date).")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember an image (raw bytes in the cold tier; near-duplicates skipped)."""
+    with _errors(), _memory(store) as mem:
+        result = mem.add_image(file, caption, time=time, user_id=user_id, agent_id=agent_id, session_id=session_id)
+    if as_json:
+        _print_json(result.to_dict())
+    else:
+        out.print(result.id if result.accepted else f"skipped: {result.reason}")
+
+
+@app.command("add-audio")
+def add_audio(
+    file: Annotated[Path, typer.Argument(help="WAV, FLAC, MP3, M4A, ... recording.")],
+    store: StoreOpt = None,
+    time: Annotated[str | None, typer.Option(help="When the recording started.")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember the speech in a recording (silence dropped, segments transcribed offline)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    with _errors(), _memory(store) as mem:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err, disable=as_json,
+                      transient=True) as bar:
+            task = bar.add_task(f"transcribing {file.name}: 0 segments", total=None)
+            done = [0]
+
+            def advance(n: int) -> None:
+                done[0] += n
+                bar.update(task, description=f"transcribing {file.name}: {done[0]} segments")
+
+            result = mem.add_audio(file, time=time, user_id=user_id, agent_id=agent_id, session_id=session_id,
+                                   progress=advance)
+    _print_media(result, as_json)
+
+
+@app.command("add-video")
+def add_video(
+    file: Annotated[Path, typer.Argument(help="MP4, MKV, WebM, ... video.")],
+    store: StoreOpt = None,
+    time: Annotated[str | None, typer.Option(help="When the video started.")] = None,
+    fps: Annotated[float, typer.Option(help="Frames sampled per second.")] = 1.0,
+    max_frames: Annotated[int, typer.Option(help="Most frames to sample.")] = 200,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember a video: scene-change frames, its speech, and one event unit linking them."""
+    with _errors(), _memory(store) as mem:
+        with err.status(f"processing {file.name}"):
+            result = mem.add_video(file, time=time, fps=fps, max_frames=max_frames,
+                                   user_id=user_id, agent_id=agent_id, session_id=session_id)
+    _print_media(result, as_json)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to recall.")],
+    store: StoreOpt = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", help="Candidates per retriever (default 20).")] = None,
+    theta: Annotated[float | None, typer.Option(help="Similarity for full text (level 2, default 0.4).")] = None,
+    budget: Annotated[int | None, typer.Option(help="Token budget of the context (default 6000).")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Rows of the table: the N best hits.")] = 10,
+    context: Annotated[bool, typer.Option("--context", help="Print the packed context (what an LLM reads).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """The best memories for a query, with time, speaker and score (--json: the whole context)."""
+    with _errors(), _reader(store) as mem:
+        ctx = mem.search(
+            query, top_k=top_k, theta=theta, budget=budget,
+            user_id=user_id, agent_id=agent_id, session_id=session_id,
+        )
+    _print_context(ctx, as_json=as_json, context=context, limit=limit)
+
+
+def _print_context(ctx: Context, *, as_json: bool, context: bool, limit: int) -> None:
+    """What ``search`` prints: JSON, the packed context, or a table of the best hits."""
+    if as_json:
+        _print_json(ctx.to_dict())
+        return
+    if context:
+        sys.stdout.write(ctx.render() + "\n")  # exactly the text a model reads: no wrapping
+        return
+    best = sorted(ctx.hits, key=lambda h: h.rank)[:limit]
+    title = (f"{len(best)} of {len(ctx.hits)} memories in context ({ctx.tokens}/{ctx.budget} tokens); "
+             "--limit N for more, --context for the packed text")
+    table = Table(title=title, title_justify="left")
+    for col in ("#", "score", "lvl", "time", "speaker", "memory", "source"):
+        table.add_column(col, overflow="fold")
+    from omnimem.timeparse import format_time
+
+    for hit in best:
+        u = hit.unit
+        table.add_row(
+            str(hit.rank), f"{hit.score:.3f}", str(hit.level), format_time(u.event_time),
+            u.speaker or "", u.summary, ",".join(u.source_ids),
+        )
+    out.print(table)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    store: StoreOpt = None,
+    budget: Annotated[int | None, typer.Option(help="Token budget of the context (default 6000).")] = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer from memory with the configured LLM (OMNIMEM_LLM_*); offline, show the evidence."""
+    with _errors(), _reader(store) as mem:
+        answer = mem.ask(question, budget=budget, user_id=user_id, agent_id=agent_id, session_id=session_id)
+    if as_json:
+        _print_json(answer.to_dict())
+        return
+    if answer.answer is None:
+        err.print(f"note: {answer.note}", markup=False, highlight=False)
+    else:
+        out.print(answer.answer, markup=False, highlight=False)
+    from omnimem.timeparse import format_time
+
+    for hit in answer.evidence[:5]:
+        u = hit.unit
+        out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {u.speaker or ''}: {u.summary}", markup=False)
+
+
+@app.command()
+def get(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Show one unit."""
+    with _errors(), _memory(store, existing=True) as mem:
+        unit = mem.get(unit_id)
+    data = unit.to_dict()
+    if as_json:
+        _print_json(data)
+    else:
+        for key, value in data.items():
+            out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+
+
+@app.command()
+def delete(
+    unit_id: str,
+    chain: Annotated[bool, typer.Option("--chain", help="Also delete every other version (what it replaced and what replaced it).")] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Delete one unit from every tier and index; a unit it replaced becomes current again (unless --chain)."""
+    with _errors(), _memory(store, existing=True) as mem:
+        mem.delete(unit_id, chain=chain)
+    out.print(f"deleted {unit_id}")
+
+
+@app.command()
+def forget(
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    since: Annotated[str | None, typer.Option(help="Only units whose event time is at or after this.")] = None,
+    until: Annotated[str | None, typer.Option(help="Only units whose event time is before this.")] = None,
+    unit: Annotated[list[str] | None, typer.Option("--unit", help="Only these unit ids (repeatable).")] = None,
+    all_units: Annotated[bool, typer.Option("--all", help="Wipe the whole store (takes no other criteria).")] = False,
+    all_users: Annotated[bool, typer.Option("--all-users", help="A --session-id/--since/--until forget for every user (else name --user-id or --agent-id).")] = False,
+    reason: Annotated[str | None, typer.Option(help="Why (recorded in the audit log).")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Delete units with zero residue (by scope, time range or id); the audit log keeps ids, never content."""
+    with _errors(), _memory(store, existing=True) as mem:
+        count = mem.forget(user_id=user_id, agent_id=agent_id, session_id=session_id, since=since, until=until,
+                           unit_ids=unit, all=all_units, all_users=all_users, reason=reason)
+    out.print(f"forgot {count} unit(s)")
+
+
+@app.command()
+def update(
+    unit_id: str,
+    text: Annotated[str | None, typer.Option(help="The corrected text.")] = None,
+    time: Annotated[str | None, typer.Option(help="The corrected event time.")] = None,
+    speaker: Annotated[str | None, typer.Option(help="The corrected speaker.")] = None,
+    reason: Annotated[str | None, typer.Option(help="Why (recorded in the audit log).")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Replace a unit with a corrected version; the old one is kept for history."""
+    with _errors(), _memory(store, existing=True) as mem:
+        result = mem.update(unit_id, text=text, time=time, speaker=speaker, reason=reason)
+    out.print(result.id if result.accepted else f"skipped: {result.reason}")
+
+
+@app.command()
+def history(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Every audit-log event about one unit."""
+    with _errors(), _memory(store, existing=True) as mem:
+        events = mem.history(unit_id)
+    _print_events(events, as_json)
+
+
+@app.command("log")
+def show_log(
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    limit: Annotated[int | None, typer.Option(help="Only the last N events.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The append-only audit log (who changed what, when and why)."""
+    with _errors(), _memory(store, existing=True) as mem:
+        events = mem.log(user_id=user_id, agent_id=agent_id, session_id=session_id, limit=limit)
+    _print_events(events, as_json)
+
+
+def _print_events(events: list[Any], as_json: bool) -> None:
+    if as_json:
+        _print_json([e.to_dict() for e in events])
+    else:
+        for event in events:
+            out.print(str(event), markup=False, highlight=False)
+
+
+@app.command("export")
+def export_cmd(
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    all_units: Annotated[bool, typer.Option("--all", help="Export the whole store.")] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Write everything held about a scope as JSON Lines to stdout (a data-access request)."""
+    with _errors(), _memory(store, existing=True) as mem:
+        for record in mem.export(user_id=user_id, agent_id=agent_id, session_id=session_id, all=all_units):
+            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+@app.command("import")
+def import_cmd(
+    file: Annotated[Path, typer.Argument(help="A dump written by omnimem export ('-' for stdin).")],
+    allow_forgotten: Annotated[bool, typer.Option("--allow-forgotten", help="Also restore content that was deleted or forgotten here.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load a dump; every record is validated before anything is stored; forgotten content stays forgotten."""
+    from omnimem.errors import MalformedDataError
+
+    with _errors():
+        try:
+            text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MalformedDataError(f"cannot read {file}: {exc}") from None
+        records = []
+        for n, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 and U+0085 are text
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise MalformedDataError(f"{file}:{n}: not valid JSON ({exc.msg})") from None
+        with _memory(store) as mem:
+            summary = mem.import_records(records, allow_forgotten=allow_forgotten)
+    if as_json:
+        _print_json(summary)
+    else:
+        out.print(f"{summary['units']} units: {summary['stored']} stored, {summary['skipped']} skipped "
+                  f"({summary['forgotten']} forgotten here; --allow-forgotten restores them)")
+
+
+@app.command()
+def reembed(
+    embedder: Annotated[str, typer.Option("--embedder", help="The new embedding model (a registered name).")],
+    store: StoreOpt = None,
+) -> None:
+    """Rebuild every vector with another embedding model and record it in the store."""
+    with _errors(), _memory(store, existing=True) as mem:
+        before = mem.embedder.name
+        count = mem.reembed(embedder)
+    out.print(f"re-embedded {count} unit(s): {before} -> {embedder}")
+
+
+@app.command()
+def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Counts, embedder and index sizes of a store."""
+    with _errors(), _memory(store, existing=True) as mem:
+        data = mem.stats()
+    if as_json:
+        _print_json(data)
+    else:
+        for key, value in data.items():
+            out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+
+
+@app.command()
+def demo(
+    store: Annotated[Path | None, typer.Option("--store", "-s", help="Store folder (default: a temporary one).")] = None,
+    question: Annotated[str, typer.Option(help="What to ask the sample conversation.")] = "What did Alex paint?",
+    file: Annotated[Path | None, typer.Option(help="Conversation JSONL (default: examples/sample_conversation.jsonl).")] = None,
+) -> None:
+    """Ingest the bundled sample conversation and show what it recalls."""
+    import tempfile
+
+    from omnimem.engine.ingest.loaders import load_jsonl
+    from omnimem.memory import Memory
+    from omnimem.timeparse import format_time
+
+    sample = file or Path(__file__).resolve().parents[2] / "examples" / "sample_conversation.jsonl"
+    if not sample.exists():
+        _fail(f"sample conversation not found at {sample}; pass --file")
+    with _errors(), tempfile.TemporaryDirectory() as tmp, Memory(store or Path(tmp) / "mem") as mem:
+        stored = 0
+        for d in load_jsonl(sample):
+            stored += sum(r.accepted for r in mem.add_dialogue(d.turns, user_id=d.user_id, session_id=d.session_id))
+        out.print(f"ingested {stored} turns from {sample.name} into {mem.path} ({mem.embedder.name})")
+        ctx = mem.search(question, budget=400)
+        out.print(f"[bold]{question}[/bold]")
+        for hit in ctx.hits[:5]:
+            u = hit.unit
+            out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {u.speaker}: {u.summary}", markup=False)
+
+
+graph_app = typer.Typer(help="The knowledge graph (entities, relations, the units behind them).", no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
+
+
+@graph_app.command("show")
+def graph_show(
+    name: Annotated[str, typer.Argument(help="Entity name or alias.")],
+    store: StoreOpt = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """An entity: its aliases, relations and the units that mention it."""
+    with _errors(), _memory(store, existing=True, graph=True) as mem:
+        details = mem.entity_details(name, user_id=user_id, agent_id=agent_id)
+    if not details:
+        _fail(f"no entity called {name!r}")
+    if as_json:
+        _print_json(details)
+        return
+    for d in details:
+        others = [a for a in d["aliases"] if a != d["name"]]
+        aliases = f" (aka {', '.join(others)})" if others else ""
+        out.print(f"{d['name']}{aliases}  {d['type']}  confidence {d['confidence']:.2f}", markup=False, highlight=False)
+        for r in d["relations"]:
+            out.print(f"  {r['source']} -[{r['label']}]-> {r['target']}  ({r['confidence']:.2f})", markup=False,
+                      highlight=False)
+        out.print(f"  units: {', '.join(d['units'])}", markup=False, highlight=False)
+
+
+@graph_app.command("export")
+def graph_export(
+    fmt: Annotated[str, typer.Option("--format", help="graphml or json.")] = "json",
+    store: StoreOpt = None,
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+) -> None:
+    """Write the graph (entities, relations, evidence units) to stdout."""
+    if fmt not in ("graphml", "json"):
+        _fail(f"unknown format {fmt!r}; use graphml or json")
+    with _errors(), _memory(store, existing=True, graph=True) as mem:
+        text = mem.export_graph(format=fmt, user_id=user_id, agent_id=agent_id)
+    sys.stdout.write(text + "\n")
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
+def bench(ctx: typer.Context) -> None:
+    """Benchmarks (source checkout only): the same commands as `python -m benchmarks ...`."""
+    module = _benchmark_package()
+    if module is None:
+        _fail("the benchmarks are not part of the omnimem package; run them from a source checkout of the "
+              "repository, in its root folder, as `python -m benchmarks ...`", 2)
+    module.build_app()(list(ctx.args), prog_name="omnimem bench")
+
+
+def _benchmark_package() -> Any:
+    """``benchmarks.cli``: the benchmarks of the source checkout this omnimem runs from (or any importable
+    omnimem ``benchmarks`` package); None when omnimem is installed without them."""
+    import importlib
+
+    root = Path(__file__).resolve().parents[2]
+    if (root / "benchmarks" / "__init__.py").is_file() and str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # a checkout (an editable install): its benchmarks sit beside omnimem/
+    try:
+        package = importlib.import_module("benchmarks")
+    except ImportError:
+        return None
+    return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
+
+
+from omnimem.cli.server import register as _register_server  # noqa: E402
+
+_register_server(app)  # serve, keys
+
+from omnimem.cli.mcp import mcp_command  # noqa: E402  (omnimem mcp: the MCP server on stdio)
+
+app.command("mcp")(mcp_command)
+
+from omnimem.cli import postgres as cli_postgres  # noqa: E402 - `omnimem migrate`
+
+cli_postgres.register(app)
+
+from omnimem.cli.queue import register as _register_queue  # noqa: E402
+
+_register_queue(app)  # `omnimem worker`, `omnimem queue`
+
+
+def main() -> None:
+    from omnimem.cli.commands import app as registered  # under `python -m omnimem.cli.commands` this module is __main__
+
+    registered()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""``omnimem mcp``: the MCP server on stdio, for an agent that starts it as a subprocess.
+
+Registered on the CLI's typer app by :mod:`omnimem.cli.commands` (``app.command("mcp")(mcp_command)``);
+this module does not import the CLI, so the import graph stays a tree. stdout
+carries the MCP protocol: everything else (errors, logs) goes to stderr.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from omnimem.cli.common import fail as _fail, store_path as _store_path
+from omnimem.errors import OmnimemError
+
+
+def mcp_command(
+    store: Annotated[Path | None, typer.Option(
+        "--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data).")] = None,
+    url: Annotated[str | None, typer.Option(
+        "--url", help="A database URL instead of a folder (postgresql://..., once that engine is installed).")] = None,
+    embedder: Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store.")] = None,
+) -> None:
+    """Serve the store to an MCP client over stdio (tools: add, add_dialogue, search, ask, get, update, delete,
+    forget, history, entities, neighbors; resource omnimem://units/{id}/raw). Every call acts as you, the
+    store's owner."""
+    from omnimem.memory import Memory
+
+    if store is not None and url is not None:
+        _fail("pass either --store or --url, not both")
+    try:
+        from omnimem.mcp.server import create_mcp
+    except ImportError:
+        _fail("the MCP server needs fastmcp; install it with: pip install 'omnimem[mcp]'")
+    try:
+        memory = Memory(url=url, embedder=embedder) if url is not None else \
+            Memory(_store_path(store), embedder=embedder)
+    except OmnimemError as exc:
+        _fail(str(exc), 2 if exc.status < 500 else 1)
+    with memory:
+        create_mcp(memory).run(transport="stdio", show_banner=False)

@@ -1,0 +1,133 @@
+"""``omnimem serve`` and ``omnimem keys``: the HTTP server and its API keys.
+
+:func:`register` adds them to the CLI's typer app (``omnimem.cli.commands`` calls it);
+this module does not import ``omnimem.cli.commands``, so the import graph stays a tree.
+Errors print one line and exit 2 (bad input) or 1, as everywhere in the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from omnimem.cli.common import errors as _errors, fail as _fail, print_json as _print_json, store_path as _store_path
+
+if TYPE_CHECKING:
+    from omnimem.store.base import Store
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data)."),
+]
+UrlOpt = Annotated[str | None, typer.Option("--url", help="A PostgreSQL store (postgresql://...) instead of --store.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store (e.g. all-MiniLM-L6-v2).")]
+out = Console()
+
+keys_app = typer.Typer(help="API keys of the HTTP server (stored hashed in the store).", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` and ``keys`` to the CLI."""
+    app.command()(serve)
+    app.add_typer(keys_app, name="keys")
+
+
+@contextmanager
+def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
+    """The unit store holding the keys; a folder is opened without loading any model."""
+    if url is not None:
+        from omnimem.memory import Memory
+
+        with Memory(url=url) as mem:
+            yield mem.store
+        return
+    from omnimem.store.sqlite.store import SQLiteStore
+
+    opened = SQLiteStore(_store_path(store))
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def serve(
+    store: StoreOpt = None,
+    url: UrlOpt = None,
+    host: Annotated[str, typer.Option(help="Interface to listen on (TLS: put a reverse proxy in front).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8420,
+    no_auth: Annotated[bool, typer.Option("--no-auth", help="No API keys: every request is a store-wide admin "
+                                                            "(loopback hosts only).")] = False,
+    workers: Annotated[int, typer.Option(help="uvicorn worker processes sharing the store.")] = 1,
+    rate_limit: Annotated[float, typer.Option(help="Requests per second per key (0: no limit).")] = 50.0,
+    burst: Annotated[int, typer.Option(help="Requests a key may send at once before the rate applies.")] = 100,
+    max_body: Annotated[int, typer.Option(help="Largest JSON body in bytes (413 beyond).")] = 16 * 1024 * 1024,
+    max_upload: Annotated[int, typer.Option(help="Largest upload or import in bytes (413 beyond).")] = 256 * 1024 * 1024,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Serve the HTTP API (docs/http-api.md) with uvicorn until interrupted."""
+    from omnimem.server.serve import ServeOptions
+    from omnimem.server.serve import serve as run
+
+    if store is None and url is None:
+        store = _store_path(None)
+    options = ServeOptions(store=str(store) if store is not None else None, url=url, host=host, port=port,
+                           auth=not no_auth, workers=workers, rate=rate_limit, burst=burst, max_body=max_body,
+                           max_upload=max_upload, embedder=embedder)
+    with _errors():
+        run(options)
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option("--name", help="A name for the key (the audit log shows key:<name>).")],
+    role: Annotated[str, typer.Option("--role", help="read | write | admin")],
+    user_id: Annotated[str | None, typer.Option("--user-id", help="The user the key acts for (omit: store-wide "
+                                                                  "admin).")] = None,
+    agent_id: Annotated[str | None, typer.Option("--agent-id", help="Also bind the key to this agent.")] = None,
+    store: StoreOpt = None,
+    url: UrlOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a key and print it once (only its hash is stored)."""
+    from omnimem.server.apikeys import create_key
+
+    with _errors(), _key_store(store, url) as keys:
+        key, record = create_key(keys, name=name, role=role, user_id=user_id, agent_id=agent_id)
+    if as_json:
+        _print_json({"api_key": key, **record.to_dict()})
+    else:
+        out.print(key, markup=False, highlight=False)
+        typer.echo(f"key {record.key_id} ({record.role}) created; it is shown only this once", err=True)
+
+
+@keys_app.command("list")
+def keys_list(store: StoreOpt = None, url: UrlOpt = None, as_json: JsonOpt = False) -> None:
+    """Every key (revoked ones too), without secrets."""
+    with _errors(), _key_store(store, url) as keys:
+        records = keys.list_keys()
+    if as_json:
+        _print_json([r.to_dict() for r in records])
+        return
+    table = Table("key id", "name", "role", "user", "agent", "created", "revoked")
+    for r in records:
+        table.add_row(r.key_id, r.name, r.role, r.user_id or "*", r.agent_id or "*",
+                      f"{r.created_at:%Y-%m-%d %H:%M}", f"{r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "")
+    out.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key id (from keys list).")],
+                store: StoreOpt = None, url: UrlOpt = None) -> None:
+    """Revoke a key: it and its console sessions stop working at once."""
+    with _errors(), _key_store(store, url) as keys:
+        found = keys.revoke_key(key_id)
+    if not found:
+        _fail(f"no active key {key_id!r}; see omnimem keys list")
+    out.print(f"revoked {key_id}")

@@ -1,0 +1,195 @@
+"""Running one enrichment job. Every handler is idempotent: a job re-run after its worker died (after
+the model answered, or even after the result was written) never duplicates a unit or a graph row.
+
+How: an enriched version gets a deterministic id (:func:`enriched_id` of the job key) and is written
+with its graph rows and its supersession in one transaction, so a re-run finds it; graph rows of a
+unit that keeps its version commit with the job's completion (``complete(derived=)``); restated units
+have deterministic content hashes and ids, and each offline turn is superseded at most once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Any
+
+from omnimem.engine.parts import Parts
+from omnimem.errors import ConfigError
+from omnimem.text import EmbedInput, embed_texts
+from omnimem.engine.ingest.pipeline import Ingestor
+from omnimem.engine.ingest.prepare import Pending
+from omnimem.mau import MAU, Links, Modality, content_hash, search_text
+from omnimem.store.audit import AuditEvent
+from omnimem.store.base import RowWriter
+from omnimem.store.jobs import Job
+
+NAMESPACE = uuid.UUID("5f0c6c4e-9a52-4d0e-9d1e-0b7a1c2e3f40")
+
+
+def enriched_id(key: str) -> str:
+    """The id of the unit a job writes: the same on every run of the job."""
+    return uuid.uuid5(NAMESPACE, key).hex
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Rows to write with the job's completion, if the units in ``requires`` are still current then."""
+
+    derived: tuple[RowWriter, ...] = ()
+    requires: tuple[str, ...] = ()
+
+
+def run(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
+    """Do the job's work; returns what to write with its completion. Raises to fail the attempt."""
+    if job.kind == "enrich":
+        return enrich_unit(parts, ingestor, job)
+    if job.kind == "graph":
+        return graph_rows(parts, job)
+    if job.kind == "restate":
+        restate_turns(parts, ingestor, job)
+        return Outcome()
+    raise ConfigError(f"unknown job kind {job.kind!r} (written by a newer omnimem?)")
+
+
+def graph_rows(parts: Parts, job: Job) -> Outcome:
+    """Entities and relations of the batch's units still current, extracted together."""
+    if parts.graph is None:
+        raise ConfigError("job kind 'graph' needs the knowledge graph; open the store with graph=True")
+    with parts.lock:
+        units = [u for u in parts.store.get(list(job.payload["units"])) if u.active]
+    if not units:
+        return Outcome()
+    return Outcome((parts.graph.writer(units, parts.graph.extract(units)),), tuple(u.id for u in units))
+
+
+def _need_llm(parts: Parts, task: str) -> Any:
+    if parts.llm is None:
+        raise ConfigError(f"job task {task!r} needs an LLM and none is configured in this process")
+    return parts.llm
+
+
+def enrich_unit(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
+    """Summary or caption (a new version that supersedes the unit), graph rows, supersession proposals."""
+    tasks: list[str] = list(job.payload.get("tasks", ()))
+    new_id = enriched_id(job.key)
+    with parts.lock:
+        found = {u.id: u for u in parts.store.get([job.payload["unit"], new_id])}
+    unit = found.get(job.payload["unit"])
+    target = found.get(new_id)  # written by an earlier run of this job, with its graph rows
+    if target is None:
+        if unit is None or not unit.active:
+            return Outcome()  # deleted, or replaced by a newer version (which has its own jobs): nothing to enrich
+        target = unit
+        changed = _new_text(parts, unit, tasks)
+        if changed is not None:  # compared with what was stored before the unit (not before its version)
+            target = replace(_write_version(parts, unit, new_id, changed, tasks, job), record_time=unit.record_time)
+            tasks = [t for t in tasks if t != "graph"]  # written with the new version
+    elif not target.active:
+        return Outcome()
+    else:
+        tasks = [t for t in tasks if t != "graph"]  # its graph rows were written with it
+        if unit is not None:
+            target = replace(target, record_time=unit.record_time)
+    if "supersede" in tasks and parts.settings.auto_supersede:
+        _need_llm(parts, "supersede")
+        ingestor.propose_supersession([target], [target.embedding])
+    if "graph" in tasks and parts.graph is not None:
+        return Outcome((parts.graph.writer([target], parts.graph.extract([target])),), (target.id,))
+    if "graph" in tasks:
+        raise ConfigError("job task 'graph' needs the knowledge graph; open the store with graph=True")
+    return Outcome()
+
+
+def _new_text(parts: Parts, unit: MAU, tasks: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
+    """The enriched summary and metadata additions, or None when the unit keeps its text."""
+    if "caption" in tasks and unit.raw_ref is not None:
+        from omnimem.providers import create_provider
+
+        captioner = create_provider("captioner", "vision-llm", llm=_need_llm(parts, "caption"))
+        described = captioner.caption(parts.store.read_raw(unit.raw_ref), str(unit.metadata.get("mime", "image/png")))
+        return described, {"caption": "vision-llm"}
+    if "summary" in tasks and unit.raw_ref is not None and unit.modality is Modality.TEXT:
+        from omnimem.engine.enrich.summarise import summarise
+
+        full = parts.store.read_raw(unit.raw_ref).decode("utf-8")
+        summary = summarise(full, _need_llm(parts, "summary"), max_words=parts.settings.summary_words)
+        return (summary, {}) if summary != unit.summary else None
+    return None
+
+
+def _write_version(parts: Parts, unit: MAU, new_id: str, change: tuple[str, dict[str, Any]], tasks: Sequence[str],
+                   job: Job) -> MAU:
+    """Store the enriched version with its graph rows, superseding ``unit``, in one transaction."""
+    summary, extra = change
+    settings = parts.settings
+    history: dict[Any, list[str]] = {}
+    if settings.embed_context:
+        with parts.lock:
+            history[unit.scope] = [search_text(sp, su) for sp, su in
+                                   parts.store.recent_lines(unit.scope, settings.embed_context)]
+    texts = embed_texts([EmbedInput(unit.scope, unit.speaker, summary, unit.modality, unit.event_time)],
+                        context=settings.embed_context, dates=settings.embed_dates, history=history)
+    vectors = parts.embedder.embed(texts)
+    version = replace(unit, id=new_id, summary=summary, record_time=datetime.now(timezone.utc),
+                      links=Links(unit.links.prev_id, None, unit.source_ids), embedding=vectors[0],
+                      metadata={**unit.metadata, **extra, "enriched_from": unit.id},
+                      superseded_by=None, superseded_at=None)
+    derived: list[RowWriter] = []
+    if "graph" in tasks and parts.graph is not None:
+        derived.append(parts.graph.writer([version], parts.graph.extract([version])))
+    actor = f"llm:{parts.llm.name}" if parts.llm is not None else "omnimem"
+    event = AuditEvent("enrich", actor, (new_id, unit.id), unit.scope, f"enriched version ({', '.join(tasks)})",
+                       {"supersedes": {new_id: [unit.id]}, "job": job.key})
+    with parts.write_lock, parts.lock:
+        parts.check_open(write=True)
+        parts.search.sync()
+        rows = parts.store.insert([version], {}, derived=derived, event=event, supersedes={new_id: [unit.id]})
+        parts.search.added(rows, vectors, parts.store.last_write_seq)
+    return rows[0][1]
+
+
+def restate_turns(parts: Parts, ingestor: Ingestor, job: Job) -> None:
+    """Restate dialogue turns stored offline; each restated unit supersedes the turns it covers.
+
+    Resumes where an earlier run stopped: turns already superseded are covered and only give context.
+    """
+    from omnimem.engine.enrich.restate import Restater, Turn
+
+    llm = _need_llm(parts, "restate")
+    with parts.lock:
+        stored = {u.id: u for u in parts.store.get(list(job.payload["units"]))}
+    turns_units = [stored[i] for i in job.payload["units"] if i in stored]
+    start = next((n for n, u in enumerate(turns_units) if u.active), None)
+    if start is None:
+        return  # every turn deleted or already restated
+    overlap = parts.settings.restate_overlap
+    todo = turns_units[max(0, start - overlap):]
+    offline = {u.source_ids[0]: u.id for u in todo if u.source_ids}
+    covered = {u.source_ids[0] for u in todo if u.source_ids and not u.active}
+    scope = todo[0].scope
+    restater = Restater(llm, window=parts.settings.restate_window, overlap=overlap,
+                        workers=parts.settings.llm_workers, default_tz=parts.tz)
+    turns = [Turn(u.source_ids[0] if u.source_ids else u.id, u.speaker, str(u.metadata.get("turn_text", u.summary)),
+                  u.event_time) for u in todo]
+    session_time = next((t.time for t in turns if t.time is not None), None)
+    for window in restater.restate(turns, session_time=session_time):
+        pending: list[Pending] = []
+        for restated in window.units:
+            if covered.issuperset(restated.source_ids):
+                continue
+            replaced = tuple(offline[s] for s in restated.source_ids if s in offline and s not in covered)
+            covered.update(restated.source_ids)
+            digest = content_hash(restated.text, speaker=None, event_time=None, scope=scope,
+                                  source_id="|".join(restated.source_ids))
+            pending.append(Pending(
+                restated.text, restated.speaker, restated.time, scope, None, digest,
+                metadata={"restated": True, "keywords": list(restated.keywords), "persons": list(restated.persons),
+                          "entities": list(restated.entities), "location": restated.location,
+                          "topic": restated.topic},
+                novelty=False,  # it restates turns already stored: similar on purpose
+                unit_id=enriched_id(f"{job.key}:{digest}"), source_ids=restated.source_ids, supersedes=replaced,
+            ))
+        if pending:
+            ingestor.ingest(pending, action="enrich", reason="restated by the model")

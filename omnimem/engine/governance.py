@@ -1,0 +1,149 @@
+"""Data-access requests and model changes: export, import, re-embed.
+
+An export is JSON Lines: a header, then every unit of the scope (full text,
+raw content inline as base64, metadata, supersession), the graph's entities
+and relations when the graph is on, and the audit events about those units.
+Import validates every record against its modality before writing any
+(:mod:`omnimem.engine.ingest.dump`), recomputes content hashes from the content,
+re-embeds with the target store's embedder (vectors are derived data), keeps
+unit ids, and honours tombstones unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from omnimem.embed.base import Embedder
+from omnimem.engine.parts import Parts
+from omnimem.errors import InvalidInputError, MalformedDataError
+from omnimem.engine.ingest import history
+from omnimem.engine.ingest.dump import FORMAT, VERSION, Checked, check_dump
+from omnimem.text import EmbedInput, embed_texts
+from omnimem.engine.ingest.pipeline import Ingestor
+from omnimem.mau import Modality, Scope
+from omnimem.engine.retrieval.search import full_text
+from omnimem.store.audit import AuditEvent
+
+
+
+def export_records(parts: Parts, scope: Scope) -> Iterator[dict[str, Any]]:
+    """Everything the store holds about ``scope``, as JSON-ready records."""
+    with parts.lock:
+        units = parts.store.get(parts.store.ids_in_scope(scope))
+    yield {"kind": "header", "format": FORMAT, "version": VERSION, "embedder": parts.embedder.name,
+           "exported_at": datetime.now(timezone.utc).isoformat(), **scope.as_dict(), "units": len(units)}
+    for unit in units:
+        record = {"kind": "unit", **unit.to_dict()}
+        record["text"] = full_text(parts.store, unit) if unit.modality is Modality.TEXT else unit.summary
+        if unit.raw_ref and unit.modality is not Modality.TEXT:
+            record["raw"] = base64.b64encode(parts.store.read_raw(unit.raw_ref)).decode("ascii")
+        yield record
+    if parts.graph is not None:
+        for entity in parts.graph.entities(scope):
+            yield {"kind": "entity", **parts.graph.details(entity)}
+    ids = {u.id for u in units}
+    seen: set[int] = set()
+    for unit_id in sorted(ids):
+        for event in parts.store.events(unit_id=unit_id):
+            if event.seq not in seen:
+                seen.add(event.seq)
+                yield {"kind": "event", **event.to_dict()}
+
+
+def import_records(
+    parts: Parts, ingestor: Ingestor, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False
+) -> dict[str, int]:
+    """Validate a whole dump, then store its units (skipping ones already present or forgotten)."""
+    if not isinstance(allow_forgotten, bool):
+        raise InvalidInputError("allow_forgotten must be True or False")
+    records = list(records)
+    checked = check_dump(records)
+    past = history.check_events(records)  # the source's audit events, checked before anything is stored
+    with parts.lock:
+        present = {u.id: u for u in parts.store.get([c.item.unit_id or "" for c in checked])}
+    todo: list[Checked] = []
+    for c in checked:
+        old = present.get(c.item.unit_id or "")
+        if old is not None and old.scope != c.item.scope:
+            raise MalformedDataError(f"{c.where}: the id is already taken by a unit of another scope")
+        if old is None:
+            todo.append(c)
+    todo, forgotten = _not_forgotten(parts, todo, allow_forgotten)
+    stored = 0
+    for group in _by_scope(todo):  # one audit event per scope, so each user's log shows its import
+        items = [c.item for c in group]
+        results = ingestor.ingest(items, allow_forgotten=allow_forgotten, action="import", reason="import")
+        stored += sum(r.accepted for r in results)
+        forgotten += sum(r.reason.startswith("forgotten") for r in results)
+    _link_versions(parts, checked)
+    with parts.write_lock, parts.lock:
+        events = history.restore(parts.store, past)
+    return {"units": len(checked), "stored": stored, "skipped": len(checked) - stored, "forgotten": forgotten,
+            "events": events}
+
+
+def _not_forgotten(parts: Parts, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:
+    """Drop units recorded before their user/agent was forgotten as a whole (an old backup)."""
+    if allow:
+        return todo, 0
+    since: dict[tuple[str | None, str | None], datetime | None] = {}
+    kept: list[Checked] = []
+    with parts.lock:
+        for c in todo:
+            owner = (c.item.scope.user_id, c.item.scope.agent_id)
+            if owner not in since:
+                since[owner] = parts.store.forgotten_since(c.item.scope)
+            when = since[owner]
+            if when is None or (c.recorded is not None and c.recorded > when):
+                kept.append(c)
+    return kept, len(todo) - len(kept)
+
+
+def _by_scope(todo: list[Checked]) -> list[list[Checked]]:
+    groups: dict[Scope, list[Checked]] = {}
+    for c in todo:
+        groups.setdefault(c.item.scope, []).append(c)
+    return list(groups.values())
+
+
+def _link_versions(parts: Parts, checked: list[Checked]) -> None:
+    """Restore supersession between imported units (already checked to share user and agent)."""
+    pairs = [(c.item.unit_id or "", c.superseded_by) for c in checked if c.superseded_by]
+    if not pairs:
+        return
+    with parts.write_lock, parts.lock:
+        units = {u.id: u for u in parts.store.get(list({i for pair in pairs for i in pair if i}))}
+        todo: dict[str, list[str]] = {}
+        for old, new in pairs:
+            if old in units and new in units and units[old].active and (
+                    units[old].user_id, units[old].agent_id) == (units[new].user_id, units[new].agent_id):
+                todo.setdefault(new or "", []).append(old)
+        if todo:
+            replaced = tuple(o for olds in todo.values() for o in olds)
+            parts.store.supersede(todo, AuditEvent("supersede", parts.actor, (*todo, *replaced), reason="import",
+                                                 details={"supersedes": todo}))
+            parts.search.sync()
+
+
+def rewrite_vectors(parts: Parts, embedder: Embedder, *, batch: int = 256) -> int:
+    """Replace every stored vector with ``embedder``'s and record it as the store's embedder.
+
+    The caller (the engine) holds the write lock and swaps its embedder and
+    indexes afterwards (see :meth:`omnimem.engine.local.LocalEngine.reembed`).
+    """
+    with parts.lock:
+        rows = list(parts.store.embed_rows())
+    inputs = [EmbedInput(scope, sp, su, Modality(mod), datetime.fromisoformat(when) if when else None)
+              for _, scope, sp, su, mod, when in rows]
+    texts = embed_texts(inputs, context=parts.settings.embed_context, dates=parts.settings.embed_dates)
+    vectors: list[Any] = []
+    for start in range(0, len(texts), batch):
+        vectors.extend(embedder.embed(texts[start : start + batch]))
+    with parts.lock:
+        parts.store.replace_vectors([row[0] for row in rows], vectors, embedder.name, embedder.dim,
+                                    AuditEvent("reembed", parts.actor, (), details={"units": len(rows)},
+                                               reason=f"{parts.embedder.name} -> {embedder.name}"))
+    return len(rows)

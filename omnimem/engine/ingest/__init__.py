@@ -1,0 +1,1 @@
+"""The write path's rooms: validation, planning of enrichment jobs, the ingest pipeline, media and loaders."""

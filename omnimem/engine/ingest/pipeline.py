@@ -1,0 +1,255 @@
+"""The write path: validation is done; here units are de-duplicated, filtered,
+embedded, stored with their graph rows and audit event, and indexed.
+
+One writer at a time (the engine's write lock); store and index access under
+the short lock, so searches keep running while a batch is being embedded.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from omnimem.engine.parts import Parts
+from omnimem.engine.ingest.plan import plan_jobs
+from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
+from omnimem.text import EmbedInput, embed_texts
+from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
+from omnimem.store.audit import AuditEvent
+from omnimem.store.base import RowWriter, SearchFilter
+from omnimem.store.cold import content_ref
+from omnimem.engine.enrich.summarise import summarise
+
+
+Progress = Callable[[int], None]
+BATCH = 256
+
+
+class Ingestor:
+    """Stores pending units through one engine's parts."""
+
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        self._chain_tail: str | None = None  # last chained media unit of the current add_* call
+
+    def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
+        """Write-time restatement: store each window's self-contained units before the next.
+
+        With an LLM, pronouns are resolved and relative times made absolute;
+        without one, each turn becomes "On <date>, <speaker> said: <text>".
+        Each unit keeps the ids of its source turns. A run that failed part
+        way resumes after the turns already covered by stored units.
+        """
+        from omnimem.engine.enrich.restate import Restater, Turn
+
+        deferred = self.parts.llm is not None and self.parts.settings.enrich != "sync"  # the LLM runs in a job
+        turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
+        said = {t.id: t.text for t in turns}
+        with self.parts.lock:
+            covered = {s for u in self.parts.store.get(self.parts.store.ids_in_scope(scope)) for s in u.source_ids}
+        start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
+        if start == len(turns):
+            return []
+        overlap = self.parts.settings.restate_overlap
+        todo = turns[max(0, start - overlap) if start else 0 :]
+        restater = Restater(
+            None if deferred else self.parts.llm, window=self.parts.settings.restate_window, overlap=overlap,
+            workers=self.parts.settings.llm_workers, default_tz=self.parts.tz,
+        )
+        session_time = next((t.time for t in turns if t.time is not None), None)
+        results: list[AddResult] = []
+        for window in restater.restate(todo, session_time=session_time):
+            pending = [
+                Pending(
+                    unit.text, unit.speaker, unit.time, scope, None,
+                    content_hash(unit.text, speaker=None, event_time=None, scope=scope,
+                                 source_id="|".join(unit.source_ids)),
+                    metadata={"restated": True, "keywords": list(unit.keywords), "persons": list(unit.persons),
+                              "entities": list(unit.entities), "location": unit.location, "topic": unit.topic}
+                    if not deferred else  # stored now, restated by the model in a job (omnimem.engine.enrich)
+                    {"restated": "offline", "turn_text": said[unit.source_ids[0]]},
+                    source_ids=unit.source_ids,
+                )
+                for unit in window.units
+                if not covered.issuperset(unit.source_ids)
+            ]
+            results.extend(self.ingest(pending))
+            if progress is not None:
+                progress(len(window.turn_ids) - (overlap if window.index else 0))
+        return results
+
+    def ingest(
+        self,
+        items: Sequence[Pending],
+        progress: Progress | None = None,
+        *,
+        keep_chain: bool = False,
+        allow_forgotten: bool = False,
+        action: str = "add",
+        reason: str | None = None,
+    ) -> list[AddResult]:
+        results: list[AddResult] = []
+        check_storable(items)
+        with self.parts.write_lock:
+            self.parts.check_open(write=True)
+            if not keep_chain:
+                self._chain_tail = None
+            with self.parts.lock:
+                self.parts.search.sync()
+            recent: dict[Scope, list[tuple[str, str]]] = {}
+            for start in range(0, len(items), BATCH):
+                batch = items[start : start + BATCH]
+                results.extend(self._batch(batch, recent, allow_forgotten, action, reason))
+                if progress is not None:
+                    progress(len(batch))
+        return results
+
+    def _batch(
+        self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]], allow_forgotten: bool,
+        action: str, reason: str | None,
+    ) -> list[AddResult]:
+        with self.parts.lock:
+            known = self.parts.store.find_hashes([p.content_hash for p in batch])
+            forgotten = {} if allow_forgotten else self.parts.store.tombstoned([(p.scope, p.content_hash) for p in batch])
+        results: list[AddResult | None] = []
+        accepted: list[tuple[int, Pending, str]] = []
+        seen_in_batch: dict[str, str] = {}
+        counts: dict[str, float] = {}
+        window = self.parts.settings.novelty_window
+        for pos, item in enumerate(batch):
+            kind = item.modality.value
+            dup = known.get(item.content_hash) or seen_in_batch.get(item.content_hash)
+            if dup is not None:
+                results.append(AddResult(None, False, "duplicate", 1.0, dup))
+                _count(counts, f"{kind}_duplicate")
+                continue
+            if item.content_hash in forgotten:
+                results.append(AddResult(None, False, "forgotten: this content was deleted; pass allow_forgotten=True",
+                                         None, forgotten[item.content_hash]))
+                _count(counts, f"{kind}_forgotten")
+                continue
+            unit_id = item.unit_id or uuid.uuid4().hex
+            if item.novelty:
+                if item.scope not in recent:
+                    with self.parts.lock:
+                        recent[item.scope] = self.parts.store.recent(item.scope, window)[::-1]
+                decision = self.parts.novelty.check(item.text, recent[item.scope])
+                if not decision.accepted:
+                    results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
+                    _count(counts, f"{kind}_redundant")
+                    continue
+                recent[item.scope] = [*recent[item.scope], (unit_id, item.text)][-window:]
+            seen_in_batch[item.content_hash] = unit_id
+            accepted.append((pos, item, unit_id))
+            results.append(None)
+            _count(counts, f"{kind}_stored")
+        if accepted:
+            self._store(accepted, results, counts, action, reason)
+        elif counts:
+            with self.parts.lock:
+                self.parts.store.add_stats(counts)
+        return [r for r in results if r is not None]
+
+    def _embed_texts(self, items: Sequence[Pending], summaries: Sequence[str]) -> list[str]:
+        """What each unit is embedded by (see :mod:`omnimem.text`)."""
+        settings = self.parts.settings
+        # the hot-tier summary (a text of up to summary_words is its own summary): what re-embedding and the
+        # context of later batches read back, so every path embeds the same text
+        inputs = [EmbedInput(item.scope, item.speaker, s, item.modality, item.event_time)
+                  for item, s in zip(items, summaries)]
+        history: dict[Scope, list[str]] = {}
+        if settings.embed_context:
+            with self.parts.lock:
+                for scope in dict.fromkeys(item.scope for item in items):
+                    history[scope] = [search_text(sp, su) for sp, su in
+                                      self.parts.store.recent_lines(scope, settings.embed_context)]
+        return embed_texts(inputs, context=settings.embed_context, dates=settings.embed_dates, history=history)
+
+    def _store(
+        self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
+        action: str = "add", reason: str | None = None,
+    ) -> None:
+        deferred = self.parts.settings.enrich != "sync"  # model work is queued as jobs (omnimem.engine.enrich)
+        llm = self.parts.llm if self.parts.settings.llm_summaries and not deferred else None
+        words = self.parts.settings.summary_words
+        summaries = [  # long text: a model's summary when one is configured, else the first words
+            summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
+            for _, item, _ in accepted
+        ]
+        vectors = self.parts.embedder.embed(self._embed_texts([item for _, item, _ in accepted], summaries))
+        now = datetime.now(timezone.utc)
+        units: list[MAU] = []
+        raw: dict[str, bytes] = {}
+        chained: str | None = self._chain_tail
+        for (_, item, unit_id), summary, vector in zip(accepted, summaries, vectors):
+            ref = None
+            data = item.raw if item.raw is not None else (item.text.encode("utf-8") if summary != item.text else None)
+            if data is not None:  # media, or the full version of a long text: cold tier
+                ref = content_ref(data)
+                raw[ref] = data
+            prev = chained if item.chain else None
+            units.append(
+                MAU(
+                    id=unit_id, summary=summary, modality=item.modality, event_time=item.event_time,
+                    record_time=now, scope=item.scope, content_hash=item.content_hash, speaker=item.speaker,
+                    raw_ref=ref, links=Links(prev, None, item.source_ids or ((item.source_id,) if item.source_id else ())),
+                    embedding=vector, metadata=item.metadata,
+                )
+            )
+            if item.chain:
+                chained = unit_id
+        derived: list[RowWriter] = []  # graph and CLIP rows, written in the transaction of their units
+        if self.parts.graph is not None and not deferred:
+            described = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
+            derived.append(self.parts.graph.writer(described, self.parts.graph.extract(described)))
+        if self.parts.clip is not None and (clip_rows := self.parts.clip.writer(units, raw)) is not None:
+            derived.append(clip_rows)
+
+        supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
+        replaced = tuple(old for olds in supersedes.values() for old in olds)
+        event = AuditEvent(
+            action, self.parts.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
+            {"modalities": sorted({u.modality.value for u in units}), "supersedes": supersedes},  # no content hashes:
+            # a plain hash in the append-only log would let anyone confirm a guess at forgotten content
+        )
+        jobs = plan_jobs(self.parts, units, action) if deferred else []
+        with self.parts.lock:
+            rows = self.parts.store.insert(units, raw, derived=derived, event=event, supersedes=supersedes, jobs=jobs)
+            self.parts.search.added(rows, vectors, self.parts.store.last_write_seq)
+            self.parts.store.add_stats(counts)
+        if jobs:
+            self.parts.wake()
+        self._chain_tail = chained
+        for (pos, _, unit_id), _unit in zip(accepted, units):
+            results[pos] = AddResult(unit_id, True, "stored")
+        if self.parts.settings.auto_supersede and self.parts.llm is not None and action != "import" and not deferred:
+            texts = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
+            self.propose_supersession([u for u, _ in texts], [v for _, v in texts])
+
+    def propose_supersession(self, units: list[MAU], vectors: Any) -> None:
+        """Ask the model which current units each new one replaces; apply and log its answer."""
+        from omnimem.engine.enrich.supersede import propose
+
+        assert self.parts.llm is not None
+        new_ids = {u.id for u in units}
+        for unit, vector in zip(units, vectors):
+            same_owner = Scope(unit.user_id, unit.agent_id, None)
+            with self.parts.lock:
+                near = self.parts.search.within(SearchFilter(same_owner)).dense(vector, 6)
+                rows = self.parts.store.get_rows([rid for rid, score in near if score >= 0.5])
+            earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
+                       and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)
+                       and u.record_time <= unit.record_time]  # a queued check never replaces later units
+            chosen, why = propose(self.parts.llm, unit, earlier[:5])
+            if chosen:
+                event = AuditEvent("supersede", f"llm:{self.parts.llm.name}", (unit.id, *chosen), unit.scope,
+                                   f"proposed by the model: {why}" if why else "proposed by the model")
+                with self.parts.lock:
+                    self.parts.store.supersede({unit.id: chosen}, event)
+                    self.parts.search.sync()
+
+
+def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:
+    counts[name] = counts.get(name, 0.0) + amount

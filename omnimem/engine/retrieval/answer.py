@@ -1,0 +1,112 @@
+"""Answering a question from a pyramid context with a language model.
+
+The library prompt is deliberately general: no dates, no data-set rules.
+Benchmarks pass their own ``instructions``. Without a model, the answer is
+``None`` and the evidence is still returned, with a note saying why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from omnimem.llm.base import LLM, Message
+from omnimem.engine.retrieval.pyramid import Context, Hit
+
+NO_MODEL_NOTE = (
+    "no language model is configured (set OMNIMEM_LLM_BASE_URL and OMNIMEM_LLM_MODEL, or pass llm=); "
+    "returning the best evidence without an answer"
+)
+
+DEFAULT_INSTRUCTIONS = (
+    "You answer questions using only the memories given to you. Each memory starts with the time it "
+    "happened in brackets and, when known, who said it. Interpret relative expressions such as "
+    "'yesterday' or 'last week' against that memory's time, and answer with absolute dates. Be brief: "
+    "give the answer itself, not an explanation. If the memories do not contain the answer, say that "
+    "the information is not in memory; never guess."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerUsage:
+    """What answering cost: tokens and calls of the model, and wall time."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    latency_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "calls": self.calls,
+            "latency_s": round(self.latency_s, 4),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerUsage:
+        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
+                   int(data.get("calls", 0)), float(data.get("latency_s", 0.0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer (or ``None`` offline) with the evidence it was given."""
+
+    question: str
+    answer: str | None
+    evidence: tuple[Hit, ...]
+    usage: AnswerUsage
+    context: Context
+    model: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "model": self.model,
+            "note": self.note,
+            "usage": self.usage.to_dict(),
+            "evidence": [hit.to_dict() for hit in self.evidence],
+            "tokens": self.context.tokens,
+            "context": self.context.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Answer:
+        """The inverse of :meth:`to_dict` (the remote client reads answers with it)."""
+        return cls(
+            question=str(data["question"]), answer=data.get("answer"),
+            evidence=tuple(Hit.from_dict(h) for h in data.get("evidence", ())),
+            usage=AnswerUsage.from_dict(data.get("usage", {})), context=Context.from_dict(data["context"]),
+            model=data.get("model"), note=data.get("note"),
+        )
+
+
+def build_messages(question: str, context: Context, *, instructions: str | None = None,
+                   now: datetime | None = None) -> list[Message]:
+    """The chat sent to the model: instructions, then memories, then the question."""
+    memories = context.render() or "(no memories found)"
+    today = f"Today is {now.date().isoformat()}.\n" if now is not None else ""
+    user = f"{today}Memories:\n{memories}\n\nQuestion: {question}\nAnswer:"
+    return [
+        {"role": "system", "content": instructions or DEFAULT_INSTRUCTIONS},
+        {"role": "user", "content": user},
+    ]
+
+
+def answer_question(llm: LLM | None, question: str, context: Context, *, instructions: str | None = None,
+                    max_tokens: int | None = 256, now: datetime | None = None) -> Answer:
+    """Ask ``llm`` to answer from ``context``; typed LLM errors propagate."""
+    if llm is None:
+        return Answer(question, None, context.hits, AnswerUsage(), context, None, NO_MODEL_NOTE)
+    messages = build_messages(question, context, instructions=instructions, now=now)
+    started = time.perf_counter()
+    completion = llm.complete(messages, temperature=0.0, max_tokens=max_tokens)
+    usage = AnswerUsage(completion.prompt_tokens, completion.completion_tokens, 1, time.perf_counter() - started)
+    return Answer(question, completion.text.strip(), context.hits, usage, context, completion.model or llm.name)

@@ -1,0 +1,120 @@
+"""What packing needs to know about a candidate's line, remembered per row id.
+
+Packing a 6,000-token context weighs 300-600 candidates, and counting each
+line's BPE tokens and fetching each candidate's row were most of a search's
+time. A unit's line never changes for its row id: it is made of the unit's
+speaker, summary, modality, metadata and time, which no operation rewrites in
+place (an update is a new unit with a new row id, and row ids are never
+reused). So the first time a row is a candidate its line is counted and its
+facts (id, scope, session group, header) kept; later searches decide which
+candidates fit the budget from these facts alone and fetch only the rows that
+do. The results are the same as fetching and counting everything
+(``tests/test_retrieval_identical.py``).
+
+Short texts (the ``[time]`` headers of session packing) are remembered by
+their text: calling the object counts a text. The caches are bounded
+(cleared when full) and safe to share between threads (single dict
+operations only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from omnimem.mau import MAU, Scope
+from omnimem.engine.retrieval.pyramid import group_header, group_key, session_line, unit_line
+from omnimem.tokens import TokenCounter, count_many, count_tokens
+
+LIMIT = 500_000  # rows remembered (a few hundred bytes each)
+SHORT = 64  # texts up to this many characters are remembered by text
+
+Line = Callable[[MAU, str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class LineFacts:
+    """One unit's level-1 line as packing sees it."""
+
+    unit_id: str
+    scope: Scope
+    cost: int  # tokens of its line (without the line break)
+    key: tuple[Any, ...]  # its session group (pyramid.group_key)
+    header: str  # its group's header text (session packing)
+    header_cost: int  # tokens of that header (without the line break)
+
+
+class LineCosts:
+    """Line facts per (row id, packing), and a counter that remembers short texts."""
+
+    def __init__(self, count: TokenCounter, *, limit: int = LIMIT) -> None:
+        self.count = count
+        self.limit = limit
+        self._facts: dict[tuple[int, str], LineFacts] = {}
+        self._breaks: dict[tuple[int, str], int] = {}  # tokens of a row's line followed by a line break
+        self._short: dict[str, int] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def __call__(self, text: str) -> int:
+        """``count(text)``, remembered for short texts (the group headers packing charges again and again)."""
+        if len(text) > SHORT:
+            return self.count(text)
+        cost = self._short.get(text)
+        if cost is None:
+            if len(self._short) >= self.limit:
+                self._short = {}
+            cost = self._short[text] = self.count(text)
+        return cost
+
+    def known(self, rids: Sequence[int], packing: str) -> dict[int, LineFacts]:
+        """The remembered facts of those of ``rids`` seen before."""
+        out = {}
+        for rid in rids:
+            facts = self._facts.get((rid, packing))
+            if facts is not None:
+                out[rid] = facts
+        self.hits += len(out)
+        return out
+
+    def learn(self, units: Sequence[tuple[int | None, MAU]], packing: str) -> list[LineFacts]:
+        """Count the lines of ``units`` and remember them (``None`` row ids are not remembered)."""
+        line: Line = unit_line if packing == "line" else session_line
+        texts = [line(unit, unit.summary) for _, unit in units]
+        costs = count_many(texts, threads=False) if self.count is count_tokens else [self.count(t) for t in texts]
+        if len(self._facts) + len(units) > self.limit:
+            self._facts = {}
+        out = []
+        for (rid, unit), cost in zip(units, costs):
+            header = group_header(unit)
+            facts = LineFacts(unit.id, unit.scope, cost, group_key(unit), header, self(header))
+            if rid is not None:
+                self._facts[(rid, packing)] = facts
+            out.append(facts)
+        self.misses += len(units)
+        return out
+
+    def with_breaks(self, rows: Sequence[tuple[int, str]], packing: str) -> list[int]:
+        """``count(line + "\\n")`` of each (row id, its level-1 line), remembered per row id.
+
+        What :func:`omnimem.tokens.count_joined` needs to count a rendered
+        context without encoding it again: the rows in a context are mostly the
+        same from one search to the next.
+        """
+        out: list[int] = []
+        if len(self._breaks) + len(rows) > self.limit:
+            self._breaks = {}
+        for rid, line in rows:
+            cost = self._breaks.get((rid, packing))
+            if cost is None:
+                cost = self._breaks[(rid, packing)] = self.count(line + "\n")
+            out.append(cost)
+        return out
+
+    def costs(self, units: Sequence[tuple[int | None, MAU]], packing: str) -> list[int]:
+        """The cost of each unit's level-1 line."""
+        known = self.known([rid for rid, _ in units if rid is not None], packing)
+        todo = [(rid, unit) for rid, unit in units if rid is None or rid not in known]
+        learnt = iter(self.learn(todo, packing))
+        return [known[rid].cost if rid is not None and rid in known else next(learnt).cost for rid, _ in units]

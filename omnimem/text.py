@@ -1,0 +1,78 @@
+"""Which text a unit is indexed by, and how text is tokenised: shared by ingest, re-embedding and both backends.
+
+:func:`embed_texts` says what each unit is embedded by; :func:`tokenize` is the BM25 tokeniser of
+the embedded index and of PostgreSQL's postings alike.
+
+A turn of a conversation often means little alone ("A sunset, last weekend!"
+answers a question asked the turn before). With ``context=N`` each text unit
+is written after the ``N`` text units before it in the same scope (user,
+agent and session), so what it is found by carries what it answers. BM25
+uses it with ``sparse_context=1`` by default (the largest single gain in
+LoCoMo development recall, benchmarks/results/README.md); the dense vectors
+with ``embed_context`` (off by default: little more recall for 2.6 times the
+encoder time per turn).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from omnimem.mau import Modality, Scope, embed_text, search_text
+
+_STEMMER: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedInput:
+    """One unit to embed, in insertion order."""
+
+    scope: Scope
+    speaker: str | None
+    text: str  # the unit's hot-tier summary (its whole text up to summary_words; a caption, a transcript)
+    modality: Modality
+    when: datetime | None = None
+
+
+def embed_texts(
+    items: Sequence[EmbedInput], *, context: int = 0, dates: bool = False,
+    history: Mapping[Scope, Sequence[str]] | None = None,
+) -> list[str]:
+    """The text to embed for each item; ``history`` holds each scope's earlier lines, oldest first."""
+    before: dict[Scope, deque[str]] = {}
+    out: list[str] = []
+    for item in items:
+        own = embed_text(item.speaker, item.text, item.when if dates else None)
+        if context <= 0:
+            out.append(own)
+            continue
+        lines = before.get(item.scope)
+        if lines is None:
+            lines = before[item.scope] = deque((history or {}).get(item.scope, ())[-context:], maxlen=context)
+        out.append("\n".join([*lines, own]))
+        if item.modality is Modality.TEXT:
+            lines.append(search_text(item.speaker, item.text))
+    return out
+
+
+def _bm25s() -> Any:
+    """bm25s pulls in scipy: imported on first use, so opening a store stays fast."""
+    import bm25s
+
+    return bm25s
+
+
+def tokenize(texts: list[str]) -> list[list[str]]:
+    """Lower-case, drop English stop words, stem."""
+    global _STEMMER
+    if _STEMMER is None:
+        import Stemmer
+
+        _STEMMER = Stemmer.Stemmer("english")
+    tokens: list[list[str]] = _bm25s().tokenize(
+        texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False
+    )
+    return tokens
