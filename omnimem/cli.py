@@ -16,13 +16,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from omnimem.cli_common import errors as _errors, fail as _fail, print_json as _print_json, store_path as _store_path
+from omnimem.cli_common import OneLineErrors, cli_words as _cli_words, errors as _errors, \
+    existing_store as _existing_store, fail as _fail, print_json as _print_json, store_path as _store_path
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
     from omnimem.pyramid import Context
 
-app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False,
+                  cls=OneLineErrors)
 out = Console()
 err = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,10 +52,7 @@ def _memory(
         with Memory(url=url, embedder=embedder, **settings) as mem:
             yield mem
         return
-    path = _store_path(store)
-    if existing and not Memory.exists(path):
-        _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE), or create one with "
-              "`omnimem add` or `omnimem ingest`", 2)
+    path = _existing_store(store) if existing else _store_path(store)
     with Memory(path, embedder=embedder, **settings) as mem:
         yield mem
         if mem.settings.enrich == "async" and mem.store.last_write_seq:  # a one-shot process: finish the

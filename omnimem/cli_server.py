@@ -16,7 +16,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from omnimem.cli_common import errors as _errors, fail as _fail, print_json as _print_json, store_path as _store_path
+from omnimem.cli_common import errors as _errors, existing_store as _existing_store, fail as _fail, \
+    print_json as _print_json
 
 if TYPE_CHECKING:
     from omnimem.store.base import Store
@@ -50,7 +51,7 @@ def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
         return
     from omnimem.store.sqlite import SQLiteStore
 
-    opened = SQLiteStore(_store_path(store))
+    opened = SQLiteStore(_existing_store(store))  # keys belong to a store: a mistyped path creates none
     try:
         yield opened
     finally:
@@ -75,8 +76,8 @@ def serve(
     from omnimem.server.serve import ServeOptions
     from omnimem.server.serve import serve as run
 
-    if store is None and url is None:
-        store = _store_path(None)
+    if url is None:  # serving a mistyped path would create an empty store and answer from it
+        store = _existing_store(store)
     options = ServeOptions(store=str(store) if store is not None else None, url=url, host=host, port=port,
                            auth=not no_auth, workers=workers, rate=rate_limit, burst=burst, max_body=max_body,
                            max_upload=max_upload, embedder=embedder)
