@@ -1,4 +1,4 @@
-"""What every CLI module shares: one-line errors, JSON output and the store folder (default, existing).
+"""What every CLI module shares: one-line errors, flags in messages, JSON and readable output, the store folder.
 
 ``omnimem.cli`` and the modules that register commands on it (``cli_server``,
 ``cli_queue``, ``cli_postgres``, ``mcp.command``) import these from here;
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
+from rich.text import Text
 from typer.core import TyperGroup, TyperOption
 
 from omnimem.errors import OmnimemError
@@ -28,7 +29,8 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 # the library's messages name Python arguments; on the command line they are flags
 _FLAGS = (("all_users=True", "--all-users"), ("all=True", "--all"),
-          ("name a user_id or agent_id", "name --user-id or --agent-id"), ("unit_ids must", "--unit must"))
+          ("name a user_id or agent_id", "name --user-id or --agent-id"), ("unit_ids must", "--unit must"),
+          (", or pass llm=)", ", or the [llm] table of the config file)"))
 
 
 def cli_words(message: str) -> str:
@@ -52,13 +54,13 @@ class OneLineErrors(TyperGroup):
     every other error; and ``--help`` shows no type for a flag and the element type for a repeatable option
     (not ``<bool>``, ``<list[str]>``)."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         _tidy_metavars(self)
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # typer's usage errors (its own copy of click's)
             message = exc.format_message()
             if type(exc).__name__ == "NoArgsIsHelpError":  # a group run without a command: its help, as before
@@ -87,6 +89,22 @@ def store_path(store: Path | None) -> Path:
 
     configured = Settings.load().store
     return Path(configured) if configured else Path("omnimem-data")
+
+
+def scope_words(user_id: str | None, agent_id: str | None, session_id: str | None) -> str:
+    """``for user 'ann', session 's1'``: the scope a command looked in, as a user typed it."""
+    named = [f"{what} {value!r}" for what, value in (("user", user_id), ("agent", agent_id),
+                                                       ("session", session_id)) if value is not None]
+    return "for " + ", ".join(named) if named else "in this store"
+
+
+def readable(value: Any) -> Text:
+    """One value of ``stats`` as a person reads it: counts as integers, a mapping as ``name n, name n``."""
+    if isinstance(value, dict):
+        return Text(", ".join(f"{k} {readable(v)}" for k, v in value.items()) or "none")
+    if isinstance(value, float):
+        return Text(str(int(value)) if value.is_integer() else f"{value:.4g}")
+    return Text("none" if value is None else str(value))
 
 
 def _tidy_metavars(command: Any) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from omnimem.cli_common import errors as _errors, existing_store as _existing_store, fail as _fail, \
     print_json as _print_json
@@ -116,7 +116,10 @@ def keys_list(store: StoreOpt = None, url: UrlOpt = None, as_json: JsonOpt = Fal
     if as_json:
         _print_json([r.to_dict() for r in records])
         return
-    table = Table("key id", "name", "role", "user", "agent", "created", "revoked")
+    table = Table("name", "role", "user", "agent", "created", "revoked")
+    table.columns.insert(0, Column("key id", no_wrap=True, min_width=max((len(r.key_id) for r in records), default=6)))
+    for column in table.columns[1:]:  # narrow terminals fold these; a key id is never cut (it is typed back)
+        column.overflow = "fold"
     for r in records:
         table.add_row(r.key_id, r.name, r.role, r.user_id or "*", r.agent_id or "*",
                       f"{r.created_at:%Y-%m-%d %H:%M}", f"{r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "")
