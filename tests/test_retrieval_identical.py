@@ -124,9 +124,14 @@ def test_the_setups_search_differently() -> None:
 
 
 def test_a_small_change_of_ranking_is_caught(tmp_path: Path) -> None:
-    """The comparison is sharp: reciprocal rank fusion with k=61 instead of 60 already differs."""
+    """The comparison is sharp: reciprocal rank fusion's k one more than the default (60: 61) already differs."""
+    from dataclasses import fields
+
+    from omnimem.config import Settings
+
+    default_k = next(f.default for f in fields(Settings) if f.name == "rrf_k")
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    got = scenario(tmp_path, {"default": {"rrf_k": 61}})
+    got = scenario(tmp_path, {"default": {"fusion": "rrf", "rrf_k": default_k + 1}})
     assert differences(golden["default"], got["default"])
 
 
