@@ -365,7 +365,7 @@ class Memory:
         until: str | datetime | None = None, include_superseded: bool = False, limit: int = 50, offset: int = 0,
         user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
     ) -> list[MAU]:
-        """A page of a scope's units, ordered by event time (then record time); filters combine.
+        """A page of a scope's units, ordered by event time, then in the order they were stored; filters combine.
 
         ``since`` is inclusive and ``until`` exclusive, on event time; superseded
         units are left out unless ``include_superseded``.

@@ -55,6 +55,7 @@ BUILTINS: tuple[tuple[Kind, str, str, tuple[str, ...]], ...] = (
     ("embedder", "all-MiniLM-L6-v2", "omnimem.embed.minilm:MiniLMEmbedder", ("minilm", "default")),
     ("embedder", "all-MiniLM-L6-v2-int8", "omnimem.embed.onnx:OnnxMiniLMEmbedder", ("minilm-onnx", "onnx")),
     ("embedder", "fake", "omnimem.embed.fake:FakeEmbedder", ()),
+    ("embedder", "fake-exact", "omnimem.embed.fake:ExactFakeEmbedder", ()),
     ("llm", "openai", "omnimem.llm.registry:openai_from_settings", ()),
     ("llm", "fake", "omnimem.llm.fake:FakeLLM", ()),
     ("captioner", "vision-llm", "omnimem.engine.ingest.media:VisionCaptioner", ()),

@@ -162,3 +162,17 @@ def test_adds_and_removes_during_training_are_kept() -> None:
     assert index.is_ann and len(index) == len(x) - 50
     assert {i for i, _ in index.search(x[2500], 5)} >= {2500}
     assert all(i >= 50 for i, _ in index.search(x[10], 20))
+
+
+def test_equal_scores_are_ordered_by_row_id() -> None:
+    """Identical texts give identical vectors: their order is the row ids', whatever FAISS's kernels do."""
+    index = DenseIndex(8)
+    same = np.zeros((6, 8), dtype=np.float32)
+    same[:, 0] = 1.0
+    other = np.zeros((1, 8), dtype=np.float32)
+    other[0, 1] = 1.0
+    index.add([40, 7, 23, 3, 90, 12], same)
+    index.add([5], other)
+    query = np.asarray([1.0, 0.2, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+    assert [rid for rid, _ in index.search(query, 7)] == [3, 7, 12, 23, 40, 90, 5]
+    assert [rid for rid, _ in index.search(query, 7, np.asarray([90, 3, 23, 5]))] == [3, 23, 90, 5]

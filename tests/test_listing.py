@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import httpx
 import pytest
 
 from omnimem import InvalidInputError, Memory, NotFoundError
@@ -67,3 +70,40 @@ def test_raw_content_of_a_unit(mem: Memory) -> None:
     assert note is not None
     with pytest.raises(NotFoundError, match="no raw content"):
         mem.raw(note)
+
+
+SAME_DAY = [  # one session's turns, all at the session's date: only the order given tells them apart
+    {"speaker": "Ann" if i % 2 == 0 else "Ben", "text": text, "time": "2023-05-07"}
+    for i, text in enumerate([
+        "Did you finish the pottery class?", "Yes, I made a blue vase on the last day.",
+        "What colour glaze did you pick?", "A deep cobalt, it came out almost black.",
+        "Are you going back next term?", "Maybe, the teacher wants to start a wheel course.",
+        "My sister took that one in Porto.", "Did she keep any of her bowls?",
+        "Only two survived the kiln.", "That sounds like my first try at baking bread.",
+    ])
+]
+
+
+def test_a_sessions_turns_are_listed_in_the_order_they_were_given(mem: Memory) -> None:
+    ids = [r.id for r in mem.add_dialogue(SAME_DAY[:6], user_id="u", session_id="s")]
+    ids += [r.id for r in mem.add_dialogue(SAME_DAY[6:], user_id="u", session_id="s")]  # a later batch, same date
+    assert len(set(ids)) == len(SAME_DAY)
+    assert [u.id for u in mem.units(user_id="u")] == ids
+    assert [u.id for u in mem.units(user_id="u", limit=8)] == ids[:8]
+    assert [u.id for u in mem.units(user_id="u", limit=4, offset=4)] == ids[4:8]
+    mem.add("an older note", user_id="u", time="2023-05-01")  # an earlier time still comes first
+    assert [u.summary for u in mem.units(user_id="u", limit=2)] == ["an older note", SAME_DAY[0]["text"]]
+
+
+def test_http_listing_keeps_the_turn_order(tmp_path: Path) -> None:
+    from tests.serving import LiveServer
+
+    with Memory(tmp_path / "store", embedder="fake") as backend:
+        ids = [r.id for r in backend.add_dialogue(SAME_DAY, user_id="u", session_id="s")]
+        live = LiveServer(backend, auth=False, rate_limit=None)
+        try:
+            with httpx.Client(base_url=live.url) as client:
+                page = client.get("/v1/units", params={"limit": 8, "user_id": "u"}).raise_for_status().json()
+        finally:
+            live.stop()
+    assert [u["id"] for u in page["units"]] == ids[:8] and page["total"] == len(SAME_DAY)

@@ -16,13 +16,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from omnimem.cli.common import errors as _errors, fail as _fail, print_json as _print_json, store_path as _store_path
+from omnimem.cli.common import OneLineErrors, cli_words as _cli_words, errors as _errors, \
+    existing_store as _existing_store, fail as _fail, print_json as _print_json, readable as _readable, \
+    scope_words as _scope_words, store_path as _store_path
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
     from omnimem.engine.retrieval.pyramid import Context
 
-app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False,
+                  cls=OneLineErrors)
 out = Console()
 err = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,10 +53,7 @@ def _memory(
         with Memory(url=url, embedder=embedder, **settings) as mem:
             yield mem
         return
-    path = _store_path(store)
-    if existing and not Memory.exists(path):
-        _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE), or create one with "
-              "`omnimem add` or `omnimem ingest`", 2)
+    path = _existing_store(store) if existing else _store_path(store)
     with Memory(path, embedder=embedder, **settings) as mem:
         yield mem
         if mem.settings.enrich == "async" and mem.store.last_write_seq:  # a one-shot process: finish the
@@ -300,6 +300,12 @@ def search(
             query, top_k=top_k, theta=theta, budget=budget,
             user_id=user_id, agent_id=agent_id, session_id=session_id,
         )
+        held = mem.count_units(user_id=user_id, agent_id=agent_id, session_id=session_id) if not ctx.hits else None
+    if held is not None and not as_json and not context:
+        scope = _scope_words(user_id, agent_id, session_id)
+        out.print(f"no memories {scope} (`omnimem stats` counts users and sessions)" if held == 0
+                  else f"no memory {scope} matched", markup=False, highlight=False, soft_wrap=True)
+        return
     _print_context(ctx, as_json=as_json, context=context, limit=limit)
 
 
@@ -345,14 +351,15 @@ def ask(
         _print_json(answer.to_dict())
         return
     if answer.answer is None:
-        err.print(f"note: {answer.note}", markup=False, highlight=False)
+        err.print(f"note: {_cli_words(answer.note or '')}", markup=False, highlight=False, soft_wrap=True)
     else:
         out.print(answer.answer, markup=False, highlight=False)
     from omnimem.timeparse import format_time
 
     for hit in answer.evidence[:5]:
         u = hit.unit
-        out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {u.speaker or ''}: {u.summary}", markup=False)
+        said = f"{u.speaker}: {u.summary}" if u.speaker else u.summary
+        out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {said}", markup=False, highlight=False)
 
 
 @app.command()
@@ -512,7 +519,7 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
         _print_json(data)
     else:
         for key, value in data.items():
-            out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+            out.print(f"[bold]{key}[/bold]: ", _readable(value), sep="", highlight=False)
 
 
 @app.command()
@@ -558,6 +565,11 @@ def graph_show(
     """An entity: its aliases, relations and the units that mention it."""
     with _errors(), _memory(store, existing=True, graph=True) as mem:
         details = mem.entity_details(name, user_id=user_id, agent_id=agent_id)
+        graph_empty = not details and not mem.entities(user_id=user_id, agent_id=agent_id)
+    if graph_empty:
+        scope = f" {_scope_words(user_id, agent_id, None)}" if user_id or agent_id else ""
+        _fail(f"the knowledge graph is off: no entities in {_store_path(store)}{scope}; build it with "
+              "`omnimem ingest --graph` or `omnimem worker --graph`")
     if not details:
         _fail(f"no entity called {name!r}")
     if as_json:

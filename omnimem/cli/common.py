@@ -1,4 +1,4 @@
-"""What every CLI module shares: one-line errors, JSON output and the default store folder.
+"""What every CLI module shares: one-line errors, flags in messages, JSON and readable output, the store folder.
 
 ``omnimem.cli.commands`` and the modules that register commands on it (``cli_server``,
 ``cli_queue``, ``cli_postgres``, ``mcp.command``) import these from here;
@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
+from rich.text import Text
+from typer.core import TyperGroup, TyperOption
 
 from omnimem.errors import OmnimemError
 
@@ -25,13 +27,54 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+# the library's messages name Python arguments; on the command line they are flags
+_FLAGS = (("all_users=True", "--all-users"), ("all=True", "--all"),
+          ("name a user_id or agent_id", "name --user-id or --agent-id"), ("unit_ids must", "--unit must"),
+          (", or pass llm=)", ", or the [llm] table of the config file)"))
+
+
+def cli_words(message: str) -> str:
+    """A library message as the CLI says it: ``--all`` where the library says ``all=True``."""
+    for python, flag in _FLAGS:
+        message = message.replace(python, flag)
+    return message
+
+
 @contextmanager
 def errors() -> Iterator[None]:
     """Turn an ``OmnimemError`` into one line and its exit code."""
     try:
         yield
     except OmnimemError as exc:
-        fail(str(exc), 2 if exc.status < 500 else 1)
+        fail(cli_words(str(exc)), 2 if exc.status < 500 else 1)
+
+
+class OneLineErrors(TyperGroup):
+    """The CLI's root command: a usage error (a missing option, a bad value) is one line and exit 2, as
+    every other error; and ``--help`` shows no type for a flag and the element type for a repeatable option
+    (not ``<bool>``, ``<list[str]>``)."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        _tidy_metavars(self)
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except typer.TyperException as exc:  # typer's usage errors (its own copy of click's)
+            message = exc.format_message()
+            if type(exc).__name__ == "NoArgsIsHelpError":  # a group run without a command: its help, as before
+                if message.strip():  # (typer's rich help has printed itself already)
+                    typer.echo(message, err=True)
+                sys.exit(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            where = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
+            typer.echo(f"error: {' '.join(message.split()).rstrip('.')}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)  # a command's typer.Exit(n) comes back as n
 
 
 def print_json(data: Any) -> None:
@@ -46,3 +89,48 @@ def store_path(store: Path | None) -> Path:
 
     configured = Settings.load().store
     return Path(configured) if configured else Path("omnimem-data")
+
+
+def scope_words(user_id: str | None, agent_id: str | None, session_id: str | None) -> str:
+    """``for user 'ann', session 's1'``: the scope a command looked in, as a user typed it."""
+    named = [f"{what} {value!r}" for what, value in (("user", user_id), ("agent", agent_id),
+                                                       ("session", session_id)) if value is not None]
+    return "for " + ", ".join(named) if named else "in this store"
+
+
+def readable(value: Any) -> Text:
+    """One value of ``stats`` as a person reads it: counts as integers, a mapping as ``name n, name n``."""
+    if isinstance(value, dict):
+        return Text(", ".join(f"{k} {readable(v)}" for k, v in value.items()) or "none")
+    if isinstance(value, float):
+        return Text(str(int(value)) if value.is_integer() else f"{value:.4g}")
+    return Text("none" if value is None else str(value))
+
+
+def _tidy_metavars(command: Any) -> None:
+    ctx = typer.Context(command)
+    help_option = command.get_help_option(ctx)  # created once per command, then cached
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if isinstance(param, TyperOption) and param.metavar is None:
+            if param.is_flag:
+                param.metavar = ""
+            elif param.multiple:  # "<list[str]>": one value per use of the option, which its help says
+                shown = param.display_type(ctx)
+                param.metavar = shown.replace("<list[", "<").replace("]>", ">")
+    for sub in getattr(command, "commands", {}).values():
+        _tidy_metavars(sub)
+
+
+def existing_store(store: Path | None) -> Path:
+    """The store folder of a command that must not create one: a path that holds none fails in one line.
+
+    Only ``ingest``, ``add*`` and ``import`` create a store; anything else on a
+    mistyped ``--store`` would otherwise serve or list a new, empty one.
+    """
+    from omnimem.memory import Memory
+
+    path = store_path(store)
+    if not Memory.exists(path):
+        fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE), or create one with "
+             "`omnimem add` or `omnimem ingest`", 2)
+    return path

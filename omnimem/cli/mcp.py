@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from omnimem.cli.common import fail as _fail, store_path as _store_path
+from omnimem.cli.common import existing_store as _existing_store, fail as _fail
 from omnimem.errors import OmnimemError
 
 
@@ -36,7 +36,7 @@ def mcp_command(
         _fail("the MCP server needs fastmcp; install it with: pip install 'omnimem[mcp]'")
     try:
         memory = Memory(url=url, embedder=embedder) if url is not None else \
-            Memory(_store_path(store), embedder=embedder)
+            Memory(_existing_store(store), embedder=embedder)
     except OmnimemError as exc:
         _fail(str(exc), 2 if exc.status < 500 else 1)
     with memory:

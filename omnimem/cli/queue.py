@@ -1,7 +1,7 @@
 """``omnimem worker`` and ``omnimem queue``: run and inspect the enrichment queue of a store.
 
-``cli/commands.py`` calls :func:`register` with its app; this module does not import the CLI (no import
-cycle), so it keeps its own two-line store and error helpers, the same rules as the CLI's.
+``cli.py`` calls :func:`register` with its app; this module does not import the CLI (no import
+cycle), so it keeps its own small store helper, with the same rules as the CLI's.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from omnimem.cli.common import errors as _errors, fail as _fail, print_json as _print_json
+from omnimem.cli.common import errors as _errors, existing_store as _existing_store, fail as _fail, \
+    print_json as _print_json
 
 out = Console()
 StoreOpt = Annotated[
@@ -41,10 +42,7 @@ def _memory(store: Path | None, **settings: Any) -> Iterator[Any]:
         with Memory(url=configured.url, **settings) as mem:
             yield mem
         return
-    path = store if store is not None else Path(configured.store or "omnimem-data")
-    if not Memory.exists(path):
-        _fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE)", 2)
-    with Memory(path, **settings) as mem:
+    with Memory(_existing_store(store), **settings) as mem:
         yield mem
 
 
@@ -123,6 +121,10 @@ def queue(
     with _errors(), _memory(store, enrich="off", llm=False) as mem:
         q = mem.store
         if retry or retry_all or drop:
+            parked = {j.id for j in q.jobs("failed")}
+            unknown = sorted({*(retry or []), *(drop or [])} - parked)
+            if unknown:  # before changing anything: a mistyped id must not pass as done
+                _fail(f"no failed job {', '.join(map(str, unknown))}; `omnimem queue --failed` lists them", 2)
             done = {"retried": q.retry(None if retry_all else list(retry or [])) if retry or retry_all else 0,
                     "dropped": q.drop(list(drop)) if drop else 0}
             _print_json(done) if as_json else out.print(

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
-from omnimem.cli.common import errors as _errors, fail as _fail, print_json as _print_json, store_path as _store_path
+from omnimem.cli.common import errors as _errors, existing_store as _existing_store, fail as _fail, \
+    print_json as _print_json
 
 if TYPE_CHECKING:
     from omnimem.store.base import Store
@@ -50,7 +51,7 @@ def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
         return
     from omnimem.store.sqlite.store import SQLiteStore
 
-    opened = SQLiteStore(_store_path(store))
+    opened = SQLiteStore(_existing_store(store))  # keys belong to a store: a mistyped path creates none
     try:
         yield opened
     finally:
@@ -75,8 +76,8 @@ def serve(
     from omnimem.server.serve import ServeOptions
     from omnimem.server.serve import serve as run
 
-    if store is None and url is None:
-        store = _store_path(None)
+    if url is None:  # serving a mistyped path would create an empty store and answer from it
+        store = _existing_store(store)
     options = ServeOptions(store=str(store) if store is not None else None, url=url, host=host, port=port,
                            auth=not no_auth, workers=workers, rate=rate_limit, burst=burst, max_body=max_body,
                            max_upload=max_upload, embedder=embedder)
@@ -115,7 +116,10 @@ def keys_list(store: StoreOpt = None, url: UrlOpt = None, as_json: JsonOpt = Fal
     if as_json:
         _print_json([r.to_dict() for r in records])
         return
-    table = Table("key id", "name", "role", "user", "agent", "created", "revoked")
+    table = Table("name", "role", "user", "agent", "created", "revoked")
+    table.columns.insert(0, Column("key id", no_wrap=True, min_width=max((len(r.key_id) for r in records), default=6)))
+    for column in table.columns[1:]:  # narrow terminals fold these; a key id is never cut (it is typed back)
+        column.overflow = "fold"
     for r in records:
         table.add_row(r.key_id, r.name, r.role, r.user_id or "*", r.agent_id or "*",
                       f"{r.created_at:%Y-%m-%d %H:%M}", f"{r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "")

@@ -67,17 +67,23 @@ def make_filter(parts: Parts, *, modality: object = None, speaker: object = None
     return UnitFilter(kind, speaker, times[0], times[1], validate.flag(include_superseded, "include_superseded"))
 
 
-def _order(unit: MAU) -> tuple[datetime, datetime, str]:
-    """Event time (record time for units without one), then record time, then id: a stable order."""
-    return (unit.event_time or unit.record_time, unit.record_time, unit.id)
+def _order(row: tuple[int, MAU]) -> tuple[datetime, int]:
+    """Event time (record time for units without one), then the order units were stored in.
+
+    Row ids only grow, so among units of the same time (a session's turns
+    share their session's date) they keep the order they were given in: the
+    next turn after the one before, on every backend.
+    """
+    rid, unit = row
+    return (unit.event_time or unit.record_time, rid)
 
 
 def matching(parts: Parts, scope: Scope, wanted: UnitFilter) -> list[MAU]:
     """Every unit of ``scope`` the filter admits, in listing order."""
     with parts.lock:
         parts.check_open()
-        units = parts.store.get(parts.store.ids_in_scope(scope))
-    return sorted((u for u in units if wanted.admits(u)), key=_order)
+        rows = parts.store.get_with_rids(parts.store.ids_in_scope(scope))
+    return [unit for _, unit in sorted((r for r in rows if wanted.admits(r[1])), key=_order)]
 
 
 def page(parts: Parts, scope: Scope, wanted: UnitFilter, limit: object, offset: object) -> list[MAU]:

@@ -187,7 +187,7 @@ class DenseIndex:
 
     # -- search -----------------------------------------------------------------
     def search(self, query: Vectors, k: int, allowed: Ids | None = None) -> list[tuple[int, float]]:
-        """Top ``k`` (id, similarity) for one query vector, best first.
+        """Top ``k`` (id, similarity) for one query vector, best first (equal scores: lower id first).
 
         An index used on its own converts to IVF at its first search after
         growing past the threshold; ``IndexSet`` has always done so when adding.
@@ -223,7 +223,8 @@ class DenseIndex:
             selector, _keep = _selector(allowed)
             params = faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)  # type: ignore[call-arg]  # faiss stubs are partial
             scores, ids = self._index.search(q, k, params=params)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i != -1]
+        # FAISS leaves the order of equal scores to its kernels; ties go to the lower row id, as everywhere
+        return sorted(((int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i != -1), key=lambda r: (-r[1], r[0]))
 
     def _search_subset(self, q: Vectors, k: int, allowed: Ids) -> list[tuple[int, float]]:
         """Exact top-k over just the allowed vectors (ids missing from the index are skipped)."""

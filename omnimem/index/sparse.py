@@ -336,30 +336,9 @@ class SparseIndex:
             if not len(found_ids):
                 return []
             if len(found_ids) > k:
-                kth = found_scores[np.argpartition(-found_scores, k - 1)[k - 1]]
-                if int((found_scores >= kth).sum()) > k:  # ties across the cut: choose them as before
-                    found_ids, found_scores = self._cut_as_before(found_ids, found_scores, k)
-                else:
-                    top = found_scores >= kth
-                    found_ids, found_scores = found_ids[top], found_scores[top]
+                found_ids, found_scores = _best(found_ids, found_scores, k)
         order = np.lexsort((found_ids, -found_scores))[:k]
         return [(int(found_ids[i]), float(found_scores[i])) for i in order]
-
-    def _cut_as_before(self, ids: Ids, scores: npt.NDArray[np.float32], k: int) -> tuple[Ids, Any]:
-        """The top ``k`` chosen exactly as the single bm25s index did, when scores tie across the cut.
-
-        That index selected with ``argpartition`` over the scores of every
-        document in row-id order (others' zeroed), which keeps a reproducible
-        but arbitrary subset of tied documents. Rebuilding that array here
-        keeps every result identical to before (``tests/test_retrieval_identical.py``);
-        it costs O(live documents), and only queries whose k-th score ties pay it.
-        """
-        every = self._live_rids()
-        full = np.zeros(len(every), dtype=np.float32)
-        full[np.searchsorted(every, ids)] = scores
-        top = np.argpartition(-full, k - 1)[:k]
-        top = top[full[top] > 0]
-        return every[top], full[top]
 
     def _score(self, terms: list[str], admitted: Ids | None) -> tuple[Ids, npt.NDArray[np.float32]]:
         if self._count == 0:
@@ -460,6 +439,21 @@ def _term_scores(tf: npt.NDArray[np.float64], lengths: npt.NDArray[np.float64], 
     tfc = tf / (K1 * ((1 - B) + B * lengths / avgdl) + tf)
     out: npt.NDArray[np.float32] = (idf * tfc).astype(np.float32)
     return out
+
+
+def _best(ids: Ids, scores: npt.NDArray[np.float32], k: int) -> tuple[Ids, npt.NDArray[np.float32]]:
+    """The ``k`` best documents by score, ties across the cut going to the lower row ids (earlier units).
+
+    ``argpartition`` alone would keep an arbitrary subset of the documents
+    tied at the ``k``-th score, and which one depends on the CPU (numpy picks
+    another selection kernel with AVX2 or AVX-512): a common word ties
+    hundreds of documents, so results would differ between machines.
+    """
+    kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+    above = np.flatnonzero(scores > kth)
+    tied = np.flatnonzero(scores == kth)
+    keep = np.concatenate([above, tied[np.argsort(ids[tied], kind="stable")][: k - len(above)]])
+    return ids[keep], scores[keep]
 
 
 def _docs(seg: _Segment, term: int) -> npt.NDArray[np.int32]:

@@ -51,6 +51,19 @@ def test_timeline_shows_memories_in_event_order_with_media(page: Any, console: C
     assert video.locator("ul.frames img").count() >= 1
 
 
+def test_timeline_shows_a_sessions_turns_in_the_order_they_were_said(page: Any, console: Console) -> None:
+    """Every turn of the sample's first session has the session's time: only the order given tells them apart."""
+    from omnimem.engine.ingest.loaders import load_jsonl
+    from tests.console.live import SAMPLE
+
+    said = [t["text"] for d in load_jsonl(SAMPLE) if d.session_id == "session-1" for t in d.turns]
+    assert len(said) > 5
+    login(page, console, "read")
+    show(page, console, "timeline?session_id=session-1")
+    shown = page.locator("ol.timeline > li.unit p.summary").all_inner_texts()
+    assert shown == said
+
+
 def test_timeline_filters_by_time_range(page: Any, console: Console) -> None:
     login(page, console, "read")
     show(page, console, "timeline?since=2024-03-10T00:00&until=2024-03-13T00:00")

@@ -26,7 +26,9 @@ def omnimem(*args: str) -> list[str]:
 
 def test_an_agent_uses_the_store_over_stdio(tmp_path: Path) -> None:
     store = tmp_path / "agent-store"
-    command = omnimem("mcp", "--store", str(store), "--embedder", "fake")
+    with Memory(store, embedder="fake"):  # `omnimem mcp` serves a store, it does not create one
+        pass
+    command = omnimem("mcp", "--store", str(store))
     transport = StdioTransport(command=command[0], args=command[1:], env=environment(), cwd=str(tmp_path))
     with connect(transport) as agent:
         assert "add" in agent.tools()

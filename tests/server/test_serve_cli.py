@@ -32,6 +32,8 @@ def _free_port() -> int:
 
 def test_keys_create_list_revoke(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
+    with Memory(store, embedder="fake"):  # keys belong to a store: `keys create` makes none
+        pass
     runner = CliRunner()
     made = runner.invoke(app, ["keys", "create", "--name", "ann-bot", "--user-id", "ann", "--role", "write",
                                "--store", store, "--json"])
@@ -61,6 +63,8 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     (["--port", "70000"], "--port"),
 ])
 def test_serve_refuses_bad_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    with Memory(tmp_path / "s", embedder="fake"):  # serve opens only a store that exists
+        pass
     result = CliRunner().invoke(app, ["serve", "--store", str(tmp_path / "s"), *args])
     assert result.exit_code == 2 and message in result.output and result.output.count("error:") == 1
 
