@@ -33,3 +33,9 @@ def test_opentelemetry_example(tmp_path: Path) -> None:
     out = run("opentelemetry.md", tmp_path)
     assert '"name": "omnimem.search"' in out and '"name": "omnimem.search.dense"' in out
     assert '"name": "agent step"' in out and out.rstrip().endswith("1 hit(s)")
+
+
+def test_langchain_example(tmp_path: Path) -> None:
+    out = run("langchain.md", tmp_path)
+    assert "2024-03-02T10:00:00+00:00 True ana: I moved to Lisbon in March." in out
+    assert "Human: where did ana move" in out and "System: Answer from these memories:" in out
