@@ -39,3 +39,7 @@ def test_langchain_example(tmp_path: Path) -> None:
     out = run("langchain.md", tmp_path)
     assert "2024-03-02T10:00:00+00:00 True ana: I moved to Lisbon in March." in out
     assert "Human: where did ana move" in out and "System: Answer from these memories:" in out
+
+
+def test_langgraph_example(tmp_path: Path) -> None:
+    assert run("langgraph.md", tmp_path).strip() == "['I am allergic to peanuts']"
