@@ -43,3 +43,9 @@ def test_langchain_example(tmp_path: Path) -> None:
 
 def test_langgraph_example(tmp_path: Path) -> None:
     assert run("langgraph.md", tmp_path).strip() == "['I am allergic to peanuts']"
+
+
+def test_typescript_example_is_the_tested_file() -> None:
+    """The TypeScript client's tests run examples/quickstart.ts against a live server; the page shows that file."""
+    shown = re.search(r"```typescript\n(.*?)```", (ROOT / "docs" / "typescript.md").read_text(), re.S)
+    assert shown and shown.group(1) == (ROOT / "clients" / "typescript" / "examples" / "quickstart.ts").read_text()
