@@ -1,7 +1,8 @@
 """OpenTelemetry spans for omnimem's operations (the ``[otel]`` extra: ``opentelemetry-api`` only).
 
 Tracing is on exactly when the application has configured a tracer provider
-(``opentelemetry.trace.set_tracer_provider``, or ``opentelemetry-instrument``).
+(``opentelemetry.trace.set_tracer_provider``, ``opentelemetry-instrument``, or
+:func:`set_tracer_provider` here for omnimem's spans alone).
 Until then nothing here imports OpenTelemetry: a configured provider means the
 application imported ``opentelemetry.trace`` already, so looking it up in
 ``sys.modules`` costs a dictionary lookup and a missing ``[otel]`` extra simply
@@ -25,6 +26,16 @@ Describe = Callable[[Mapping[str, Any], Any, bool], Mapping[str, Any]]
 
 _API = "opentelemetry.trace"
 _cache: list[Any] = [None, None]  # [provider, its tracer]: one tracer per configured provider
+_chosen: list[Any] = [None]  # a provider given to set_tracer_provider, over the global one
+
+
+def set_tracer_provider(provider: Any | None) -> None:
+    """Send omnimem's spans to ``provider`` instead of OpenTelemetry's global one; ``None``: the global again.
+
+    Like the ``tracer_provider=`` argument of OpenTelemetry's instrumentations, for an application (or a
+    test) that keeps omnimem's traces apart; the global provider can be set only once per process.
+    """
+    _chosen[0] = provider
 
 
 def tracer() -> Any | None:
@@ -32,7 +43,7 @@ def tracer() -> Any | None:
     trace = sys.modules.get(_API)
     if trace is None:
         return None
-    provider = trace.get_tracer_provider()
+    provider = _chosen[0] if _chosen[0] is not None else trace.get_tracer_provider()
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
     if _cache[0] is not provider:

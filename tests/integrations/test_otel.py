@@ -11,7 +11,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from omnimem import Memory
@@ -141,7 +140,7 @@ def test_the_server_continues_the_callers_trace(spans: Spans, tmp_path: Path) ->
     backend = Memory(tmp_path / "m", embedder="fake")
     live = LiveServer(backend, auth=False, rate_limit=None, mcp=False)
     try:
-        client_span = trace.get_tracer("test-client").start_span("client")
+        client_span = spans.provider.get_tracer("test-client").start_span("client")
         parent = client_span.get_span_context()
         traceparent = f"00-{parent.trace_id:032x}-{parent.span_id:016x}-01"
         with httpx.Client(base_url=live.url, timeout=30) as http:
@@ -163,7 +162,7 @@ def test_the_server_continues_the_callers_trace(spans: Spans, tmp_path: Path) ->
 def test_the_remote_client_sends_its_trace_context(spans: Spans, tmp_path: Path) -> None:
     with ServedMemory(Memory(tmp_path / "m", embedder="fake"), mcp=False) as remote:
         remote.add("The tram up the hill is lovely.", user_id="u")
-        with trace.get_tracer("test-client").start_as_current_span("agent step") as step:
+        with spans.provider.get_tracer("test-client").start_as_current_span("agent step") as step:
             remote.search("tram", user_id="u")
     server = spans.one("POST /v1/search")
     assert server.parent is not None and server.parent.span_id == step.get_span_context().span_id
@@ -188,3 +187,15 @@ def test_without_the_otel_extra_everything_still_runs(monkeypatch: pytest.Monkey
         mem.add("hello there", user_id="u")
         assert mem.search("hello", user_id="u").hits
     assert spans.finished() == []
+
+
+def test_a_chosen_provider_is_omnimems_alone_and_can_be_taken_back(spans: Spans) -> None:
+    from omnimem import otel
+
+    with Memory(embedder="fake") as mem:
+        mem.add("hello there", user_id="u")
+        otel.set_tracer_provider(None)  # back to the global provider: none is configured in this process
+        assert otel.tracer() is None
+        mem.search("hello", user_id="u")
+        otel.set_tracer_provider(spans.provider)
+    assert [s.name for s in spans.finished()] == ["omnimem.add"]
