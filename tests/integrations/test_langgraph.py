@@ -168,3 +168,19 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "langgraph.store.base", None)  # as if langgraph were missing
     with pytest.raises(MissingDependencyError, match=r"pip install 'omnimem\[langgraph\]'"):
         import omnimem.integrations.langgraph  # noqa: F401
+
+
+def test_on_postgresql(postgres: Any) -> None:
+    url = postgres.fresh()
+    try:
+        with Memory(url=url, embedder="fake") as mem:
+            app = compiled(OmnimemStore(memory=mem))
+            app.invoke({"user": "ann", "message": "remember the spare key is under the blue pot"})
+            store = OmnimemStore(memory=mem)
+            store.put(("ann", "prefs"), "k", {"text": "tea", "n": [1, {"x": None}]})
+            assert store.get(("ann", "prefs"), "k").value == {"text": "tea", "n": [1, {"x": None}]}  # type: ignore[union-attr]
+            assert app.invoke({"user": "ann", "message": "where is the spare key?"})["recalled"] == \
+                ["the spare key is under the blue pot"]
+            assert store.list_namespaces() == [("ann", "memories"), ("ann", "prefs")]
+    finally:
+        postgres.drop(url)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -199,3 +200,17 @@ def test_a_chosen_provider_is_omnimems_alone_and_can_be_taken_back(spans: Spans)
         mem.search("hello", user_id="u")
         otel.set_tracer_provider(spans.provider)
     assert [s.name for s in spans.finished()] == ["omnimem.add"]
+
+
+def test_on_postgresql_the_backend_is_named(spans: Spans, postgres: Any) -> None:
+    url = postgres.fresh()
+    try:
+        with Memory(url=url, embedder="fake") as mem:
+            mem.add("The tram up the hill is lovely.", user_id="u")
+            mem.search("tram", user_id="u")
+    finally:
+        postgres.drop(url)
+    search = spans.one("omnimem.search")
+    assert search.attributes is not None and search.attributes["omnimem.backend"] == "postgresql"
+    assert search.attributes["omnimem.hits"] == 1
+    assert {s.name for s in spans.finished()} >= {"omnimem.search.dense", "omnimem.search.sparse", "omnimem.search.pack"}
