@@ -47,9 +47,7 @@ def tracer() -> Any | None:
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
     if _cache[0] is not provider:
-        from omnimem import __version__
-
-        _cache[1] = provider.get_tracer("omnimem", __version__)
+        _cache[1] = provider.get_tracer("omnimem")  # no version: importing the package from here is a cycle
         _cache[0] = provider
     return _cache[1]
 
