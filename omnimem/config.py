@@ -131,6 +131,7 @@ class Settings:
     max_query_chars: int = 20_000  # longer queries are refused (a 20 MB query took 22 s and 3.3 GB)
     max_media_pixels: int = 50_000_000  # per image or video frame, checked from headers before decoding
     max_media_seconds: float = 14_400.0  # per audio or video input (4 hours)
+    trace_content: bool = False  # OpenTelemetry spans also carry texts, queries, answers and ids (omnimem.otel)
 
     @classmethod
     def load(cls, *, config_file: str | Path | None = None, **overrides: Any) -> Settings:

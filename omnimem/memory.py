@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from omnimem import validate
+from omnimem import otel, validate
 from omnimem.engine.retrieval.answer import Answer, answer_question
 from omnimem.config import Settings
 from omnimem.embed import Embedder, create_embedder
@@ -160,6 +160,7 @@ class Memory:
         return self.engine.read_only
 
     # -- writes -----------------------------------------------------------------
+    @otel.traced("omnimem.add", otel.describe_add, static=otel.memory_static)
     def add(
         self,
         text: str | bytes,
@@ -212,6 +213,7 @@ class Memory:
         scope = make_scope(user_id, agent_id, session_id)
         return self.engine.update(unit_id, scope, text, time, speaker, validate.note(reason))
 
+    @otel.traced("omnimem.add_dialogue", otel.describe_add_dialogue, static=otel.memory_static)
     def add_dialogue(
         self,
         turns: Iterable[Mapping[str, Any]],
@@ -315,6 +317,7 @@ class Memory:
         """
         self.engine.delete(unit_id, make_scope(user_id, agent_id, session_id), validate.note(reason), chain)
 
+    @otel.traced("omnimem.forget", otel.describe_forget, static=otel.memory_static)
     def forget(
         self,
         *,
@@ -399,6 +402,7 @@ class Memory:
         """
         return self.engine.raw(unit_id, make_scope(user_id, agent_id, session_id))
 
+    @otel.traced("omnimem.search", otel.describe_search, static=otel.memory_static)
     def search(
         self,
         query: str,
@@ -467,6 +471,7 @@ class Memory:
         except OSError:  # a name too long for the file system, a path through a file: no store there
             return False
 
+    @otel.traced("omnimem.ask", otel.describe_ask, static=otel.memory_static)
     def ask(
         self,
         question: str,

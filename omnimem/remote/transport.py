@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from omnimem import otel
 from omnimem.errors import InvalidInputError, OmnimemError, StoreError, RateLimitError, RemoteError, error_class
 
 _RETRY_STATUS = (429, 502, 503, 504)
@@ -56,11 +57,13 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 def _build(client: httpx.Client, method: str, path: str, kwargs: Mapping[str, Any]) -> httpx.Request:
     try:
-        return client.build_request(method, path, **kwargs)
+        request = client.build_request(method, path, **kwargs)
     except UnicodeEncodeError:
         raise InvalidInputError("text must be valid UTF-8 (it holds lone surrogates)") from None
     except (TypeError, ValueError) as exc:  # not JSON-serialisable (a set, an object, NaN)
         raise InvalidInputError(f"the request cannot be sent as JSON: {exc}") from None
+    otel.inject(request.headers)  # the server's spans continue the caller's trace
+    return request
 
 
 class Transport:

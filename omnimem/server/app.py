@@ -15,6 +15,7 @@ from omnimem.server.limits import BodyLimit, RateLimit, RateLimiter
 from omnimem.server.metrics import Metrics, MetricsMiddleware
 from omnimem.server.routes import governance, graph, media, search, session, units
 from omnimem.server.state import ServerState
+from omnimem.server import tracing
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
@@ -63,7 +64,7 @@ def create_app(
                 memory.close()
 
     app = FastAPI(lifespan=lifespan, title="omnimem", version="1", summary="Lifelong multimodal memory for AI agents",
-                  description="The HTTP API of omnimem; see docs/http-api.md.")
+                  description="The HTTP API of omnimem; see docs/http-api.md.", **tracing.fastapi_options())
     state = ServerState(memory, auth, RateLimiter(rate_limit) if rate_limit is not None else None, Metrics(),
                         max_body, max_upload, session_ttl)
     app.state.omnimem = state
@@ -92,6 +93,7 @@ def create_app(
 
     app.add_middleware(BodyLimit, limit_for=limit_for)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    app.add_middleware(tracing.TraceMiddleware)  # outermost: a server span per request, under the caller's traceparent
     return app
 
 

@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 
+from omnimem import otel
 from omnimem.engine.parts import Parts
 from omnimem.engine.enrich import jobs as handlers
 from omnimem.engine.ingest.plan import ENRICH, GRAPH, RESTATE
@@ -114,6 +115,7 @@ class Enricher:
             self._run(name, job)
         return len(claimed)
 
+    @otel.traced("omnimem.engine.enrich", otel.describe_job)  # one span per job
     def _run(self, name: str, job: Job) -> None:
         settings = self.parts.settings
         store = self.parts.store
@@ -130,6 +132,7 @@ class Enricher:
         except Exception as exc:  # any failure of the job is recorded on it, never lost
             if self.parts.closed:
                 return
+            otel.mark_failed(exc)
             error = f"{type(exc).__name__}: {exc}"
             last = job.attempts >= settings.enrich_attempts
             retry_at = None if last else time.time() + backoff(job.attempts, settings.enrich_backoff)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from omnimem import otel
 from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.mau import MAU, Modality, Scope
@@ -45,7 +46,8 @@ class Retriever:
         depth = k if settings.fusion == "union" else max(k, settings.depth or limit // 20)
         merge = union_merge if settings.fusion == "union" else partial(  # rrf_merge's order, in numpy
             rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
-        qvec = m.embedder.embed([text])[0]
+        with otel.stage("omnimem.search.embed"):
+            qvec = m.embedder.embed([text])[0]
         with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
             m.check_open()  # while they store and index a batch, so this never indexes half a batch)
             m.search.sync()
@@ -53,14 +55,17 @@ class Retriever:
         # no engine lock from here: the indexes let searches run together (FAISS and numpy release the GIL)
         # and the store guards its own connection
         view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
-        dense = view.dense(qvec, depth) if settings.dense else []
-        sparse = view.text(text, depth) if settings.sparse else []
+        with otel.stage("omnimem.search.dense"):
+            dense = view.dense(qvec, depth) if settings.dense else []
+        with otel.stage("omnimem.search.sparse"):
+            sparse = view.text(text, depth) if settings.sparse else []
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
         sources = Sources({rid for rid, _ in dense}, {rid for rid, _ in sparse})
         plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
                      or (m.graph is not None and settings.graph_k > 0))
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
-            ctx = self._pack_fitting(text, qvec, order, sources, scope, th, limit, seq)
+            with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(order)}):
+                ctx = self._pack_fitting(text, qvec, order, sources, scope, th, limit, seq)
             if ctx is not None:
                 return self._with_raw_bytes(ctx)
         units = m.store.get_rows(order)
@@ -82,10 +87,11 @@ class Retriever:
         if m.graph is not None and m.settings.graph_k > 0:
             candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
         costs = self.line_costs.costs([(rids.get(c.unit.id), c.unit) for c in candidates], settings.packing)
-        ctx = build_context(
-            text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
-            max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
-        )
+        with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(candidates)}):
+            ctx = build_context(
+                text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
+                max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
+            )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
         return self._with_raw_bytes(ctx)
