@@ -1,4 +1,4 @@
-from omnimem.novelty import NoveltyFilter, jaccard, word_set
+from omnimem.engine.ingest.novelty import NoveltyFilter, jaccard, word_set
 
 
 def test_word_set_is_lowercased_words():

@@ -31,7 +31,7 @@ from omnimem.engine.ingest.pipeline import Ingestor, Progress
 from omnimem.engine.ingest.prepare import AddResult, Pending, prepare
 from omnimem.llm.base import LLM
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.novelty import NoveltyFilter
+from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.providers import create_provider
 from omnimem.engine.retrieval.pyramid import Context
 from omnimem.engine.retrieval.search import Retriever

@@ -21,7 +21,7 @@ from omnimem.config import Settings
 from omnimem.embed.base import Embedder
 from omnimem.errors import ReadOnlyStoreError, StoreError
 from omnimem.llm.base import LLM
-from omnimem.novelty import NoveltyFilter
+from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.store.base import CandidateSearch, Store
 from omnimem.tokens import TokenCounter
 

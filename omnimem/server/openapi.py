@@ -15,7 +15,7 @@ from pathlib import Path
 
 def schema_json() -> str:
     """The app's OpenAPI document, with sorted keys and a final newline (stable to diff)."""
-    from omnimem import Memory
+    from omnimem.memory import Memory
     from omnimem.server import create_app
 
     with Memory(embedder="fake") as memory:

@@ -25,14 +25,14 @@ ROOT = Path(omnimem.__file__).parent
 FLOORS: list[set[str]] = [
     {"cli"},
     {"server"},
-    {"mcp", "remote"},
+    {"mcp", "remote", "integrations"},
     {"memory"},
     {"engine"},
     {"index", "graph"},
     {"store", "embed", "llm"},
     {"media"},
-    {"errors", "config", "providers", "mau", "tokens", "timeparse", "validate", "novelty", "fusion", "text",
-     "entities"},
+    {"errors", "config", "providers", "mau", "tokens", "timeparse", "validate", "fusion", "text",
+     "entities", "otel"},
 ]
 GROUND = FLOORS[-1]
 # Modules that only re-export, for import paths users, docs or benchmarks name (kept for one release).
