@@ -12,6 +12,8 @@ production: trust authentication, local socket only.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +52,19 @@ def _pgserver() -> Any:
 def start(folder: Path) -> str:
     """Start (or reuse) the server of ``folder``; the ``postgresql://`` URL of its ``omnimem`` database."""
     pgserver = _pgserver()
-    folder.mkdir(parents=True, exist_ok=True)
     try:
-        server = pgserver.get_server(folder, cleanup_mode=None)  # None: keep running after this process
+        folder.mkdir(parents=True, exist_ok=True)
+        # the class, not get_server(): that caches a handle per process, which would outlive a pg-stop
+        server = pgserver.PostgresServer(folder, cleanup_mode=None)  # None: keep running after this process
         if DATABASE not in server.psql(f"SELECT datname FROM pg_database WHERE datname = '{DATABASE}';"):
             server.psql(f"CREATE DATABASE {DATABASE};")
         return str(server.get_uri(DATABASE))
-    except (OSError, RuntimeError, AssertionError) as exc:  # initdb/pg_ctl failures surface as these
-        raise StoreError(f"could not start a local PostgreSQL in {folder}: {exc}; see {folder / 'log'}") from None
+    except (OSError, RuntimeError, AssertionError, subprocess.SubprocessError) as exc:  # initdb, pg_ctl, psql
+        detail = (getattr(exc, "stderr", None) or str(exc)).strip().splitlines()
+        hint = (" (as root, pgserver runs PostgreSQL as the system user 'pgserver', which must be able to enter "
+                "every folder above it)") if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
+        raise StoreError(f"could not start a local PostgreSQL in {folder}{hint}: "
+                         f"{detail[-1] if detail else type(exc).__name__}") from None
 
 
 def resolve(url: str) -> str:
@@ -70,6 +77,11 @@ def stop(folder: Path) -> bool:
     if not (folder / "postmaster.pid").exists():
         return False
     pgserver = _pgserver()
-    server = pgserver.get_server(folder, cleanup_mode="stop")
-    server.cleanup()  # the last handle with cleanup_mode 'stop': pg_ctl stop
+    as_user = "pgserver" if hasattr(os, "geteuid") and os.geteuid() == 0 else None  # who pgserver ran it as
+    try:
+        pgserver.pg_ctl(["-w", "stop"], pgdata=folder, user=as_user)
+    except subprocess.CalledProcessError as exc:
+        if "Is server running?" in (exc.stderr or "") or not (folder / "postmaster.pid").exists():
+            return False  # a stale pid file: nothing was running
+        raise StoreError(f"could not stop the PostgreSQL in {folder}: {(exc.stderr or str(exc)).strip()}") from None
     return True
