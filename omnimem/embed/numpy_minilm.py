@@ -78,7 +78,7 @@ def _erf(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 def _gelu(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """BERT's exact (erf) GELU, as torch's ``nn.GELU()`` computes it."""
-    return (0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))).astype(np.float32)  # type: ignore[no-any-return]
+    return (0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))).astype(np.float32)
 
 
 def _encode(w: dict[str, np.ndarray[Any, Any]], ids: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> Vectors:
