@@ -1,4 +1,4 @@
-"""Where a cold ``omnimem search`` spends its time, phase by phase, in fresh processes.
+"""Where a cold ``omnimem search`` (and ``omnimem add``) spends its time, phase by phase, in fresh processes.
 
     python -m benchmarks cold-start [STORE QUERY] [--repeats 5] [--out DIR]
 
@@ -15,7 +15,9 @@ Each repeat runs, in fresh processes (nothing warm but the OS page cache):
   store open (schema check, indexes loaded), model load, the search (query embedded), the table printed,
   and the time from launching the process to the printed result (what the user waits for);
 - the same again opening the store the way the CLI did before (writable, with the store's own model),
-  for the ratio in the same run.
+  for the ratio in the same run;
+- ``omnimem add`` of one new text the same two ways: today (the numpy MiniLM, ``cli._writer_embedder``)
+  and before (the torch MiniLM): import, store open, the add (model load and embedding included).
 
 Prints the medians as JSON; with ``--out`` also writes ``cold-start.json`` and ``cold-start.md``.
 """
@@ -60,6 +62,33 @@ print(json.dumps({"import_s": t1 - t0, "open_s": t2 - t1, "model_load_s": t3 - t
                   "read_only": mem.read_only, "torch_imported": bool(mods), "printed_at": printed_at}))
 """
 
+ADD_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import omnimem.cli as cli
+t1 = time.perf_counter()
+store, text, mode = cli.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+with cli._memory(store, cli._writer_embedder(store) if mode == "cli" else None) as mem:
+    t2 = time.perf_counter()
+    result = mem.add(text)
+    t3 = time.perf_counter()
+    name = mem.embedder.name + (" (numpy)" if type(mem.embedder).__name__.startswith("Numpy") else " (torch)")
+stored_at = time.time()
+mods = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "sentence_transformers", "transformers"))
+print(json.dumps({"import_s": t1 - t0, "open_s": t2 - t1, "add_s": t3 - t2, "accepted": result.accepted,
+                  "embedder": name, "torch_imported": bool(mods), "printed_at": stored_at}))
+"""
+
+
+def _add(store: str, text: str, mode: str) -> dict[str, Any]:
+    launched, start = time.time(), time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", ADD_CHILD, store, text, mode], capture_output=True, text=True,
+                         check=True)
+    run: dict[str, Any] = json.loads(out.stdout)
+    run["process_wall_s"] = time.perf_counter() - start
+    run["to_first_result_s"] = run.pop("printed_at") - launched
+    return run
+
 
 def _wall(cmd: Sequence[str]) -> float:
     start = time.perf_counter()
@@ -98,14 +127,18 @@ def build_store(folder: Path) -> tuple[str, str]:
 
 def measure(store: str, query: str, repeats: int) -> dict[str, Any]:
     search = [sys.executable, "-m", "omnimem.cli", "search", query, "--store", store, "--limit", "5"]
-    runs: dict[str, list[Any]] = {"interpreter": [], "command": [], "cli": [], "own_model": []}
-    for _ in range(repeats):  # interleaved, so load changes hit every variant alike
+    runs: dict[str, list[Any]] = {"interpreter": [], "command": [], "cli": [], "own_model": [], "add_cli": [],
+                                  "add_torch": []}
+    for n in range(repeats):  # interleaved, so load changes hit every variant alike
         runs["interpreter"].append(_wall([sys.executable, "-c", "pass"]))
         runs["command"].append(_wall(search))
         runs["cli"].append(_phases(store, query, "cli"))
         runs["own_model"].append(_phases(store, query, "own"))
+        runs["add_cli"].append(_add(store, f"Cold-start note {n}: the numpy path stored this one.", "cli"))
+        runs["add_torch"].append(_add(store, f"Cold-start note {n}: the torch path stored this other one.", "own"))
     command = statistics.median(runs["command"])
     cli, own = _median(runs["cli"]), _median(runs["own_model"])
+    add_cli, add_torch = _median(runs["add_cli"]), _median(runs["add_torch"])
     return {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "repeats": repeats,
         "load_average": list(os.getloadavg()),
@@ -113,6 +146,8 @@ def measure(store: str, query: str, repeats: int) -> dict[str, Any]:
         "omnimem_search_command_wall_s": round(command, 3),
         "phases_cli": cli, "phases_store_model_writable": own,
         "speedup_vs_store_model": round(own["to_first_result_s"] / cli["to_first_result_s"], 2),
+        "add_phases_cli": add_cli, "add_phases_torch": add_torch,
+        "add_speedup_vs_torch": round(add_torch["to_first_result_s"] / add_cli["to_first_result_s"], 2),
     }
 
 
@@ -137,6 +172,15 @@ def table(r: dict[str, Any]) -> str:
     lines += ["", f"Same run, fresh processes: the read-only ONNX path is {r['speedup_vs_store_model']}x faster to "
               "the printed result. The process then spends a while tearing down its imported modules (interpreter "
               "finalization, after the output): counted in the process wall, not in what the user waits for."]
+    if "add_phases_cli" in r:
+        lines += ["", "## `omnimem add` of one new text (medians, seconds)", "",
+                  "| embedder | launch to stored | process wall (with exit) | import omnimem.cli | open store | "
+                  "add (model load + embed + store) | torch imported |", "|---|---|---|---|---|---|---|"]
+        for p in (r["add_phases_cli"], r["add_phases_torch"]):
+            lines.append(f"| {p['embedder']} | **{p['to_first_result_s']}** | {p['process_wall_s']} | "
+                         f"{p['import_s']} | {p['open_s']} | {p['add_s']} | {'yes' if p['torch_imported'] else 'no'} |")
+        lines += ["", f"Same run: `omnimem add` with the numpy MiniLM is {r['add_speedup_vs_torch']}x faster to the "
+                  "stored unit than with the torch one (the same vectors to float rounding: tests/test_cli_oneshot.py)."]
     return "\n".join(lines) + "\n"
 
 
