@@ -81,11 +81,27 @@ print(json.dumps({"import_s": t1 - t0, "open_s": t2 - t1, "add_s": t3 - t2, "acc
 """
 
 
+NEW_TEXTS = [  # unrelated to each other and to the store, so the novelty filter stores (and embeds) every one
+    "Priya repaired the garden fence after the storm on Tuesday.",
+    "The bakery on Elm Street started selling rye bread with caraway.",
+    "Tomas booked a train to Vienna for the conference in March.",
+    "Our cat knocked the blue vase off the kitchen shelf.",
+    "Lena's violin recital moved to the community hall downtown.",
+    "The marathon route now passes the old lighthouse at mile nine.",
+    "Grandpa planted three apple trees behind the barn this spring.",
+    "Kofi learned to bake sourdough using a starter from his aunt.",
+    "The library will close early on Friday for the roof repairs.",
+    "Mei adopted a retired greyhound named Pepper last weekend.",
+]
+
+
 def _add(store: str, text: str, mode: str) -> dict[str, Any]:
     launched, start = time.time(), time.perf_counter()
     out = subprocess.run([sys.executable, "-c", ADD_CHILD, store, text, mode], capture_output=True, text=True,
                          check=True)
     run: dict[str, Any] = json.loads(out.stdout)
+    if not run["accepted"]:  # a skipped add embeds nothing: its time would not be an add's
+        raise RuntimeError(f"the novelty filter skipped {text!r}; the timing needs texts it stores")
     run["process_wall_s"] = time.perf_counter() - start
     run["to_first_result_s"] = run.pop("printed_at") - launched
     return run
@@ -136,8 +152,8 @@ def measure(store: str, query: str, repeats: int, add_only: bool = False) -> dic
             runs["command"].append(_wall(search))
             runs["cli"].append(_phases(store, query, "cli"))
             runs["own_model"].append(_phases(store, query, "own"))
-        runs["add_cli"].append(_add(store, f"Cold-start note {n}: the numpy path stored this one.", "cli"))
-        runs["add_torch"].append(_add(store, f"Cold-start note {n}: the torch path stored this other one.", "own"))
+        runs["add_cli"].append(_add(store, NEW_TEXTS[(2 * n) % len(NEW_TEXTS)], "cli"))
+        runs["add_torch"].append(_add(store, NEW_TEXTS[(2 * n + 1) % len(NEW_TEXTS)], "own"))
     add_cli, add_torch = _median(runs["add_cli"]), _median(runs["add_torch"])
     result: dict[str, Any] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "repeats": repeats,
@@ -201,10 +217,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks cold-start", description=__doc__.splitlines()[0])
     parser.add_argument("store", nargs="?", help="A store folder (default: build one from LoCoMo conv-26).")
     parser.add_argument("query", nargs="?", default="What did Caroline research?")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="At most 5 (each add needs a new text).")
     parser.add_argument("--add-only", action="store_true", help="Measure only `omnimem add` (cold-start-add.*).")
     parser.add_argument("--out", type=Path, default=None, help="Write cold-start.json and cold-start.md here.")
     args = parser.parse_args(argv)
+    if not 1 <= args.repeats <= len(NEW_TEXTS) // 2:
+        parser.error(f"--repeats must be 1 to {len(NEW_TEXTS) // 2}")
     with tempfile.TemporaryDirectory(prefix="omnimem-cold-") as tmp:
         store, query = (args.store, args.query) if args.store else build_store(Path(tmp) / "mem")
         result = measure(store, query, args.repeats, add_only=args.add_only)

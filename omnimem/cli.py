@@ -104,6 +104,8 @@ def _options(
 
 def _target(store: Path | None, url: str | None) -> tuple[Path | None, str | None]:
     """(folder, database URL) a command opens: ``--url``, else the global one unless ``--store`` is given."""
+    if store is not None and url is not None:
+        _fail("pass either --store or --url, not both", 2)
     url = url or (_database_url() if store is None else None)
     return (None, url) if url is not None else (_store_path(store), None)
 
@@ -119,8 +121,6 @@ def _reader(store: Path | None, url: str | None = None) -> Iterator[Memory]:
     from omnimem.config import Settings
     from omnimem.embed.oneshot import read_only_query_embedder
 
-    if store is not None and url is not None:
-        _fail("pass either --store or --url, not both", 2)
     fast = read_only_query_embedder(*_target(store, url), Settings.load().embedder)
     with _memory(store, fast, existing=True, url=url, **({"read_only": True} if fast else {})) as mem:
         yield mem
@@ -131,8 +131,6 @@ def _writer_embedder(store: Path | None, url: str | None = None) -> Embedder | N
     from omnimem.config import Settings
     from omnimem.embed.oneshot import write_embedder
 
-    if store is not None and url is not None:
-        _fail("pass either --store or --url, not both", 2)
     return write_embedder(*_target(store, url), Settings.load().embedder)
 
 
@@ -140,7 +138,15 @@ def _where(mem: Memory) -> str:
     """The store's folder, or its database URL without the password."""
     if mem.path is not None:
         return str(mem.path)
-    return str(getattr(mem.store, "url", None) or mem.url or ":memory:")
+    shown = getattr(mem.store, "url", None)  # a database store's URL is kept without its password
+    if shown:
+        return str(shown)
+    if mem.url:
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(mem.url)
+        return urlunsplit((parts.scheme, parts.hostname or "", parts.path, "", ""))
+    return ":memory:"
 
 
 def _bar(as_json: bool) -> Progress:
