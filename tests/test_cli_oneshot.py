@@ -21,7 +21,7 @@ import pytest
 
 from omnimem import Memory
 from omnimem.embed.numpy_minilm import NumpyMiniLMEmbedder
-from omnimem.embed.oneshot import write_embedder
+from omnimem.embed.oneshot import read_only_query_embedder, write_embedder
 from tests.test_cli_cold_start import ROOT, StandInForTorchMiniLM, cli_in_fresh_process, make_store
 
 pytestmark = pytest.mark.slow  # loads MiniLM weights
@@ -68,6 +68,8 @@ def test_other_models_keep_their_own_embedder(tmp_path: Path, monkeypatch: pytes
     assert write_embedder(store, None, None) is None  # a fake store: its own model
     assert write_embedder(tmp_path / "none", None, "fake") is None  # a configured other model for a new store
     assert isinstance(write_embedder(tmp_path / "none", None, None), NumpyMiniLMEmbedder)
+    for remote in ("http://127.0.0.1:9/", "https://memory.example"):  # a server embeds for itself
+        assert write_embedder(None, remote, None) is None and read_only_query_embedder(None, remote, None) is None
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     done = subprocess.run([sys.executable, "-m", "omnimem.cli", "add", "x y z", "--store", str(store)],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)

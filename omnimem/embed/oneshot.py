@@ -23,6 +23,13 @@ from omnimem.embed.base import Embedder, canonical_name
 from omnimem.embed.minilm import MODEL_NAME
 
 
+def _local(url: str | None) -> bool:
+    """Whether this process embeds for the store: a folder or a database, not a server (``http://``)."""
+    from omnimem.engine.backends import is_database_url
+
+    return url is None or is_database_url(url)
+
+
 def _meta(path: Path | None, url: str | None) -> dict[str, str]:
     if url is not None:
         from omnimem.store.postgres import local_server
@@ -42,6 +49,8 @@ def read_only_query_embedder(path: Path | None, url: str | None, chosen: str | N
     """
     from omnimem.embed.query import fast_query_embedder
 
+    if not _local(url):
+        return None
     meta = _meta(path, url)
     if url is not None:
         from omnimem.store.postgres.schema import SCHEMA_VERSION as DATABASE_SCHEMA
@@ -64,6 +73,8 @@ def write_embedder(path: Path | None, url: str | None, chosen: str | None) -> Em
     """The numpy MiniLM when this store is (or, new, will be) an ``all-MiniLM-L6-v2`` store; else None."""
     from importlib.util import find_spec
 
+    if not _local(url):
+        return None
     stored = _meta(path, url).get("embedder")
     wanted = canonical_name(chosen) if chosen else None
     name = stored or wanted or MODEL_NAME
