@@ -30,6 +30,7 @@ from omnimem.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+POSTGRES_DOC = (ROOT / "docs" / "postgres.md").read_text(encoding="utf-8")
 RESULTS = ROOT / "benchmarks" / "results"
 TEST, DEV = "locomo-retrieval-test.json", "locomo-retrieval-dev-custom.json"
 GALLERY, GALLERY_DEV = "memgallery-retrieval-test-custom.json", "memgallery-retrieval-dev-custom.json"
@@ -77,6 +78,19 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
 ]
 
 
+# the same for docs/postgres.md
+POSTGRES_FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("| embedded (SQLite + FAISS + bm25s) | {0} | {1} | {2} | | PostgreSQL + pgvector | {3} | {4} | {5} |",
+     [(f, overall("omnimem", k)) for f in (PG_LITE, PG) for k in ("@20", "1k", "6k")]),
+    ("{0} units/s onto the full 100k store ({1}x the embedded backend in the same run) and {2} units/s onto the "
+     "1M store under heavy load ({3}x",
+     [("postgres/pg-scale-100000.json", "postgresql.ingest_onto_full_store.units_per_s"),
+      ("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.ingest_onto_full_store_units_per_s"),
+      ("postgres/pg-scale-1000000.json", "postgresql.ingest_onto_full_store.units_per_s"),
+      ("postgres/pg-scale-1000000.json", "ratios_postgresql_over_embedded.ingest_onto_full_store_units_per_s")]),
+]
+
+
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))
     for key in path.split("."):
@@ -88,18 +102,20 @@ def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
-@pytest.mark.parametrize(("phrase", "sources"), FIGURES, ids=[p[:40] for p, _ in FIGURES])
-def test_readme_figures_equal_the_committed_results(phrase: str, sources: list[tuple[str, str]]) -> None:
+@pytest.mark.parametrize(("document", "phrase", "sources"),
+                         [("README.md", p, s) for p, s in FIGURES] + [("docs/postgres.md", p, s) for p, s in POSTGRES_FIGURES],
+                         ids=[p[:40] for p, _ in FIGURES + POSTGRES_FIGURES])
+def test_doc_figures_equal_the_committed_results(document: str, phrase: str, sources: list[tuple[str, str]]) -> None:
     pattern = re.escape(_squeeze(phrase))
     for n in range(len(sources)):
         pattern = pattern.replace(re.escape("{" + str(n) + "}"), r"([0-9][0-9.,]*)", 1)
-    found = re.search(pattern, _squeeze(README))
-    assert found, f"the README no longer says: {phrase!r}"
+    found = re.search(pattern, _squeeze(README if document == "README.md" else POSTGRES_DOC))
+    assert found, f"{document} no longer says: {phrase!r}"
     for quoted, (file, path) in zip(found.groups(), sources, strict=True):
         digits = len(quoted.split(".")[1]) if "." in quoted else 0
         value, shown = Decimal(str(_value(file, path))), Decimal(quoted.replace(",", ""))
         half = Decimal(5).scaleb(-digits - 1)  # the value rounded to the digits quoted (a tie either way)
-        assert abs(value - shown) <= half, f"README says {quoted} where {file} {path} is {value}"
+        assert abs(value - shown) <= half, f"{document} says {quoted} where {file} {path} is {value}"
 
 
 # The names each block's surrounding prose assumes the reader has, made before the block runs.
