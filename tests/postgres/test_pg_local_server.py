@@ -9,6 +9,7 @@ search on a database of the default model embeds its query with the ONNX model
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,13 +31,18 @@ def run(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def reachable(tmp_path: Path) -> Path:
-    """A folder pgserver's system user can enter (it runs PostgreSQL as 'pgserver' under root)."""
+def reachable() -> Iterator[Path]:
+    """A folder pgserver's system user can enter (it runs PostgreSQL as 'pgserver' under root); afterwards the
+    server started in its ``pgdata`` is stopped, whatever the test did, and the folder removed."""
+    import shutil
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="omnimem-pgstart-"))
     root.chmod(0o755)
-    return root
+    yield root
+    if (root / "pgdata" / "postmaster.pid").exists():
+        local_server.stop(root / "pgdata")
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_pg_start_prints_a_url_every_command_takes_and_pg_stop_ends_it(run, reachable: Path) -> None:  # type: ignore[no-untyped-def]
@@ -62,10 +68,6 @@ def test_pg_start_prints_a_url_every_command_takes_and_pg_stop_ends_it(run, reac
     assert run("pg-stop", folder).exit_code == 2  # nothing runs there any more: one line, exit 2
     with Memory(url=f"postgresql+pgserver://{folder}", embedder="fake") as mem:  # restarts it, data kept
         assert mem.stats()["units"] == 1
-    local_server.stop(folder)
-    import shutil
-
-    shutil.rmtree(reachable, ignore_errors=True)
 
 
 def test_a_server_that_cannot_start_is_one_line(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
