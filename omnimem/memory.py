@@ -87,7 +87,7 @@ class Memory:
                 raise InvalidInputError("pass either path= (an embedded store) or url= (a server), not both")
             if not is_database_url(str(url)):
                 raise ConfigError(f"no engine serves {str(url)[:40]!r}; use postgresql://user:pw@host:5432/db, "
-                                  "Memory() or Memory(path=...)")
+                                  "postgresql+pgserver://./pgdata (a local one), Memory() or Memory(path=...)")
         self.settings = settings or Settings.load(config_file=config_file, **overrides)
         if url is None and path is None and is_database_url(self.settings.url):
             url = self.settings.url  # $OMNIMEM_URL or the config file's url
@@ -520,14 +520,16 @@ class Memory:
             raise InvalidInputError("export needs a scope; pass all=True to export the whole store")
         return self.engine.export(scope)
 
-    def import_records(self, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False) -> dict[str, int]:
+    def import_records(self, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
+                       progress: Progress | None = None) -> dict[str, int]:
         """Load a dump made by :meth:`export`; every record is validated before any is stored.
 
         Units already present are skipped; so is content that was deleted here,
         and units recorded before their user or agent was forgotten, unless
-        ``allow_forgotten``. Returns counts: units, stored, skipped, forgotten.
+        ``allow_forgotten``. ``progress(n)`` is called as units are dealt with (n of them at a time, the
+        ``units`` count in all). Returns counts: units, stored, skipped, forgotten.
         """
-        return self.engine.import_records(validate.records(records), allow_forgotten)
+        return self.engine.import_records(validate.records(records), allow_forgotten, progress)
 
     def reembed(self, embedder: str | Embedder) -> int:
         """Rebuild every vector with another embedding model; the store then records that model."""

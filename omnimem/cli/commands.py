@@ -21,6 +21,9 @@ from omnimem.cli.common import OneLineErrors, cli_words as _cli_words, errors as
     scope_words as _scope_words, store_path as _store_path
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from omnimem.embed.base import Embedder
     from omnimem.memory import Memory
     from omnimem.engine.retrieval.pyramid import Context
 
@@ -41,14 +44,23 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store (e.g. all-MiniLM-L6-v2).")]
 
 
+UrlOpt = Annotated[str | None, typer.Option(
+    "--url", help="A PostgreSQL database instead of --store: postgresql://user:pw@host:5432/db, or "
+    "postgresql+pgserver://./pgdata for a local one (omnimem pg-start).")]
+
+
 @contextmanager
 def _memory(
-    store: Path | None, embedder: str | None = None, *, existing: bool = False, **settings: Any
+    store: Path | None, embedder: str | Embedder | None = None, *, existing: bool = False, url: str | None = None,
+    **settings: Any,
 ) -> Iterator[Memory]:
-    """The store at ``--store``; with ``existing``, a path that holds none fails instead of becoming one."""
+    """The store at ``--store`` (or the database of ``url``, else the global ``--url`` / $OMNIMEM_URL when
+    there is no ``--store``); with ``existing``, a path that holds none fails instead of becoming one."""
     from omnimem.memory import Memory
 
-    url = _database_url() if store is None else None
+    if store is not None and url is not None:
+        _fail("pass either --store or --url, not both", 2)
+    url = url or (_database_url() if store is None else None)
     if url is not None:  # --url, $OMNIMEM_URL or config 'url': a PostgreSQL database instead of a folder
         with Memory(url=url, embedder=embedder, **settings) as mem:
             yield mem
@@ -90,34 +102,59 @@ def _options(
         ctx.call_on_close(restore)
 
 
+def _target(store: Path | None, url: str | None) -> tuple[Path | None, str | None]:
+    """(folder, database URL) a command opens: ``--url``, else the global one unless ``--store`` is given."""
+    if store is not None and url is not None:
+        _fail("pass either --store or --url, not both", 2)
+    url = url or (_database_url() if store is None else None)
+    return (None, url) if url is not None else (_store_path(store), None)
+
+
 @contextmanager
-def _reader(store: Path | None) -> Iterator[Memory]:
+def _reader(store: Path | None, url: str | None = None) -> Iterator[Memory]:
     """The store for a command that only reads and embeds queries (``search``, ``ask``).
 
-    A store built with the torch MiniLM is opened read-only with the int8 ONNX
-    MiniLM embedding the query (:mod:`omnimem.embed.query`: measured to retrieve
-    the same), which spares the command seconds of importing torch; but only
-    when its schema is current and its saved indexes are up to date, since a
-    read-only open can neither upgrade the one nor save the others.
+    A store built with the torch MiniLM, folder or database, is opened read-only
+    with the int8 ONNX MiniLM embedding the query (:mod:`omnimem.embed.oneshot`),
+    which spares the command seconds of importing torch.
     """
     from omnimem.config import Settings
-    from omnimem.embed import canonical_name
-    from omnimem.embed.query import fast_query_embedder
-    from omnimem.store.sqlite.opening import indexes_saved, read_meta
-    from omnimem.store.sqlite.schema import SCHEMA_VERSION
+    from omnimem.embed.oneshot import read_only_query_embedder
 
-    path = _store_path(store)
-    meta, chosen = read_meta(path), Settings.load().embedder
-    fast = None
-    if (
-        meta.get("schema_version") == str(SCHEMA_VERSION)  # else a writable open upgrades it
-        and indexes_saved(path, meta.get("seq"))  # else a writable open rebuilds them once and saves them
-        and "embedder" in meta
-        and (not chosen or canonical_name(chosen) == meta["embedder"])  # a configured other model: its usual error
-    ):
-        fast = fast_query_embedder(meta["embedder"])
-    with _memory(store, fast, existing=True, **({"read_only": True} if fast else {})) as mem:
+    fast = read_only_query_embedder(*_target(store, url), Settings.load().embedder)
+    with _memory(store, fast, existing=True, url=url, **({"read_only": True} if fast else {})) as mem:
         yield mem
+
+
+def _writer_embedder(store: Path | None, url: str | None = None) -> Embedder | None:
+    """For a command that embeds a text or two: the numpy MiniLM when the store is a MiniLM one (no torch)."""
+    from omnimem.config import Settings
+    from omnimem.embed.oneshot import write_embedder
+
+    return write_embedder(*_target(store, url), Settings.load().embedder)
+
+
+def _where(mem: Memory) -> str:
+    """The store's folder, or its database URL without the password."""
+    if mem.path is not None:
+        return str(mem.path)
+    shown = getattr(mem.store, "url", None)  # a database store's URL is kept without its password
+    if shown:
+        return str(shown)
+    if mem.url:
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(mem.url)
+        return urlunsplit((parts.scheme, parts.hostname or "", parts.path, "", ""))
+    return ":memory:"
+
+
+def _bar(as_json: bool) -> Progress:
+    """A progress bar on stderr (none under --json); transient, so an error after it stays one line."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    return Progress(*columns, console=err, disable=as_json, transient=True)
 
 
 @app.command()
@@ -134,8 +171,6 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest a conversation file (LoCoMo JSON or JSONL turns), with a progress bar."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from omnimem.engine.ingest.loaders import load_jsonl, load_locomo
 
     with _errors():
@@ -153,8 +188,7 @@ def ingest(
             if restate and mem.llm is None:
                 err.print("note: no LLM is configured; --restate stores each turn as 'On <date>, <speaker> said: ...'",
                           markup=False, highlight=False)
-            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-            with Progress(*columns, console=err, disable=as_json, transient=True) as bar:  # errors stay one line
+            with _bar(as_json) as bar:
                 task = bar.add_task(f"ingesting {file.name}", total=total)
                 for d in dialogues:
                     results = mem.add_dialogue(
@@ -167,7 +201,8 @@ def ingest(
                     )
                     stored += sum(r.accepted for r in results)
                     skipped += sum(not r.accepted for r in results)
-            summary = {"turns": total, "stored": stored, "skipped": skipped, "store": str(mem.path), "units": mem.stats()["units"]}
+            summary = {"turns": total, "stored": stored, "skipped": skipped, "store": _where(mem),
+                       "units": mem.stats()["units"]}
         if as_json:
             _print_json(summary)
         else:
@@ -187,7 +222,7 @@ def add(
     as_json: JsonOpt = False,
 ) -> None:
     """Remember one piece of text."""
-    with _errors(), _memory(store) as mem:
+    with _errors(), _memory(store, _writer_embedder(store)) as mem:
         result = mem.add(
             text, speaker=speaker, time=time, source_id=source_id,
             user_id=user_id, agent_id=agent_id, session_id=session_id,
@@ -292,10 +327,11 @@ def search(
     session_id: SessionOpt = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Rows of the table: the N best hits.")] = 10,
     context: Annotated[bool, typer.Option("--context", help="Print the packed context (what an LLM reads).")] = False,
+    url: UrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The best memories for a query, with time, speaker and score (--json: the whole context)."""
-    with _errors(), _reader(store) as mem:
+    with _errors(), _reader(store, url) as mem:
         ctx = mem.search(
             query, top_k=top_k, theta=theta, budget=budget,
             user_id=user_id, agent_id=agent_id, session_id=session_id,
@@ -417,7 +453,7 @@ def update(
     store: StoreOpt = None,
 ) -> None:
     """Replace a unit with a corrected version; the old one is kept for history."""
-    with _errors(), _memory(store, existing=True) as mem:
+    with _errors(), _memory(store, _writer_embedder(store), existing=True) as mem:
         result = mem.update(unit_id, text=text, time=time, speaker=speaker, reason=reason)
     out.print(result.id if result.accepted else f"skipped: {result.reason}")
 
@@ -474,7 +510,8 @@ def import_cmd(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Load a dump; every record is validated before anything is stored; forgotten content stays forgotten."""
+    """Load a dump, with a progress bar; every record is validated before anything is stored; forgotten content
+    stays forgotten."""
     from omnimem.errors import MalformedDataError
 
     with _errors():
@@ -489,8 +526,11 @@ def import_cmd(
                     records.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise MalformedDataError(f"{file}:{n}: not valid JSON ({exc.msg})") from None
-        with _memory(store) as mem:
-            summary = mem.import_records(records, allow_forgotten=allow_forgotten)
+        units = sum(isinstance(r, dict) and r.get("kind") == "unit" for r in records)
+        with _memory(store) as mem, _bar(as_json) as bar:
+            task = bar.add_task(f"importing {'stdin' if str(file) == '-' else file.name}", total=units)
+            summary = mem.import_records(records, allow_forgotten=allow_forgotten,
+                                         progress=lambda n: bar.advance(task, n))
     if as_json:
         _print_json(summary)
     else:

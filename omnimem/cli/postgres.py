@@ -1,4 +1,8 @@
-"""``omnimem migrate`` and ``omnimem pg-load``: bring a PostgreSQL database to this omnimem's schema, fill it fast.
+"""``omnimem migrate``, ``pg-load``, ``pg-start`` and ``pg-stop``: a PostgreSQL database for omnimem.
+
+``migrate`` brings a database to this omnimem's schema, ``pg-load`` fills it
+fast, ``pg-start`` / ``pg-stop`` run a local PostgreSQL + pgvector to try it
+(:mod:`omnimem.store.postgres.local_server`).
 
 Registered on the CLI app by :func:`register` (``omnimem.cli.commands`` calls it), so
 this module does not import the CLI back.
@@ -104,7 +108,56 @@ def pg_load(
         typer.echo(f"copied {report['units']} units; HNSW index built in {report['hnsw_build_seconds']} s")
 
 
+DEFAULT_LOCAL = Path("omnimem-pg")
+
+
+def pg_start(
+    folder: Annotated[Path, typer.Argument(help="Data folder of the local server (created on first use).")]
+    = DEFAULT_LOCAL,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+) -> None:
+    """Start a local PostgreSQL 16 + pgvector (pgserver) in FOLDER, or reuse the one running there; print its URL.
+
+    Stdout is only the URL (so `export OMNIMEM_URL=$(omnimem pg-start)` works); every command also takes
+    --url postgresql+pgserver://FOLDER, which starts or reuses the same server. For trying, not production:
+    local socket, no password. Needs `pip install 'omnimem[pgserver]'`.
+    """
+    from omnimem.store.postgres import local_server
+
+    shown = str(folder) if folder.is_absolute() or str(folder).startswith(".") else f"./{folder}"
+    try:
+        url = local_server.start(folder.resolve())
+    except OmnimemError as exc:
+        _fail(str(exc), 2 if exc.status < 500 else 1)
+    if as_json:
+        sys.stdout.write(json.dumps({"folder": str(folder), "url": url,
+                                     "omnimem_url": f"{local_server.PREFIX}{shown}"}) + "\n")
+        return
+    typer.echo(url)
+    typer.echo(f"PostgreSQL + pgvector running in {shown} (stop it with: omnimem pg-stop {shown}); try:\n"
+               f"  omnimem --url {local_server.PREFIX}{shown} add \"Ann moved to Lisbon\" --user-id ann\n"
+               f"  omnimem --url {local_server.PREFIX}{shown} search \"where does Ann live\" --user-id ann",
+               err=True)
+
+
+def pg_stop(
+    folder: Annotated[Path, typer.Argument(help="Data folder of the local server.")] = DEFAULT_LOCAL,
+) -> None:
+    """Stop the local PostgreSQL that `omnimem pg-start` runs in FOLDER (its data stays)."""
+    from omnimem.store.postgres import local_server
+
+    try:
+        stopped = local_server.stop(folder.resolve())
+    except OmnimemError as exc:
+        _fail(str(exc), 2 if exc.status < 500 else 1)
+    if not stopped:
+        _fail(f"no local PostgreSQL is running in {folder}", 2)
+    typer.echo(f"stopped the PostgreSQL in {folder}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``migrate`` and ``pg-load`` to the ``omnimem`` app."""
+    """Add ``migrate``, ``pg-load``, ``pg-start`` and ``pg-stop`` to the ``omnimem`` app."""
     app.command()(migrate)
     app.command("pg-load")(pg_load)
+    app.command("pg-start")(pg_start)
+    app.command("pg-stop")(pg_stop)

@@ -18,17 +18,22 @@ from omnimem.store.sqlite.store import SQLiteStore
 
 
 def is_database_url(url: str | None) -> bool:
-    """Whether ``url`` names a database this process opens itself (``postgresql://``, ``postgres://``)."""
-    return url is not None and url.split(":", 1)[0].lower() in ("postgresql", "postgres")
+    """Whether ``url`` names a database this process opens itself (``postgresql://``, ``postgres://``, or
+    ``postgresql+pgserver://FOLDER``: a local server this process starts or reuses)."""
+    return url is not None and url.split(":", 1)[0].lower() in ("postgresql", "postgres", "postgresql+pgserver")
 
 
 def open_store(path: Path | None, url: str | None, *, settings: Settings, read_only: bool) -> Store:
     """The unit store of ``path`` (embedded) or ``url`` (PostgreSQL)."""
     if url is not None:
         if not is_database_url(url):
-            raise ConfigError(f"no engine serves {url[:40]!r}; use postgresql://user:pw@host:5432/db")
+            raise ConfigError(f"no engine serves {url[:40]!r}; use postgresql://user:pw@host:5432/db "
+                              "(or postgresql+pgserver://./pgdata: a local server, see omnimem pg-start)")
+        from omnimem.store.postgres import local_server
         from omnimem.store.postgres.store import PostgresStore
 
+        if local_server.is_local_server_url(url):
+            url = local_server.resolve(url)
         return PostgresStore(url, sparse_context=settings.sparse_context, read_only=read_only)
     return SQLiteStore(path, read_only=open_read_only(path, read_only))
 

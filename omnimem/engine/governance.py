@@ -22,7 +22,7 @@ from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.engine.ingest import history
 from omnimem.engine.ingest.dump import FORMAT, VERSION, Checked, check_dump
 from omnimem.text import EmbedInput, embed_texts
-from omnimem.engine.ingest.pipeline import Ingestor
+from omnimem.engine.ingest.pipeline import Ingestor, Progress
 from omnimem.mau import Modality, Scope
 from omnimem.engine.retrieval.search import full_text
 from omnimem.store.audit import AuditEvent
@@ -54,9 +54,13 @@ def export_records(parts: Parts, scope: Scope) -> Iterator[dict[str, Any]]:
 
 
 def import_records(
-    parts: Parts, ingestor: Ingestor, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False
+    parts: Parts, ingestor: Ingestor, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
+    progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Validate a whole dump, then store its units (skipping ones already present or forgotten)."""
+    """Validate a whole dump, then store its units (skipping ones already present or forgotten).
+
+    ``progress(n)`` is told of every unit dealt with: those skipped up front at once, then each stored batch.
+    """
     if not isinstance(allow_forgotten, bool):
         raise InvalidInputError("allow_forgotten must be True or False")
     records = list(records)
@@ -72,10 +76,12 @@ def import_records(
         if old is None:
             todo.append(c)
     todo, forgotten = _not_forgotten(parts, todo, allow_forgotten)
+    if progress is not None and len(checked) > len(todo):
+        progress(len(checked) - len(todo))
     stored = 0
     for group in _by_scope(todo):  # one audit event per scope, so each user's log shows its import
         items = [c.item for c in group]
-        results = ingestor.ingest(items, allow_forgotten=allow_forgotten, action="import", reason="import")
+        results = ingestor.ingest(items, progress, allow_forgotten=allow_forgotten, action="import", reason="import")
         stored += sum(r.accepted for r in results)
         forgotten += sum(r.reason.startswith("forgotten") for r in results)
     _link_versions(parts, checked)

@@ -232,9 +232,11 @@ class LocalEngine:
     def preview_forget(self, scope: Scope, **selection: Any) -> list[MAU]:
         return lifecycle.preview_forget(self.parts, scope, **selection)
 
-    def import_records(self, records: Iterable[Mapping[str, Any]], allow_forgotten: bool) -> dict[str, int]:
+    def import_records(self, records: Iterable[Mapping[str, Any]], allow_forgotten: bool,
+                       progress: Progress | None = None) -> dict[str, int]:
         self.parts.check_open(write=True)
-        return governance.import_records(self.parts, self.ingestor, records, allow_forgotten=allow_forgotten)
+        return governance.import_records(self.parts, self.ingestor, records, allow_forgotten=allow_forgotten,
+                                         progress=progress)
 
     def reembed(self, embedder: Embedder) -> int:
         """Rebuild every vector with ``embedder``; then the engine, its indexes and its graph use it."""

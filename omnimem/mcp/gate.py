@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -34,6 +35,7 @@ from pydantic import ValidationError as PydanticValidationError
 from omnimem.engine.parts import acting_as
 from omnimem.errors import AuthError, ForbiddenError, InvalidInputError, OmnimemError
 from omnimem.mcp.caller import Caller
+from omnimem.mcp.refusal import RefusalMessages, missing_key_message, note_refusal
 
 Authorize = Callable[[str | None], Caller]
 """Given the bearer token (``None`` on stdio or in-process), who is calling; raises AuthError if nobody."""
@@ -99,9 +101,17 @@ class KeyVerifier(TokenVerifier):
     async def verify_token(self, token: str) -> AccessToken | None:
         try:  # authorize may read the key table: off the event loop
             caller = await anyio.to_thread.run_sync(self.authorize, token)
-        except (AuthError, ForbiddenError):
+        except (AuthError, ForbiddenError) as exc:
+            note_refusal(str(exc))  # the 401 then says why (omnimem.mcp.refusal)
             return None
         return AccessToken(token=token, client_id=caller.name, scopes=[caller.role], claims={_CLAIM: asdict(caller)})
+
+    def get_middleware(self) -> list[Any]:
+        """fastmcp's bearer-auth middleware, inside one that puts omnimem's reason into every 401."""
+        from starlette.middleware import Middleware as HttpMiddleware
+
+        return [HttpMiddleware(RefusalMessages, missing=missing_key_message(self.authorize)),
+                *super().get_middleware()]
 
 
 class InvalidArguments(Middleware):
@@ -114,6 +124,37 @@ class InvalidArguments(Middleware):
             cause = exc.__cause__
             message = _summary(cause) if isinstance(cause, PydanticValidationError) else str(exc)
             raise ToolError(error_text(InvalidInputError(message)), log_level=logging.INFO) from None
+
+
+class NumericStrings(Middleware):
+    """An integer argument sent as a string of digits ("5", as some clients send numbers) is taken as that integer.
+
+    Only where it is unambiguous: the tool's schema says the argument is an integer (or a number) and the
+    string is a plain decimal numeral; anything else still meets the strict schema and its error.
+    """
+
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: CallNext[Any, ToolResult]) -> ToolResult:
+        arguments = getattr(context.message, "arguments", None)
+        server = context.fastmcp_context.fastmcp if context.fastmcp_context is not None else None
+        if arguments and server is not None and any(isinstance(v, str) for v in arguments.values()):
+            tool = await server.get_tool(context.message.name)
+            properties = (tool.parameters.get("properties") or {}) if tool is not None else {}
+            for key, value in list(arguments.items()):
+                if isinstance(value, str) and _NUMERAL.fullmatch(value) and _numeric(properties.get(key)):
+                    arguments[key] = int(value)
+        return await call_next(context)
+
+
+_NUMERAL = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def _numeric(schema: Any) -> bool:
+    """Whether a JSON schema admits integers and no strings (``{"type": "integer"}``, or it or null)."""
+    if not isinstance(schema, dict):
+        return False
+    options = schema.get("anyOf") or [schema]
+    types = {o.get("type") for o in options if isinstance(o, dict)}
+    return bool(types & {"integer", "number"}) and "string" not in types and None not in types
 
 
 def _summary(error: PydanticValidationError) -> str:

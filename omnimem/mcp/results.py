@@ -90,6 +90,11 @@ class UnitView(TypedDict):
     raw_uri: Annotated[str | None, Field(description="The resource with its raw content, if any.")]
 
 
+class Listed(TypedDict):
+    memories: Annotated[list[UnitView], Field(description="Newest first.")]
+    total: Annotated[int, Field(description="How many memories match the filters in all.")]
+
+
 class Deleted(TypedDict):
     deleted: Annotated[str, Field(description="The id that was deleted.")]
     chain: Annotated[bool, Field(description="Whether every version was deleted.")]

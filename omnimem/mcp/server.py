@@ -23,7 +23,7 @@ from fastmcp.resources import ResourceContent, ResourceResult
 
 from omnimem.errors import NotFoundError
 from omnimem.mau import Modality
-from omnimem.mcp.gate import Authorize, Gate, InvalidArguments, KeyVerifier
+from omnimem.mcp.gate import Authorize, Gate, InvalidArguments, KeyVerifier, NumericStrings
 from omnimem.mcp.results import RAW_URI
 from omnimem.mcp.tools import register_tools
 
@@ -34,7 +34,8 @@ INSTRUCTIONS = """\
 Long-term memory for this conversation's user. Call `search` before answering anything that may depend on what \
 you were told before (preferences, facts, past events) and use its `context`; call `add` for each new fact, \
 preference or event worth keeping (one self-contained statement, with its time if known), `update` to correct \
-one, `delete` to remove one the user wants gone. Ids come from `search` hits and `add` results. Errors are JSON \
+one, `delete` to remove one the user wants gone; `recent` lists the latest memories. Ids come from `search` hits, \
+`recent` and `add` results. Errors are JSON \
 {"error": code, "message": ...}: InvalidInputError (fix the arguments), NotFoundError (no such memory in your \
 scope), ForbiddenError/ScopeError (your key may not do this), AuthError (no valid key)."""
 
@@ -49,14 +50,17 @@ def create_mcp(memory: Memory, *, authorize: Authorize | None = None, name: str 
     tool runs. Without it (local use) every call is an admin acting as
     ``memory.actor``.
     """
+    from omnimem import __version__
+
     gate = Gate(authorize, memory.actor)
     mcp = FastMCP(
         name,
         instructions=INSTRUCTIONS,
+        version=__version__,  # serverInfo.version: omnimem's, not fastmcp's
         auth=KeyVerifier(authorize) if authorize is not None else None,
-        middleware=[InvalidArguments()],
+        middleware=[InvalidArguments(), NumericStrings()],
         mask_error_details=True,  # an unexpected exception reaches the client as "Error calling tool", no details
-        strict_input_validation=True,  # "3" is not an integer: the schema the agent read is the one enforced
+        strict_input_validation=True,  # the schema the agent read is the one enforced (NumericStrings: "3" -> 3)
     )
     register_tools(mcp, memory, gate)
 

@@ -22,7 +22,7 @@ from omnimem.engine.ingest.prepare import MAX_TEXT_CHARS
 from omnimem.mcp import results
 from omnimem.mcp.gate import Gate
 from omnimem.mcp.results import (
-    Answered, Deleted, Dialogue, Entities, Events, Forgotten, Found, Neighbors, Stored, UnitView,
+    Answered, Deleted, Dialogue, Entities, Events, Forgotten, Found, Listed, Neighbors, Stored, UnitView,
 )
 from omnimem.validate import MAX_METADATA_BYTES
 
@@ -129,7 +129,7 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
                                        **caller.scope(user_id, agent_id, session_id))
             return {"results": [results.stored(r) for r in done]}
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ, description=SEARCH.replace("LAYOUT", CONTEXT_LAYOUT[settings.packing]))
     def search(
         query: Annotated[str, Field(description=f"What to recall, in words (at most {query_limit:,} characters).",
                                     min_length=1, max_length=query_limit)],
@@ -146,15 +146,43 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         agent_id: AgentId = None,
         session_id: SessionId = None,
     ) -> Found:
-        """Recall memories relevant to a query (semantic + keyword search). Returns {context, tokens, budget,
-        hits}: context is prompt-ready text, one memory per line with its time and speaker; hits lists each
-        memory's id (for get, update, delete), score, the retrievers that found it (sources: dense, sparse, graph,
-        clip, neighbour), its level of detail and, for images and audio, raw_uri (read it as a resource). Needs the read
-        role."""
+        # the description (what the agent reads) is SEARCH, with this store's context layout
         with gate.tool("read") as caller:
             ctx = memory.search(query, top_k=top_k, budget=budget, include_superseded=include_superseded,
                                 as_of=as_of, **caller.scope(user_id, agent_id, session_id))
             return results.found(ctx)
+
+    @mcp.tool(annotations=READ)
+    def recent(
+        limit: Annotated[int, Field(description="How many memories (1 to 200).", ge=1, le=200)] = 10,
+        offset: Annotated[int, Field(description="Skip this many of the newest first (for older pages).",
+                                     ge=0, le=1_000_000_000)] = 0,
+        modality: Annotated[str | None, Field(description="Only text, image, audio or video memories.",
+                                              max_length=16)] = None,
+        speaker: Speaker = None,
+        since: Annotated[str | None, Field(description="Only memories from this event time on (inclusive, ISO "
+                                                       "8601).", max_length=64)] = None,
+        until: Annotated[str | None, Field(description="Only memories before this event time (exclusive, ISO "
+                                                       "8601).", max_length=64)] = None,
+        include_superseded: Annotated[bool, Field(description="Also list memories that were replaced by a "
+                                                              "correction (default false).")] = False,
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        session_id: SessionId = None,
+    ) -> Listed:
+        """The latest memories of a scope, newest first by event time, without a query (what HTTP's GET /v1/units
+        lists, from the other end). Returns {memories: [{id, summary, modality, speaker, event_time, session_id,
+        ...}], total}: total counts every memory the filters match. Needs the read role."""
+        with gate.tool("read") as caller:
+            scope = caller.scope(user_id, agent_id, session_id)
+            filters: dict[str, Any] = {"modality": modality, "speaker": speaker, "since": since, "until": until,
+                                       "include_superseded": include_superseded}
+            total = memory.count_units(**filters, **scope)
+            end = max(0, total - offset)  # units() pages oldest first: the newest page is its last
+            start = max(0, end - limit)
+            page = memory.units(**filters, limit=end - start, offset=start, **scope) if end > start else []
+            return {"memories": [results.unit_view(u, None) for u in reversed(page)], "total": total}
+
 
     @mcp.tool(annotations=READ)
     def ask(
@@ -260,10 +288,32 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
         with gate.tool("read") as caller:
             return results.events(memory.history(unit_id, **caller.scope(user_id, agent_id, session_id)))
 
+    if memory.graph is not None:  # listed only where they work: a store without the graph has no entities
+        register_graph_tools(mcp, memory, gate)
+
+
+SEARCH = (
+    "Recall memories relevant to a query (semantic + keyword search). Returns {context, tokens, budget, hits}: "
+    "context is prompt-ready text, LAYOUT; hits lists each memory's id (for get, update, delete), score, the "
+    "retrievers that found it (sources: dense, sparse, graph, clip, neighbour), its level of detail and, for "
+    "images and audio, raw_uri (read it as a resource). Needs the read role."
+)
+
+CONTEXT_LAYOUT = {  # what Context.render() writes for each packing (settings.packing)
+    "session": "in time order: a '[time]' header line, then one 'speaker: text' line per memory of that "
+               "conversation at that time (a memory whose text has line breaks runs over several lines)",
+    "line": "one '[time] speaker: text' line per memory, best first (a memory whose text has line breaks runs "
+            "over several lines)",
+}
+
+
+def register_graph_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
+    """The knowledge-graph tools (``entities``, ``neighbors``): only on a memory with the graph on."""
+
     @mcp.tool(annotations=READ)
     def entities(user_id: UserId = None, agent_id: AgentId = None, session_id: SessionId = None) -> Entities:
-        """The people, places, organisations, dates and things the knowledge graph found in a scope's memories
-        (only when the server runs with the graph on; otherwise a ConfigError). Returns {entities: [{id, name,
+        """The people, places, organisations, dates and things the knowledge graph found in a scope's memories.
+        Returns {entities: [{id, name,
         type, aliases, confidence}]}. Needs the read role."""
         with gate.tool("read") as caller:
             found = memory.entities(**caller.scope(user_id, agent_id, session_id))

@@ -293,7 +293,8 @@ class RemoteMemory(Memory):
 
         return records()
 
-    def import_records(self, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False) -> dict[str, int]:
+    def import_records(self, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
+                       progress: Progress | None = None) -> dict[str, int]:
         if isinstance(records, str | bytes | Mapping) or not isinstance(records, Iterable):
             raise InvalidInputError("records must be an iterable of mappings (JSON objects)")
         try:  # ASCII escapes: a lone surrogate reaches the server's checks, which name the record as locally
@@ -303,6 +304,8 @@ class RemoteMemory(Memory):
         data = self._http.json("POST", "/v1/import", idempotent=False, content=body,
                                params={"allow_forgotten": _flag(allow_forgotten)},
                                headers={"content-type": "application/x-ndjson"})
+        if progress is not None:  # one request: every unit is dealt with when it answers
+            progress(int(data.get("units", 0)))
         return {str(k): int(v) for k, v in data.items()}
 
     def entities(self, *, user_id: str | None = None, agent_id: str | None = None,

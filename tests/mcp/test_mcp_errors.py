@@ -17,10 +17,11 @@ from omnimem.mcp import create_mcp
     ("add_dialogue", {"turns": []}),
     ("add_dialogue", {"turns": [{"speaker": "Bob"}]}),  # a turn without text
     ("add_dialogue", {"turns": [{"text": "hi", "mood": "happy"}]}),  # an unknown turn field
-    ("search", {"query": "tea", "top_k": "3"}),  # a string is not an integer
+    ("search", {"query": "tea", "top_k": "three"}),  # a string that is no numeral is not an integer
+    ("search", {"query": "tea", "top_k": "3.5"}),  # nor one that is not a whole number
+    ("search", {"query": "tea", "top_k": "0"}),  # a numeral is taken as its number, then checked like one
     ("search", {"query": "tea", "top_k": 0}),
     ("search", {"query": "q" * 20_001}),
-    ("neighbors", {"name": "Alice", "hops": 11}),
     ("get", {}),
 ])
 def test_arguments_outside_the_schema_are_invalid_input(owner: McpSession, memory: Memory, tool: str,

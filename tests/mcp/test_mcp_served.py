@@ -45,3 +45,7 @@ def test_the_served_mcp_endpoint_refuses_missing_and_revoked_keys(live: LiveServ
     memory.store.revoke_key(record.key_id)
     gone = httpx.post(f"{live.url}/mcp/", json=hello, headers={**accept, "authorization": f"Bearer {key}"})
     assert gone.status_code == 401
+    assert gone.json()["error"] == "AuthError" and "revoked" in gone.json()["message"]  # omnimem's reason,
+    assert "clear authentication tokens" not in gone.text + gone.headers["www-authenticate"]  # not OAuth advice
+    missing = httpx.post(f"{live.url}/mcp/", json=hello, headers=accept)
+    assert missing.json() == {"error": "AuthError", "message": "missing API key: send Authorization: Bearer <key>"}

@@ -10,8 +10,8 @@ from conftest import McpSession, connect
 from omnimem import Memory
 from omnimem.mcp import create_mcp
 
-EXPECTED_TOOLS = {"add", "add_dialogue", "search", "ask", "get", "update", "delete", "forget", "history",
-                  "entities", "neighbors"}
+EXPECTED_TOOLS = {"add", "add_dialogue", "search", "recent", "ask", "get", "update", "delete", "forget", "history"}
+GRAPH_TOOLS = {"entities", "neighbors"}  # listed only when the graph is on
 
 
 def test_the_tool_list_is_complete_and_every_argument_is_described(owner: McpSession) -> None:
@@ -146,10 +146,14 @@ def test_forget_by_ids_and_by_time(owner: McpSession) -> None:
     assert len(remaining) == 1
 
 
-def test_entities_and_neighbors_say_when_the_graph_is_off(owner: McpSession) -> None:
-    for tool, args in (("entities", {}), ("neighbors", {"name": "Alice"})):
-        error = owner.fail(tool, **args)
-        assert error["error"] == "ConfigError" and "graph" in error["message"]
+def test_entities_and_neighbors_are_not_listed_when_the_graph_is_off(owner: McpSession, tmp_path: Path) -> None:
+    assert not GRAPH_TOOLS & set(owner.tools())  # an agent is not offered tools that can only fail
+    with Memory(tmp_path / "graph", embedder="fake", graph=True) as memory, connect(create_mcp(memory)) as graph:
+        tools = graph.tools()
+        assert set(tools) == EXPECTED_TOOLS | GRAPH_TOOLS
+        for tool in GRAPH_TOOLS:
+            assert tools[tool].description and len(tools[tool].description) > 80, tool
+        assert graph.fail("neighbors", name="Alice", hops=11)["error"] == "InvalidInputError"
 
 
 def test_entities_and_neighbors_over_the_knowledge_graph(tmp_path: Path) -> None:

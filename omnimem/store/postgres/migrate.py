@@ -31,6 +31,22 @@ def current_version(conn: Any) -> int:
     return int(row[0]) if row else 0
 
 
+def read_meta(url: str) -> dict[str, str]:
+    """A database's meta table (embedder, dim, schema_version, ...) read without opening a store; {} if it has
+    none or cannot be read (the real open then reports why). Like :func:`omnimem.store.opening.read_meta`:
+    one query, no migration, so a command can choose how to open the store."""
+    from omnimem.store.postgres.connect import parse_url, psycopg_modules
+
+    psycopg, _ = psycopg_modules()
+    try:
+        with psycopg.connect(parse_url(url).dsn, connect_timeout=10) as conn:
+            if current_version(conn) == 0:
+                return {}
+            return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+    except (psycopg.Error, NotAStoreError):
+        return {}
+
+
 def migrate(conn: Any, *, target: int = SCHEMA_VERSION) -> list[tuple[int, str]]:
     """Apply the migrations after the database's version up to ``target``; returns those applied."""
     applied: list[tuple[int, str]] = []

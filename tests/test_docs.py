@@ -1,0 +1,229 @@
+"""The README stays true: its figures equal the committed results, its Python runs, its CLI commands exist.
+
+Like sqlite-utils' documentation tests: the README is read as text and checked.
+
+- **Figures**: each quoted figure is written here as the README phrase it sits in,
+  with the ``benchmarks/results/`` JSON value it comes from; the phrase, filled
+  with the JSON values rounded to the digits quoted, must be in the README.
+  A re-run that moves a figure fails here until the README says the new value.
+- **Python**: every ``python`` block runs, in order, in a temporary folder on the
+  fake embedder (``OMNIMEM_EMBEDDER=fake``). Blocks are fragments of one session:
+  the names the prose around them assumes (``mem``, ``turns``, an LLM, ids) are
+  made in ``GIVEN``, visibly; the media block is the one left out (it needs media
+  files and the audio models; ``tests/media`` runs those calls).
+- **CLI**: every ``omnimem ...`` line of the README's shell blocks names a command
+  whose ``--help`` works, and every ``--option`` it shows is in that help.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from omnimem.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+POSTGRES_DOC = (ROOT / "docs" / "postgres.md").read_text(encoding="utf-8")
+RESULTS = ROOT / "benchmarks" / "results"
+TEST, DEV = "locomo-retrieval-test.json", "locomo-retrieval-dev-custom.json"
+GALLERY, GALLERY_DEV = "memgallery-retrieval-test-custom.json", "memgallery-retrieval-dev-custom.json"
+PG, PG_LITE = "postgres/locomo-retrieval-test-custom-postgresql.json", "postgres/locomo-retrieval-test-custom.json"
+
+
+def overall(system: str, budget: str) -> str:
+    return f"systems.{system}.overall.{budget}"
+
+
+def category(system: str, number: int, budget: str) -> str:
+    return f"systems.{system}.categories.{number}.{budget}"
+
+
+# (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
+FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("default: within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} / {3}, open-domain {4} / {5})",
+     [(TEST, overall("omnimem", "1k")), (TEST, overall("omnimem", "6k")),
+      (TEST, category("omnimem", 1, "1k")), (TEST, category("omnimem", 1, "6k")),
+      (TEST, category("omnimem", 3, "1k")), (TEST, category("omnimem", 3, "6k"))]),
+    ("with `embed_context=2` {0} / {1}",
+     [("locomo-retrieval-test-custom.json", overall("x-embed-context-2", k)) for k in ("1k", "6k")]),
+    ("plain fusion (RRF of dense + BM25 over raw turns) {0} / {1}; naive dense {2} / {3}; the paper's retrieval "
+     "{4} / {5}. Development split (1-5): default {6} / {7}",
+     [(TEST, overall(s, k)) for s in ("plain-fusion", "naive-dense", "omnimem-paper") for k in ("1k", "6k")]
+     + [(DEV, overall("omnimem", k)) for k in ("1k", "6k")]),
+    ("default: within 1,000 tokens {0}, within 6,000 {1} (images as image units: {2} / {3}); plain fusion "
+     "{4} / {5}; naive dense {6} / {7}. Development split: {8} / {9}",
+     [(GALLERY, overall(s, k)) for s in ("omnimem", "image-units", "plain-fusion", "naive-dense")
+      for k in ("1k", "6k")] + [(GALLERY_DEV, overall("omnimem", k)) for k in ("1k", "6k")]),
+    ("LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
+     "test split)",
+     [(PG, overall("omnimem", "1k")), (PG, overall("omnimem", "6k")),
+      (PG_LITE, overall("omnimem", "1k")), (PG_LITE, overall("omnimem", "6k"))]),
+    ("a user-scoped search takes {0}x the embedded time ({1}x at 1M",
+     [("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.search_user_p50"),
+      ("postgres/pg-scale-1000000.json", "ratios_postgresql_over_embedded.search_user_p50")]),
+    ("an unscoped one over all units {0}x",
+     [("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.search_global_p50")]),
+    ("a cold search prints in {0} s instead of {1} s",
+     [("cold-start.json", "phases_cli.to_first_result_s"),
+      ("cold-start.json", "phases_store_model_writable.to_first_result_s")]),
+    ("`omnimem search` prints its first result {0} s after launch", [("cold-start.json", "phases_cli.to_first_result_s")]),
+    ("a cold `omnimem add` stores its text {0}x sooner", [("cold-start-add.json", "add_speedup_vs_torch")]),
+]
+
+
+# the same for docs/postgres.md
+POSTGRES_FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("| embedded (SQLite + FAISS + bm25s) | {0} | {1} | {2} | | PostgreSQL + pgvector | {3} | {4} | {5} |",
+     [(f, overall("omnimem", k)) for f in (PG_LITE, PG) for k in ("@20", "1k", "6k")]),
+    ("{0} units/s onto the full 100k store ({1}x the embedded backend in the same run) and {2} units/s onto the "
+     "1M store under heavy load ({3}x",
+     [("postgres/pg-scale-100000.json", "postgresql.ingest_onto_full_store.units_per_s"),
+      ("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.ingest_onto_full_store_units_per_s"),
+      ("postgres/pg-scale-1000000.json", "postgresql.ingest_onto_full_store.units_per_s"),
+      ("postgres/pg-scale-1000000.json", "ratios_postgresql_over_embedded.ingest_onto_full_store_units_per_s")]),
+]
+
+
+def _value(file: str, path: str) -> Any:
+    data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))
+    for key in path.split("."):
+        data = data[key]
+    return data
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize(("document", "phrase", "sources"),
+                         [("README.md", p, s) for p, s in FIGURES] + [("docs/postgres.md", p, s) for p, s in POSTGRES_FIGURES],
+                         ids=[p[:40] for p, _ in FIGURES + POSTGRES_FIGURES])
+def test_doc_figures_equal_the_committed_results(document: str, phrase: str, sources: list[tuple[str, str]]) -> None:
+    pattern = re.escape(_squeeze(phrase))
+    for n in range(len(sources)):
+        pattern = pattern.replace(re.escape("{" + str(n) + "}"), r"([0-9][0-9.,]*)", 1)
+    found = re.search(pattern, _squeeze(README if document == "README.md" else POSTGRES_DOC))
+    assert found, f"{document} no longer says: {phrase!r}"
+    for quoted, (file, path) in zip(found.groups(), sources, strict=True):
+        digits = len(quoted.split(".")[1]) if "." in quoted else 0
+        value, shown = Decimal(str(_value(file, path))), Decimal(quoted.replace(",", ""))
+        half = Decimal(5).scaleb(-digits - 1)  # the value rounded to the digits quoted (a tie either way)
+        assert abs(value - shown) <= half, f"{document} says {quoted} where {file} {path} is {value}"
+
+
+# The names each block's surrounding prose assumes the reader has, made before the block runs.
+GIVEN: dict[int, str] = {
+    2: """
+mem = Memory(path="./mem")
+questions = ["What did Melanie paint?", "Where did Caroline go?"]
+turns = [{"speaker": "Melanie", "text": "I painted a lake at sunrise.", "time": "2023-05-08T13:56"}]
+""",
+    3: """
+from omnimem.llm.fake import FakeLLM
+mem.close()
+my_llm = FakeLLM('{"summary": "Ann wrote about the harbour, its boats and the weather."}')
+long_text = " ".join(["Ann wrote a long note about the harbour, the boats and the weather."] * 40)
+""",
+    4: """
+mem.close()
+mem = Memory(path="./graph-mem", graph=True, enrich="sync")
+mem.add("Melanie (Mel) painted a sunset in Seattle with Caroline.", user_id="mel")
+""",
+    5: """
+mem.close()
+mem = Memory(path="./mem")
+unit_id = mem.add("Melanie lives in Portland", user_id="mel").id
+old_id = mem.add("the meeting is on Monday").id
+other = Memory(path="./other")
+""",
+    6: """
+from omnimem.mcp import Caller
+
+def my_key_lookup(token):  # the reader's own key check; omnimem serve passes its key table's
+    return Caller("key:reader", "read")
+""",
+}
+LEFT_OUT = {1: "media files and the audio/vision models (tests/media runs add_image, add_audio, add_video)"}
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README, re.S)
+
+
+def test_the_readme_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
+    monkeypatch.chdir(tmp_path)
+    blocks = _python_blocks()
+    assert set(GIVEN) | set(LEFT_OUT) <= set(range(len(blocks)))  # the setup names blocks that exist
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    exec("from omnimem import Memory", namespace)  # noqa: S102 - the README's own code
+    ran = []
+    try:
+        for n, block in enumerate(blocks):
+            if n in LEFT_OUT:
+                continue
+            exec(GIVEN.get(n, ""), namespace)  # noqa: S102
+            exec(compile(block, f"README.md python block {n}", "exec"), namespace)  # noqa: S102
+            ran.append(n)
+    finally:
+        for name in ("mem", "other", "memory"):
+            if hasattr(namespace.get(name), "close"):
+                namespace[name].close()
+    assert ran == [n for n in range(len(blocks)) if n not in LEFT_OUT]
+    assert namespace["prompt_context"] and namespace["answer"].answer is None  # offline: the evidence, no answer
+
+
+GROUPS = {"graph", "keys"}  # commands with subcommands
+
+
+def _cli_lines() -> list[str]:
+    lines = []
+    for block in re.findall(r"```bash\n(.*?)```", README, re.S):
+        for line in block.splitlines():
+            command = line.split("  #")[0].split(" # ")[0].strip()
+            for piece in re.split(r"&&|;", command):
+                piece = piece.strip()
+                if piece.startswith("omnimem "):
+                    lines.append(piece[len("omnimem "):])
+    return lines
+
+
+def _invocations(line: str) -> list[tuple[list[str], list[str]]]:
+    """(command words, --options shown) for each ``a | b | c`` alternative of a README line."""
+    found = []
+    for segment in re.split(r" \| ", line):
+        words = segment.split()
+        while words and words[0] == "--url":  # the global option and its value
+            words = words[2:]
+        if not words:
+            continue
+        if words[0].startswith("-") and found:  # `queue --retry ID | --retry-all`: options of the same command
+            found[-1][1].extend(o for w in words for o in re.findall(r"--[a-z][a-z-]*", w))
+            continue
+        command = words[:2] if words[0] in GROUPS and len(words) > 1 else words[:1]
+        options = sorted({o.split("=")[0] for w in words for o in re.findall(r"--[a-z][a-z-]*", w)})
+        found.append((command, options))
+    return found
+
+
+def test_the_readme_cli_commands_exist_with_the_options_shown() -> None:
+    runner = CliRunner()
+    lines = _cli_lines()
+    assert len(lines) > 30  # the CLI section, PostgreSQL, serving, MCP
+    checked = set()
+    for line in lines:
+        for command, options in _invocations(line):
+            helped = runner.invoke(app, [*command, "--help"], terminal_width=200)
+            assert helped.exit_code == 0, f"`omnimem {' '.join(command)}` from the README: {helped.output}"
+            text = helped.output
+            missing = [o for o in options if o not in text and o != "--help"]
+            assert not missing, f"`omnimem {' '.join(command)}` has no {missing} (README: omnimem {line})"
+            checked.add(" ".join(command))
+    assert {"search", "add", "import", "pg-start", "serve", "mcp", "graph show", "keys create"} <= checked
