@@ -1,0 +1,206 @@
+"""Several writer processes on one PostgreSQL database: no duplicates, no surfaced deadlocks, no residue.
+
+Each test starts a few OS processes (spawn) that meet at a barrier and then write at once through
+``Memory``; every error a worker sees is sent back and fails the test. Afterwards :func:`residue` reads
+the database itself: postings, document frequencies, ``prev_id`` links and counters must be exactly what
+the surviving units imply (the postings are compared with a rebuild from scratch, in a transaction that
+is rolled back), so a survivor keeping a deleted unit's words is caught whatever the word.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psycopg
+
+from omnimem import Memory
+from omnimem.mau import Scope
+from omnimem.store.postgres.terms import TermIndexer
+
+SPAWN = mp.get_context("spawn")
+ADDS = 40  # adds into two sessions by one process while another deletes or forgets
+WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
+         "kelp", "lagoon", "marble", "nectar", "onyx", "pebble", "quartz", "reef", "saffron", "tundra"]
+
+
+def _text(n: int) -> str:
+    """A sentence whose last word (:func:`_own_word`) no other sentence has."""
+    return f"note {WORDS[n % 20]} about the {WORDS[(n // 20) % 20]} {_own_word(n)}"
+
+
+def _own_word(n: int) -> str:
+    return "zq" + chr(97 + n // 26) + chr(97 + n % 26)
+
+
+def _run(workers: Sequence[tuple[Callable[..., None], tuple[Any, ...]]], timeout: float = 90) -> list[Any]:
+    """Start the workers together (a barrier), wait for each one's report; a hung worker fails the test."""
+    barrier, out = SPAWN.Barrier(len(workers)), SPAWN.Queue()
+    procs = [SPAWN.Process(target=fn, args=(n, barrier, out, *args)) for n, (fn, args) in enumerate(workers)]
+    for p in procs:
+        p.start()
+    reports: list[Any] = [None] * len(procs)
+    try:
+        for _ in procs:
+            n, report = out.get(timeout=timeout)
+            reports[n] = report
+    except queue.Empty:
+        raise AssertionError(f"a worker did not finish within {timeout} s") from None
+    finally:
+        for p in procs:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+    assert [p.exitcode for p in procs] == [0] * len(procs)
+    return reports
+
+
+def _guarded(n: int, errors: list[str], step: Callable[[], Any]) -> Any:
+    try:
+        return step()
+    except Exception as exc:  # every surfaced error counts: the test expects none
+        errors.append(f"worker {n}: {type(exc).__name__}: {exc}")
+        return None
+
+
+# -- workers (module level: spawn imports them by name) ---------------------------------------------------
+def _add_all(n: int, barrier: Any, out: Any, url: str, texts: list[str]) -> None:
+    errors: list[str] = []
+    results: list[tuple[str, bool, str, str | None, str | None]] = []
+    with Memory(url=url, embedder="fake", novelty=False) as m:
+        barrier.wait(60)
+        for text in texts:
+            r = _guarded(n, errors, lambda: m.add(text, user_id="ann"))
+            if r is not None:
+                results.append((text, r.accepted, r.reason, r.id, r.duplicate_of))
+    out.put((n, (results, errors)))
+
+
+def _add_to_session(n: int, barrier: Any, out: Any, url: str, user: str, count: int, done: Any) -> None:
+    errors: list[str] = []
+    with Memory(url=url, embedder="fake", novelty=False) as m:
+        barrier.wait(60)
+        for i in range(count):
+            _guarded(n, errors, lambda: m.add(_text(i), user_id=user, session_id=f"s{i % 2}"))
+    done.set()
+    out.put((n, errors))
+
+
+def _delete_newest(n: int, barrier: Any, out: Any, url: str, user: str, done: Any) -> None:
+    errors: list[str] = []
+    deleted: list[str] = []
+    with Memory(url=url, embedder="fake") as m:
+        barrier.wait(60)
+        last_round = False
+        while not last_round:
+            last_round = done.is_set()  # one more round after the adds end: at least one delete, always
+            for session in ("s0", "s1"):
+                newest = m.store.recent(Scope(user, None, session), 1)
+                failed = len(errors)
+                if newest:
+                    _guarded(n, errors, lambda: m.delete(newest[0][0], user_id=user))
+                    if len(errors) == failed:
+                        deleted.append(newest[0][0])
+    out.put((n, (deleted, errors)))
+
+
+def _forget_user(n: int, barrier: Any, out: Any, url: str, user: str, done: Any) -> None:
+    errors: list[str] = []
+    forgotten = 0
+    with Memory(url=url, embedder="fake") as m:
+        barrier.wait(60)
+        last_round = False
+        while not last_round:
+            last_round = done.is_set()
+            forgotten += _guarded(n, errors, lambda: m.forget(user_id=user)) or 0
+    out.put((n, (forgotten, errors)))
+
+
+# -- what the database holds afterwards --------------------------------------------------------------------
+def residue(url: str) -> dict[str, int]:
+    """Counts of rows left behind by deleted units or out of step with the survivors; all 0 when sound."""
+    with psycopg.connect(url) as conn:
+        one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
+        found = {
+            "postings of deleted units": one("SELECT COUNT(*) FROM terms t WHERE NOT EXISTS "
+                                             "(SELECT 1 FROM units u WHERE u.rid = t.rid)"),
+            "term_df rows off the postings": one(
+                "SELECT COUNT(*) FROM (SELECT term, COUNT(*) AS df FROM terms GROUP BY term) c "
+                "FULL JOIN term_df d USING (term) WHERE c.df IS DISTINCT FROM d.df"),
+            "prev_id naming a deleted unit": one("SELECT COUNT(*) FROM units u WHERE prev_id IS NOT NULL AND "
+                                                 "NOT EXISTS (SELECT 1 FROM units p WHERE p.id = u.prev_id)"),
+            "broken session chains": one(
+                "SELECT COUNT(*) FROM (SELECT prev_id, LAG(id) OVER (PARTITION BY tenant, user_id, agent_id, "
+                "session_id ORDER BY rid) AS before FROM units WHERE session_id IS NOT NULL) c "
+                "WHERE prev_id IS DISTINCT FROM before"),
+            "counters off the units": one("SELECT COUNT(*) FROM counters WHERE docs <> (SELECT COUNT(*) FROM units) "
+                                          "OR doc_len <> (SELECT COALESCE(SUM(doc_len), 0) FROM units)"),
+        }
+        before = conn.execute("SELECT rid, term, tf FROM terms").fetchall()
+        TermIndexer(1).rebuild(conn)  # what the survivors' postings must be; rolled back below
+        after = conn.execute("SELECT rid, term, tf FROM terms").fetchall()
+        conn.rollback()
+    found["postings unlike a rebuild"] = len(set(before) ^ set(after))
+    return found
+
+
+CLEAN = {"postings of deleted units": 0, "term_df rows off the postings": 0, "prev_id naming a deleted unit": 0,
+         "broken session chains": 0, "counters off the units": 0, "postings unlike a rebuild": 0}
+
+
+def _terms_of(url: str, words: Sequence[str]) -> int:
+    from omnimem.index.sparse import tokenize
+
+    stems = sorted({t for ws in tokenize(list(words)) for t in ws})
+    with psycopg.connect(url) as conn:
+        return int(conn.execute("SELECT COUNT(DISTINCT term) FROM terms WHERE term = ANY(%s)", (stems,)).fetchone()[0])
+
+
+# -- the tests -------------------------------------------------------------------------------------------
+def test_four_processes_adding_the_same_texts_at_once_store_each_once(pg_url: str) -> None:
+    Memory(url=pg_url, embedder="fake").close()  # the embedder is recorded once, before the crowd arrives
+    texts = [f"Ann's note number {i}: the {WORDS[i % 20]} shelf" for i in range(50)]
+    reports = _run([(_add_all, (pg_url, texts[k:] + texts[:k])) for k in (0, 0, 25, 25)])
+    assert [errors for _, errors in reports] == [[]] * 4
+    with Memory(url=pg_url, embedder="fake") as m:
+        stored = {u.summary: u.id for u in m.store.get(m.store.ids_in_scope(Scope("ann")))}
+        assert m.stats()["units"] == 50
+    assert sorted(stored) == sorted(texts)
+    for text in texts:  # each text: one process stored it, the three others were told it is a duplicate of it
+        seen = sorted((accepted, reason, uid or dup) for results, _ in reports for t, accepted, reason, uid, dup
+                      in results if t == text)
+        assert seen == [(False, "duplicate", stored[text])] * 3 + [(True, "stored", stored[text])]
+    assert residue(pg_url) == CLEAN
+
+
+def test_adding_to_a_session_while_another_process_deletes_its_newest_unit(pg_url: str) -> None:
+    Memory(url=pg_url, embedder="fake").close()
+    done = SPAWN.Event()
+    added, (deleted, delete_errors) = _run([(_add_to_session, (pg_url, "bo", ADDS, done)),
+                                             (_delete_newest, (pg_url, "bo", done))])
+    assert added == [] and delete_errors == []  # no deadlock or serialisation error reaches the caller
+    assert deleted  # the deleter's last round, after the adds, always finds a newest unit
+    with Memory(url=pg_url, embedder="fake") as m:
+        left = m.store.ids_in_scope(Scope("bo"))
+        assert len(left) == ADDS - len(deleted) and not set(left) & set(deleted)
+        gone = [u for u in range(ADDS) if _text(u) not in {x.summary for x in m.store.get(left)}]
+    assert residue(pg_url) == CLEAN
+    assert _terms_of(pg_url, [_own_word(u) for u in gone]) == 0  # no survivor kept a deleted unit's own word
+    assert _terms_of(pg_url, [_own_word(u) for u in range(ADDS) if u not in gone]) == ADDS - len(gone)
+
+
+def test_forgetting_a_user_while_another_process_adds_for_them_leaves_nothing_behind(pg_url: str) -> None:
+    Memory(url=pg_url, embedder="fake").close()
+    done = SPAWN.Event()
+    added, (forgotten, forget_errors) = _run([(_add_to_session, (pg_url, "cy", ADDS, done)),
+                                               (_forget_user, (pg_url, "cy", done))])
+    assert added == [] and forget_errors == []
+    with Memory(url=pg_url, embedder="fake") as m:
+        assert m.stats()["units"] == 0  # the last forget ran after the last add
+        assert forgotten == ADDS
+    assert residue(pg_url) == CLEAN
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM term_df").fetchone()[0] == 0
