@@ -9,19 +9,28 @@ is rolled back), so a survivor keeping a deleted unit's words is caught whatever
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import queue
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
+import pytest
 
 from omnimem import Memory
+from omnimem.errors import WriteConflictError
 from omnimem.mau import Scope
+from omnimem.store.postgres import locks
+from omnimem.store.postgres.store import PostgresStore
 from omnimem.store.postgres.terms import TermIndexer
+from tests.store.test_unit_store import unit
 
 SPAWN = mp.get_context("spawn")
 ADDS = 40  # adds into two sessions by one process while another deletes or forgets
+STARTED = 9  # after this add the adder says it has started
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
          "kelp", "lagoon", "marble", "nectar", "onyx", "pebble", "quartz", "reef", "saffron", "tundra"]
 
@@ -78,17 +87,19 @@ def _add_all(n: int, barrier: Any, out: Any, url: str, texts: list[str]) -> None
     out.put((n, (results, errors)))
 
 
-def _add_to_session(n: int, barrier: Any, out: Any, url: str, user: str, count: int, done: Any) -> None:
+def _add_to_session(n: int, barrier: Any, out: Any, url: str, user: str, count: int, started: Any, done: Any) -> None:
     errors: list[str] = []
     with Memory(url=url, embedder="fake", novelty=False) as m:
         barrier.wait(60)
         for i in range(count):
             _guarded(n, errors, lambda: m.add(_text(i), user_id=user, session_id=f"s{i % 2}"))
+            if i == STARTED:
+                started.set()
     done.set()
     out.put((n, errors))
 
 
-def _delete_newest(n: int, barrier: Any, out: Any, url: str, user: str, done: Any) -> None:
+def _delete_newest(n: int, barrier: Any, out: Any, url: str, user: str, started: Any, done: Any) -> None:
     errors: list[str] = []
     deleted: list[str] = []
     with Memory(url=url, embedder="fake") as m:
@@ -106,15 +117,16 @@ def _delete_newest(n: int, barrier: Any, out: Any, url: str, user: str, done: An
     out.put((n, (deleted, errors)))
 
 
-def _forget_user(n: int, barrier: Any, out: Any, url: str, user: str, done: Any) -> None:
+def _forget_user(n: int, barrier: Any, out: Any, url: str, user: str, started: Any, done: Any) -> None:
     errors: list[str] = []
     forgotten = 0
     with Memory(url=url, embedder="fake") as m:
         barrier.wait(60)
-        last_round = False
-        while not last_round:
-            last_round = done.is_set()
+        started.wait(60)  # the first forget finds the first adds: something is always forgotten
+        while True:
             forgotten += _guarded(n, errors, lambda: m.forget(user_id=user)) or 0
+            if done.is_set():
+                break
     out.put((n, (forgotten, errors)))
 
 
@@ -177,30 +189,88 @@ def test_four_processes_adding_the_same_texts_at_once_store_each_once(pg_url: st
 
 def test_adding_to_a_session_while_another_process_deletes_its_newest_unit(pg_url: str) -> None:
     Memory(url=pg_url, embedder="fake").close()
-    done = SPAWN.Event()
-    added, (deleted, delete_errors) = _run([(_add_to_session, (pg_url, "bo", ADDS, done)),
-                                             (_delete_newest, (pg_url, "bo", done))])
+    started, done = SPAWN.Event(), SPAWN.Event()
+    added, (deleted, delete_errors) = _run([(_add_to_session, (pg_url, "bo", ADDS, started, done)),
+                                             (_delete_newest, (pg_url, "bo", started, done))])
     assert added == [] and delete_errors == []  # no deadlock or serialisation error reaches the caller
     assert deleted  # the deleter's last round, after the adds, always finds a newest unit
-    with Memory(url=pg_url, embedder="fake") as m:
-        left = m.store.ids_in_scope(Scope("bo"))
-        assert len(left) == ADDS - len(deleted) and not set(left) & set(deleted)
-        gone = [u for u in range(ADDS) if _text(u) not in {x.summary for x in m.store.get(left)}]
-    assert residue(pg_url) == CLEAN
-    assert _terms_of(pg_url, [_own_word(u) for u in gone]) == 0  # no survivor kept a deleted unit's own word
-    assert _terms_of(pg_url, [_own_word(u) for u in range(ADDS) if u not in gone]) == ADDS - len(gone)
+    _check_survivors(pg_url, "bo", ADDS - len(deleted))
 
 
 def test_forgetting_a_user_while_another_process_adds_for_them_leaves_nothing_behind(pg_url: str) -> None:
     Memory(url=pg_url, embedder="fake").close()
-    done = SPAWN.Event()
-    added, (forgotten, forget_errors) = _run([(_add_to_session, (pg_url, "cy", ADDS, done)),
-                                               (_forget_user, (pg_url, "cy", done))])
+    started, done = SPAWN.Event(), SPAWN.Event()
+    added, (forgotten, forget_errors) = _run([(_add_to_session, (pg_url, "cy", ADDS, started, done)),
+                                               (_forget_user, (pg_url, "cy", started, done))])
     assert added == [] and forget_errors == []
-    with Memory(url=pg_url, embedder="fake") as m:
-        assert m.stats()["units"] == 0  # the last forget ran after the last add
-        assert forgotten == ADDS
+    assert forgotten > STARTED  # the first forget ran after the adder's first STARTED + 1 adds
+    _check_survivors(pg_url, "cy", ADDS - forgotten)
+
+
+def _check_survivors(url: str, user: str, expected: int) -> None:
+    """The units left are the adds not deleted, and nothing of the deleted ones is left anywhere."""
+    with Memory(url=url, embedder="fake") as m:
+        left = {u.summary for u in m.store.get(m.store.ids_in_scope(Scope(user)))}
+    assert len(left) == expected
+    gone = [n for n in range(ADDS) if _text(n) not in left]
+    assert residue(url) == CLEAN
+    assert _terms_of(url, [_own_word(n) for n in gone]) == 0  # no survivor kept a deleted unit's own word
+    assert _terms_of(url, [_own_word(n) for n in range(ADDS) if n not in gone]) == expected
+
+
+# -- a real deadlock, made on purpose ----------------------------------------------------------------------
+def _deadlocked_add(url: str, store: PostgresStore, uid: str) -> BaseException | None:
+    """Add one unit while another session holds the counters row and then asks for the add's scope lock.
+
+    The add waits for the counters (its last step) holding its scope lock; the other session then waits
+    for that lock: a cycle. The add's server process detects it (deadlock_timeout 1 s; the other waits
+    20 s) and its transaction is the one PostgreSQL aborts. Returns what the add raised, if anything.
+    """
+    scope = Scope("dee")
+    caught: list[BaseException] = []
+
+    def add() -> None:
+        try:
+            store.insert([unit(uid, scope)], {})
+        except BaseException as exc:  # handed to the test thread
+            caught.append(exc)
+
+    with psycopg.connect(url) as other, psycopg.connect(url, autocommit=True) as watch:
+        other.execute("SET deadlock_timeout = '20s'")
+        other.execute("SELECT 1 FROM counters FOR UPDATE")
+        adder = threading.Thread(target=add)
+        adder.start()
+        for _ in range(400):  # until the add waits for the counters row
+            if watch.execute("SELECT COUNT(*) FROM pg_locks WHERE NOT granted").fetchone()[0]:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the add never waited for the counters row")
+        other.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (locks.scope_key(scope),))
+        other.rollback()  # granted once PostgreSQL aborted the add's transaction; a retry may go on
+        adder.join(30)
+    return caught[0] if caught else None
+
+
+def test_a_deadlocked_add_is_retried_and_stored_once(pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    store = PostgresStore(pg_url)
+    store.init_meta("fake", 4)
+    with caplog.at_level(logging.DEBUG, logger="omnimem.store.postgres.store"):
+        assert _deadlocked_add(pg_url, store, "after-a-deadlock") is None
+    assert any("retrying (1)" in r.getMessage() and "deadlock detected" in r.getMessage() for r in caplog.records)
+    assert [u.id for u in store.get(["after-a-deadlock"])] == ["after-a-deadlock"]
+    assert store.stats()["units"] == 1
+    store.close()
     assert residue(pg_url) == CLEAN
-    with psycopg.connect(pg_url) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM terms").fetchone()[0] == 0
-        assert conn.execute("SELECT COUNT(*) FROM term_df").fetchone()[0] == 0
+
+
+def test_an_add_out_of_retries_says_it_lost_to_concurrent_writers(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    store.init_meta("fake", 4)
+    store.write_attempts = 1
+    error = _deadlocked_add(pg_url, store, "never")
+    assert isinstance(error, WriteConflictError)
+    assert "deadlock detected" in str(error) and "nothing of it was stored" in str(error)
+    assert "connection" not in str(error)
+    assert store.get(["never"]) == [] and store.stats()["units"] == 0
+    store.close()

@@ -38,6 +38,7 @@ from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
 from omnimem.store.postgres.jobs import PgJobQueue, insert_jobs
 from omnimem.store.postgres.keys import PgKeys
 from omnimem.store.postgres import locks
+from omnimem.store.postgres.admit import jobs_without, missing, new_content
 from omnimem.store.jobs import NewJob
 from omnimem.store.postgres.migrate import migrate
 from omnimem.store.postgres.schema import INDEX, VECTOR_INDEX_MARK, build_vector_index, vector_index_ddl
@@ -75,6 +76,7 @@ class PostgresStore(PgKeys, PgJobQueue):
         self.url = self.target.shown
         self.read_only = bool(read_only)
         self.last_write_seq = 0
+        self.write_attempts = locks.ATTEMPTS  # tries of a transaction that loses deadlock or serialisation races
         self.terms = TermIndexer(sparse_context)
         self._psycopg, _ = psycopg_modules()
         self._migrate()
@@ -177,19 +179,19 @@ class PostgresStore(PgKeys, PgJobQueue):
 
     def _write(self, what: str, body: Callable[[Any], T]) -> T:
         """``body(conn)`` in one transaction (:meth:`_tx`), run again from the start when it lost a deadlock or
-        serialisation race, up to ``locks.ATTEMPTS`` times with jittered exponential backoff."""
+        serialisation race, up to ``write_attempts`` times with jittered exponential backoff."""
         cause = ""
-        for attempt in range(locks.ATTEMPTS):
+        for attempt in range(self.write_attempts):
             try:
                 with self._tx(what) as conn:
                     return body(conn)
             except WriteConflictError as exc:
                 cause = str(exc)
                 log.debug("retrying (%d): %s", attempt + 1, cause)
-                if attempt + 1 < locks.ATTEMPTS:
+                if attempt + 1 < self.write_attempts:
                     time.sleep(locks.backoff(attempt))
-        raise WriteConflictError(f"{what} was tried {locks.ATTEMPTS} times and lost to concurrent writers each time "
-                                 f"(last: {cause}); nothing of it was stored; the same call can be repeated")
+        raise WriteConflictError(f"{what} was tried {self.write_attempts} time(s) and lost to concurrent writers "
+                                 f"each time (last: {cause}); nothing of it was stored; the call can be repeated")
 
     def _bump(self, conn: Any, docs: int = 0, doc_len: int = 0) -> None:
         row = conn.execute("UPDATE counters SET seq = seq + 1, docs = docs + %s, doc_len = doc_len + %s "
@@ -258,10 +260,10 @@ class PostgresStore(PgKeys, PgJobQueue):
                 event: AuditEvent | None, supersedes: dict[str, Sequence[str]],
                 jobs: Sequence[NewJob]) -> list[tuple[int, MAU]]:
         locks.lock_scopes(conn, {u.scope for u in units})  # 1: one writer per scope from here to the commit
-        kept, skipped = self._new_content(conn, units, supersedes)
+        kept, skipped = new_content(conn, units, supersedes)
         if skipped:
             supersedes = {k: v for k, v in supersedes.items() if k not in skipped}
-            jobs = _jobs_without(jobs, skipped)
+            jobs = jobs_without(jobs, skipped)
             unused = {u.raw_ref for u in units if u.id in skipped} - {u.raw_ref for u in kept}
             raw = {ref: data for ref, data in raw.items() if ref not in unused}
             if event is not None:
@@ -279,7 +281,7 @@ class PostgresStore(PgKeys, PgJobQueue):
         rids = sorted(int(r[0]) for r in conn.execute(
             "SELECT nextval(pg_get_serial_sequence('units', 'rid')) FROM generate_series(1, %s)", (len(kept),)))
         batch = {u.id for u in kept}
-        gone = self._missing(conn, [p for u in kept if (p := u.links.prev_id) and p not in skipped and p not in batch])
+        gone = missing(conn, [p for u in kept if (p := u.links.prev_id) and p not in skipped and p not in batch])
         last: dict[Scope, str | None] = {}
         for rid, unit in zip(rids, kept):
             prev = skipped.get(unit.links.prev_id or "", unit.links.prev_id)  # chained to a skipped unit: its holder
@@ -307,33 +309,6 @@ class PostgresStore(PgKeys, PgJobQueue):
         insert_jobs(conn, jobs)  # the units' enrichment, committed with them
         self._bump(conn, len(out), sum(len(words) for words in tokens))  # 6
         return out
-
-    @staticmethod
-    def _new_content(conn: Any, units: Sequence[MAU],
-                     supersedes: Mapping[str, Sequence[str]]) -> tuple[list[MAU], dict[str, str]]:
-        """(units to store, {skipped unit id: id of the unit holding its content}); under the scope locks."""
-        holders: dict[str, list[str]] = {}
-        for chash, uid in conn.execute(
-                "SELECT content_hash, id FROM units WHERE tenant = ANY(%s) AND content_hash = ANY(%s) ORDER BY rid",
-                (sorted({gov.tenant_of(u.scope) for u in units}), sorted({u.content_hash for u in units}))):
-            holders.setdefault(chash, []).append(uid)
-        kept: list[MAU] = []
-        skipped: dict[str, str] = {}
-        for unit in units:
-            found = [h for h in holders.get(unit.content_hash, ()) if h not in supersedes.get(unit.id, ())]
-            if found:
-                skipped[unit.id] = found[0]
-            else:
-                kept.append(unit)
-                holders.setdefault(unit.content_hash, []).append(unit.id)  # a second one in the batch is skipped
-        return kept, skipped
-
-    @staticmethod
-    def _missing(conn: Any, ids: Sequence[str]) -> set[str]:
-        if not ids:
-            return set()
-        found = {r[0] for r in conn.execute("SELECT id FROM units WHERE id = ANY(%s)", (sorted(set(ids)),))}
-        return set(ids) - found
 
     def _graph_rows(self, conn: Any) -> PgGraphRows:
         return PgGraphRows(conn)
@@ -585,21 +560,6 @@ class PostgresStore(PgKeys, PgJobQueue):
 
     def close(self) -> None:
         self._pool.close()
-
-
-def _jobs_without(jobs: Sequence[NewJob], skipped: Mapping[str, str]) -> list[NewJob]:
-    """The jobs of the units that are stored: a skipped unit leaves its job out, or its id out of a job's list."""
-    kept: list[NewJob] = []
-    for job in jobs:
-        if job.payload.get("unit") in skipped:
-            continue
-        if isinstance(units := job.payload.get("units"), list):
-            left = [u for u in units if u not in skipped]
-            if not left:
-                continue
-            job = replace(job, payload={**job.payload, "units": left})
-        kept.append(job)
-    return kept
 
 
 def _row(unit: MAU) -> tuple[Any, ...]:
