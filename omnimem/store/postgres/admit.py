@@ -22,8 +22,9 @@ def new_content(conn: Any, units: Sequence[MAU],
                 supersedes: Mapping[str, Sequence[str]]) -> tuple[list[MAU], dict[str, str]]:
     """(units to store, {skipped unit id: id of the unit holding its content}).
 
-    A unit is never a duplicate of a unit it supersedes (an enriched version keeps its original's hash), and
-    the second unit of the batch with the same content is skipped as a duplicate of the first.
+    A unit is never a duplicate of a unit it supersedes (an enriched version keeps its original's hash) nor
+    of itself (a unit id stored again fails the insert, as on SQLite); the second unit of the batch with the
+    same content is skipped as a duplicate of the first.
     """
     holders: dict[str, list[str]] = {}
     for chash, uid in conn.execute(
@@ -33,8 +34,9 @@ def new_content(conn: Any, units: Sequence[MAU],
     kept: list[MAU] = []
     skipped: dict[str, str] = {}
     for unit in units:
-        found = [h for h in holders.get(unit.content_hash, ()) if h not in supersedes.get(unit.id, ())]
-        if found:
+        same = holders.get(unit.content_hash, [])
+        found = [h for h in same if h not in supersedes.get(unit.id, ())]
+        if found and unit.id not in same:  # the same id again is left to fail the insert, not skipped
             skipped[unit.id] = found[0]
         else:
             kept.append(unit)
