@@ -1,6 +1,6 @@
 """Several writer processes on one PostgreSQL database: no duplicates, no surfaced deadlocks, no residue.
 
-Each test starts a few OS processes (spawn) that meet at a barrier and then write at once through
+Each test starts a few OS processes (forkserver: fresh processes, not forks of pytest) that meet at a barrier and then write at once through
 ``Memory``; every error a worker sees is sent back and fails the test. Afterwards :func:`residue` reads
 the database itself: postings, document frequencies, ``prev_id`` links and counters must be exactly what
 the surviving units imply (the postings are compared with a rebuild from scratch, in a transaction that
@@ -28,7 +28,9 @@ from omnimem.store.postgres.store import PostgresStore
 from omnimem.store.postgres.terms import TermIndexer
 from tests.store.test_unit_store import unit
 
-SPAWN = mp.get_context("spawn")
+SPAWN = mp.get_context("forkserver")  # fresh processes, forked from one server that imported omnimem once
+SPAWN.set_forkserver_preload(["omnimem.memory", "omnimem.store.postgres.store", "omnimem.engine.local",
+                              "tests.postgres.test_pg_concurrency"])
 ADDS = 40  # adds into two sessions by one process while another deletes or forgets
 STARTED = 9  # after this add the adder says it has started
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
@@ -74,7 +76,7 @@ def _guarded(n: int, errors: list[str], step: Callable[[], Any]) -> Any:
         return None
 
 
-# -- workers (module level: spawn imports them by name) ---------------------------------------------------
+# -- workers (module level: the processes import them by name) ---------------------------------------------------
 def _add_all(n: int, barrier: Any, out: Any, url: str, texts: list[str]) -> None:
     errors: list[str] = []
     results: list[tuple[str, bool, str, str | None, str | None]] = []
