@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import os
 import queue
 import threading
 import time
@@ -31,7 +32,8 @@ from tests.store.test_unit_store import unit
 SPAWN = mp.get_context("forkserver")  # fresh processes, forked from one server that imported omnimem once
 SPAWN.set_forkserver_preload(["omnimem.memory", "omnimem.store.postgres.store", "omnimem.engine.local",
                               "tests.postgres.test_pg_concurrency"])
-ADDS = 40  # adds into two sessions by one process while another deletes or forgets
+ADDS = int(os.environ.get("OMNIMEM_PG_RACE_ADDS", "40"))  # adds into two sessions while another process
+# deletes or forgets; a longer race for measuring: OMNIMEM_PG_RACE_ADDS=300 (at most 676)
 STARTED = 9  # after this add the adder says it has started
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
          "kelp", "lagoon", "marble", "nectar", "onyx", "pebble", "quartz", "reef", "saffron", "tundra"]
@@ -43,7 +45,7 @@ def _text(n: int) -> str:
 
 
 def _own_word(n: int) -> str:
-    return "zq" + chr(97 + n // 26) + chr(97 + n % 26)
+    return "zq" + chr(97 + n // 26) + chr(97 + n % 26) + "x"  # "x": no stemming rule changes it
 
 
 def _run(workers: Sequence[tuple[Callable[..., None], tuple[Any, ...]]], timeout: float = 90) -> list[Any]:
