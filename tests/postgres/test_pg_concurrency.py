@@ -278,3 +278,19 @@ def test_an_add_out_of_retries_says_it_lost_to_concurrent_writers(pg_url: str) -
     assert "connection" not in str(error)
     assert store.get(["never"]) == [] and store.stats()["units"] == 0
     store.close()
+
+
+def test_deletes_spanning_many_scopes_and_users_take_coarser_locks_and_leave_nothing(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    store.init_meta("fake", 4)
+    many = locks.MANY + 8
+    sessions = [unit(f"s{i}", Scope("ann", None, f"s{i}")) for i in range(many)]
+    users = [unit(f"u{i}", Scope(f"user{i}", None, "s")) for i in range(many)]
+    store.insert(sessions + users, {})  # an add across more than MANY users: the store-wide lock
+    assert len(store.delete([u.id for u in sessions])) == many  # one user's lock, not one per session
+    assert len(store.delete([u.id for u in users])) == many  # the store-wide lock
+    assert store.stats()["units"] == 0
+    store.close()
+    assert residue(pg_url) == CLEAN
+    assert locks.lock_plan([u.scope for u in sessions]) == [("omnimem:writers", True), ("omnimem:tenant:ann", False)]
+    assert locks.lock_plan([u.scope for u in users]) == [("omnimem:writers", False)]

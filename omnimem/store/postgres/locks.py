@@ -59,7 +59,7 @@ def scope_key(scope: Scope) -> str:
     return "omnimem:scope:" + json.dumps([scope.user_id, scope.agent_id, scope.session_id])
 
 
-def _plan(scopes: Iterable[Scope]) -> list[tuple[str, bool]]:
+def lock_plan(scopes: Iterable[Scope]) -> list[tuple[str, bool]]:
     """(lock name, shared) in the one order: writers, then per tenant its own lock and its scopes' locks."""
     by_tenant: dict[str, set[Scope]] = {}
     for scope in scopes:
@@ -79,7 +79,7 @@ def _plan(scopes: Iterable[Scope]) -> list[tuple[str, bool]]:
 
 def lock_scopes(conn: Any, scopes: Iterable[Scope]) -> None:
     """Step 1: the advisory locks of a write to ``scopes`` (held to the end of the transaction)."""
-    plan = _plan(scopes)
+    plan = lock_plan(scopes)
     conn.execute("SELECT CASE WHEN shared THEN pg_advisory_xact_lock_shared(hashtextextended(name, 0)) "
                  "ELSE pg_advisory_xact_lock(hashtextextended(name, 0)) END "
                  "FROM unnest(%s::text[], %s::boolean[]) WITH ORDINALITY AS t(name, shared, n) ORDER BY n",
