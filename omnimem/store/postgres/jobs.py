@@ -81,13 +81,14 @@ class PgJobQueue:
     def complete(self, job_id: int, worker: str, *, derived: Sequence[RowWriter] = (),
                  requires: Sequence[str] = ()) -> bool:
         def body(conn: Any) -> bool:
+            wanted = list(dict.fromkeys(requires))
+            if wanted:  # locked first (the lock order): a delete of them waits for this, or this job sees them gone
+                locks.lock_units(conn, wanted)
             held = conn.execute("SELECT 1 FROM jobs WHERE id = %s AND worker = %s AND state = 'running' FOR UPDATE",
                                 (job_id, worker)).fetchone()
             if held is None:
                 return False
-            wanted = list(dict.fromkeys(requires))
-            if wanted:  # locked (rid order): a delete of them waits for these rows, or this job sees them gone
-                locks.lock_units(conn, wanted)
+            if wanted:
                 present = conn.execute("SELECT COUNT(*) FROM units WHERE superseded_by IS NULL AND id = ANY(%s)",
                                        (wanted,)).fetchone()[0]
                 if present != len(wanted):  # rolled back: the job runs again on what is current then

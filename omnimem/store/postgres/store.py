@@ -348,11 +348,13 @@ class PostgresStore(PgKeys, PgJobQueue):
 
     def _delete(self, conn: Any, ids: list[str], event: AuditEvent | None, tombstone: bool,
                 forgotten: Scope | None) -> list[tuple[int, str]]:
-        scopes = [Scope(*r) for r in conn.execute(
-            "SELECT DISTINCT user_id, agent_id, session_id FROM units WHERE id = ANY(%s)", (ids,))]
+        scopes = {Scope(*r) for r in conn.execute(
+            "SELECT DISTINCT user_id, agent_id, session_id FROM units WHERE id = ANY(%s)", (ids,))}
         locks.lock_scopes(conn, scopes)  # 1: no add links to, or takes BM25 context from, a unit going now
         victims = [(int(r[0]), Scope(r[1], r[2], r[3])) for r in conn.execute(
             "SELECT rid, user_id, agent_id, session_id FROM units WHERE id = ANY(%s) ORDER BY rid", (ids,))]
+        if late := {s for _, s in victims} - scopes:  # a unit committed between the two reads: its scope too
+            locks.lock_scopes(conn, late)  # (out of order, so it may deadlock: then the whole delete is retried)
         plan = self.terms.reindex_plan(conn, victims)  # the followers whose search text held their words
         locks.lock_units(conn, ids, rids=[rid for rid, _ in plan.keys], linked=True)  # 2
         rows = conn.execute(
