@@ -58,6 +58,13 @@ class ReadOnlyStoreError(StoreError):
     status = 409
 
 
+class WriteConflictError(StoreError):
+    """A write lost to concurrent writers (deadlock, serialisation failure) on every retry; nothing of it was
+    stored and the same call can simply be made again."""
+
+    status = 503
+
+
 class EmbedderMismatchError(StoreError):
     """The store was built by a different embedder than the one configured."""
 

@@ -217,15 +217,25 @@ class Ingestor:
         jobs = plan_jobs(self.parts, units, action) if deferred else []
         with self.parts.lock:
             rows = self.parts.store.insert(units, raw, derived=derived, event=event, supersedes=supersedes, jobs=jobs)
-            self.parts.search.added(rows, vectors, self.parts.store.last_write_seq)
+            stored = {u.id for _, u in rows}
+            self.parts.search.added(rows, [v for u, v in zip(units, vectors) if u.id in stored],
+                                    self.parts.store.last_write_seq)
+            # another process stored the same content between our check and our write (PostgreSQL: the store
+            # re-checks under its lock and skips it): a duplicate, as if our check had seen it
+            raced = {u.id: u for u in units if u.id not in stored}
+            holders = self.parts.store.find_hashes([u.content_hash for u in raced.values()]) if raced else {}
+            for unit in raced.values():
+                _count(counts, f"{unit.modality.value}_stored", -1.0)
+                _count(counts, f"{unit.modality.value}_duplicate")
             self.parts.store.add_stats(counts)
         if jobs:
             self.parts.wake()
-        self._chain_tail = chained
-        for (pos, _, unit_id), _unit in zip(accepted, units):
-            results[pos] = AddResult(unit_id, True, "stored")
+        self._chain_tail = chained if chained not in raced else holders.get(raced[chained].content_hash)
+        for (pos, _, unit_id), unit in zip(accepted, units):
+            results[pos] = (AddResult(None, False, "duplicate", 1.0, holders.get(unit.content_hash)) if unit_id in raced
+                            else AddResult(unit_id, True, "stored"))
         if self.parts.settings.auto_supersede and self.parts.llm is not None and action != "import" and not deferred:
-            texts = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT]
+            texts = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT and u.id in stored]
             self.propose_supersession([u for u, _ in texts], [v for _, v in texts])
 
     def propose_supersession(self, units: list[MAU], vectors: Any) -> None:

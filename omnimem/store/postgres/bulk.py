@@ -37,6 +37,7 @@ from omnimem.store.audit import AuditEvent
 from omnimem.store.base import UnitStore
 from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
+from omnimem.store.postgres.locks import lock_everything
 from omnimem.store.postgres.schema import INDEX, INDEX_SQL, build_vector_index
 from omnimem.store.postgres.schema import VECTOR_INDEX_MARK as _MARK
 from omnimem.store.postgres.store import PostgresStore
@@ -105,6 +106,7 @@ class BulkLoader:
         vectors = [self._vector(u) for u in units]
         store = self.store
         with store._tx(f"bulk-loading {len(units)} unit(s)") as conn:
+            lock_everything(conn)  # the load writes postings of many terms: no other writer between its batches
             for ref, data in (raw or {}).items():
                 if content_ref(data) != check_ref(ref):
                     raise StoreError(f"cold-tier content does not match its reference {ref}; nothing was stored")

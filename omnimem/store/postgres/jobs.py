@@ -3,20 +3,25 @@
 Claims take runnable rows with ``SELECT ... FOR UPDATE SKIP LOCKED``: any
 number of workers, in any process on any machine, claim concurrently without
 waiting on each other and never hold the same job. Completion writes its
-derived graph rows and removes the job in one transaction.
+derived graph rows and removes the job in one transaction, holding the rows of
+the units it enriches (a delete of them waits, or the job sees them gone). Each
+transaction is retried when it loses a deadlock (``PostgresStore._write``).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.store.base import RowWriter
 from omnimem.store.jobs import COLUMNS, STATES, Job, JobState, NewJob, to_job
+from omnimem.store.postgres import locks
+
+T = TypeVar("T")
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS jobs (
@@ -45,13 +50,13 @@ class PgJobQueue:
 
     if TYPE_CHECKING:  # provided by the store class this mixin is part of
         def _tx(self, what: str = "the write") -> AbstractContextManager[Any]: ...
+        def _write(self, what: str, body: Callable[[Any], T]) -> T: ...
         def _read(self) -> AbstractContextManager[Any]: ...
         def _graph_rows(self, conn: Any) -> Any: ...
 
     def enqueue(self, jobs: Sequence[NewJob]) -> None:
         if jobs:
-            with self._tx("queueing jobs") as conn:
-                insert_jobs(conn, jobs)
+            self._write("queueing jobs", lambda conn: insert_jobs(conn, jobs))
 
     def claim(self, worker: str, lease_s: float, limit: int = 1, kinds: Sequence[str] | None = None) -> list[Job]:
         if lease_s <= 0 or limit < 1:
@@ -63,23 +68,26 @@ class PgJobQueue:
         with self._read() as conn:  # an idle worker only looks
             if conn.execute(runnable, [now, now, *args, 1]).fetchone() is None:
                 return []
-        with self._tx("claiming jobs") as conn:
+        def body(conn: Any) -> list[Any]:
             ids = [int(r[0]) for r in conn.execute(runnable + " FOR UPDATE SKIP LOCKED", [now, now, *args, limit])]
             if not ids:
                 return []
-            rows = conn.execute(
+            return list(conn.execute(
                 "UPDATE jobs SET state = 'running', worker = %s, lease_until = %s, attempts = attempts + 1, "
-                f"updated = %s WHERE id = ANY(%s) RETURNING {COLUMNS}", (worker, now + lease_s, now, ids)).fetchall()
-        return sorted((to_job(r) for r in rows), key=lambda j: j.id)
+                f"updated = %s WHERE id = ANY(%s) RETURNING {COLUMNS}", (worker, now + lease_s, now, ids)).fetchall())
+
+        return sorted((to_job(r) for r in self._write("claiming jobs", body)), key=lambda j: j.id)
 
     def complete(self, job_id: int, worker: str, *, derived: Sequence[RowWriter] = (),
                  requires: Sequence[str] = ()) -> bool:
-        with self._tx("completing a job") as conn:
+        def body(conn: Any) -> bool:
+            wanted = list(dict.fromkeys(requires))
+            if wanted:  # locked first (the lock order): a delete of them waits for this, or this job sees them gone
+                locks.lock_units(conn, wanted)
             held = conn.execute("SELECT 1 FROM jobs WHERE id = %s AND worker = %s AND state = 'running' FOR UPDATE",
                                 (job_id, worker)).fetchone()
             if held is None:
                 return False
-            wanted = list(dict.fromkeys(requires))
             if wanted:
                 present = conn.execute("SELECT COUNT(*) FROM units WHERE superseded_by IS NULL AND id = ANY(%s)",
                                        (wanted,)).fetchone()[0]
@@ -88,17 +96,17 @@ class PgJobQueue:
             for write in derived:
                 write(self._graph_rows(conn))
             conn.execute("DELETE FROM jobs WHERE id = %s", (job_id,))
-        return True
+            return True
+
+        return self._write("completing a job", body)
 
     def fail(self, job_id: int, worker: str, error: str, *, retry_at: float | None) -> bool:
         state = "failed" if retry_at is None else "pending"
         now = time.time()
-        with self._tx("recording a failed job") as conn:
-            cur = conn.execute(
-                "UPDATE jobs SET state = %s, run_after = %s, lease_until = NULL, last_error = %s, updated = %s "
-                "WHERE id = %s AND worker = %s AND state = 'running'",
-                (state, now if retry_at is None else retry_at, error[:2000], now, job_id, worker))
-            return bool(cur.rowcount == 1)
+        return self._write("recording a failed job", lambda conn: bool(conn.execute(
+            "UPDATE jobs SET state = %s, run_after = %s, lease_until = NULL, last_error = %s, updated = %s "
+            "WHERE id = %s AND worker = %s AND state = 'running'",
+            (state, now if retry_at is None else retry_at, error[:2000], now, job_id, worker)).rowcount == 1))
 
     def jobs(self, state: JobState | None = None, limit: int | None = None) -> list[Job]:
         where, args = ("WHERE state = %s", [state]) if state is not None else ("", [])
@@ -111,15 +119,14 @@ class PgJobQueue:
         now = time.time()
         sql = ("UPDATE jobs SET state = 'pending', attempts = 0, run_after = %s, worker = NULL, updated = %s "
                "WHERE state = 'failed'")
-        with self._tx("retrying jobs") as conn:
-            if ids is None:
-                return int(conn.execute(sql, (now, now)).rowcount)
-            return int(conn.execute(sql + " AND id = ANY(%s)", (now, now, [int(i) for i in ids])).rowcount)
+        if ids is None:
+            return self._write("retrying jobs", lambda conn: int(conn.execute(sql, (now, now)).rowcount))
+        return self._write("retrying jobs", lambda conn: int(
+            conn.execute(sql + " AND id = ANY(%s)", (now, now, [int(i) for i in ids])).rowcount))
 
     def drop(self, ids: Sequence[int]) -> int:
-        with self._tx("dropping jobs") as conn:
-            return int(conn.execute("DELETE FROM jobs WHERE state = 'failed' AND id = ANY(%s)",
-                                    ([int(i) for i in ids],)).rowcount)
+        return self._write("dropping jobs", lambda conn: int(conn.execute(
+            "DELETE FROM jobs WHERE state = 'failed' AND id = ANY(%s)", ([int(i) for i in ids],)).rowcount))
 
     def queue_depth(self, kinds: Sequence[str] | None = None) -> dict[str, int]:
         where, args = ("", []) if kinds is None else ("WHERE kind = ANY(%s)", [list(kinds)])

@@ -4,21 +4,29 @@ Nothing is cached in the process: every read asks the database and every
 mutation is one transaction across units, vectors, BM25 postings, blobs, the
 graph and the audit log (:meth:`PostgresStore._tx`, the one transaction
 helper new tables join). Row ids come from a sequence, so they only grow.
+
+Several processes write at once: every mutation takes its locks in the one order
+of :mod:`omnimem.store.postgres.locks` (scopes, unit rows, blobs, document
+frequencies, graph and log, counters) and runs through :meth:`PostgresStore._write`,
+which retries a transaction that lost a deadlock or serialisation race. An add
+re-checks its content hashes under its scopes' locks, so the same content added by
+two processes at once is stored once; the other is skipped, as a duplicate.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from omnimem.errors import NotFoundError, OmnimemError, ReadOnlyStoreError, StoreError
+from omnimem.errors import NotFoundError, OmnimemError, ReadOnlyStoreError, StoreError, WriteConflictError
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.base import RowWriter, StoreMeta, Vector
@@ -29,12 +37,15 @@ from omnimem.store.postgres.connect import describe, open_pool, parse_url, psyco
 from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
 from omnimem.store.postgres.jobs import PgJobQueue, insert_jobs
 from omnimem.store.postgres.keys import PgKeys
+from omnimem.store.postgres import locks
+from omnimem.store.postgres.admit import jobs_without, missing, new_content
 from omnimem.store.jobs import NewJob
 from omnimem.store.postgres.migrate import migrate
 from omnimem.store.postgres.schema import INDEX, VECTOR_INDEX_MARK, build_vector_index, vector_index_ddl
 from omnimem.store.postgres.terms import TermIndexer
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 COLUMNS = ("rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id, prev_id, "
            "source_ids, raw_ref, content_hash, metadata, embedding, record_ts, superseded_by, superseded_at")
@@ -65,6 +76,7 @@ class PostgresStore(PgKeys, PgJobQueue):
         self.url = self.target.shown
         self.read_only = bool(read_only)
         self.last_write_seq = 0
+        self.write_attempts = locks.ATTEMPTS  # tries of a transaction that loses deadlock or serialisation races
         self.terms = TermIndexer(sparse_context)
         self._psycopg, _ = psycopg_modules()
         self._migrate()
@@ -103,7 +115,8 @@ class PostgresStore(PgKeys, PgJobQueue):
             return
         if int(stored) != self.terms.context:
             log.info("BM25 postings built with sparse_context=%s, rebuilding with %s", stored, self.terms.context)
-            with self._tx() as conn:
+            with self._tx("rebuilding the BM25 postings") as conn:
+                locks.lock_everything(conn)
                 self.terms.rebuild(conn)
                 conn.execute("UPDATE meta SET value = %s WHERE key = 'sparse_context'", (str(self.terms.context),))
                 self._bump(conn)
@@ -151,6 +164,9 @@ class PostgresStore(PgKeys, PgJobQueue):
                 yield conn
         except OmnimemError:
             raise
+        except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:  # before Operational
+            raise WriteConflictError(f"{what} lost a race with a concurrent writer ({describe(exc)}); nothing of "
+                                     "it was stored") from None
         except psycopg.errors.InsufficientPrivilege as exc:
             raise StoreError(f"{what} was refused, nothing was stored: {describe(exc)}; a connection bound to one "
                              "user (omnimem_user=) can only write that user's memories") from None
@@ -160,6 +176,22 @@ class PostgresStore(PgKeys, PgJobQueue):
                              ) from None
         except psycopg.Error as exc:
             raise StoreError(f"{what} failed, nothing was stored: {describe(exc)}") from None
+
+    def _write(self, what: str, body: Callable[[Any], T]) -> T:
+        """``body(conn)`` in one transaction (:meth:`_tx`), run again from the start when it lost a deadlock or
+        serialisation race, up to ``write_attempts`` times with jittered exponential backoff."""
+        cause = ""
+        for attempt in range(self.write_attempts):
+            try:
+                with self._tx(what) as conn:
+                    return body(conn)
+            except WriteConflictError as exc:
+                cause = str(exc)
+                log.debug("retrying (%d): %s", attempt + 1, cause)
+                if attempt + 1 < self.write_attempts:
+                    time.sleep(locks.backoff(attempt))
+        raise WriteConflictError(f"{what} was tried {self.write_attempts} time(s) and lost to concurrent writers "
+                                 f"each time (last: {cause}); nothing of it was stored; the call can be repeated")
 
     def _bump(self, conn: Any, docs: int = 0, doc_len: int = 0) -> None:
         row = conn.execute("UPDATE counters SET seq = seq + 1, docs = docs + %s, doc_len = doc_len + %s "
@@ -208,46 +240,74 @@ class PostgresStore(PgKeys, PgJobQueue):
     def insert(self, units: Sequence[MAU], raw: Mapping[str, bytes], *, derived: Sequence[RowWriter] = (),
                event: AuditEvent | None = None, supersedes: Mapping[str, Sequence[str]] | None = None,
                jobs: Sequence[NewJob] = ()) -> list[tuple[int, MAU]]:
-        out: list[tuple[int, MAU]] = []
+        """Store ``units`` in one transaction; a unit whose content is stored already is skipped, not returned.
+
+        The content check runs under the scope locks of the units (content hashes include the exact scope),
+        so of several processes adding the same content at once exactly one stores it; the caller reports
+        the others as duplicates (:mod:`omnimem.ingest.pipeline`). A unit is never a duplicate of the units
+        it supersedes (an enriched version keeps its original's hash). Rows ``derived`` writes for a skipped
+        unit are removed in the same transaction.
+        """
         if not units and not raw and not jobs:
-            return out
-        with self._tx(f"writing {len(units)} unit(s)") as conn:
-            for ref, data in raw.items():
-                if content_ref(data) != check_ref(ref):
-                    raise StoreError(f"cold-tier content does not match its reference {ref}; nothing was stored")
-            if raw:
-                with conn.cursor() as cur:  # DO UPDATE locks an existing blob row against a concurrent delete
-                    cur.executemany("INSERT INTO blobs(ref, data) VALUES (%s, %s) ON CONFLICT (ref) DO UPDATE "
-                                    "SET ref = excluded.ref", list(raw.items()))
-            sessions = sorted({u.scope for u in units if u.scope.session_id is not None},
-                              key=lambda s: (s.user_id or "", s.agent_id or "", s.session_id or ""))
-            for scope in sessions:  # one writer per session at a time: the prev/next chain stays one chain
-                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                             (json.dumps(scope.as_dict(), sort_keys=True),))
-            rids = [int(r[0]) for r in conn.execute(
-                "SELECT nextval(pg_get_serial_sequence('units', 'rid')) FROM generate_series(1, %s)", (len(units),))]
-            rids.sort()
-            last: dict[Scope, str | None] = {}
-            for rid, unit in zip(rids, units):
-                prev = unit.links.prev_id or self._last_in_session(conn, unit.scope, last)
-                if unit.scope.session_id is not None:
-                    last[unit.scope] = unit.id
-                out.append((rid, replace(unit, links=Links(prev, None, unit.source_ids))))
-            tokens = self.terms.tokens(conn, out)  # BM25 terms, with the session's earlier lines
+            return []
+        for ref, data in raw.items():
+            if content_ref(data) != check_ref(ref):
+                raise StoreError(f"cold-tier content does not match its reference {ref}; nothing was stored")
+        return self._write(f"writing {len(units)} unit(s)", lambda conn: self._insert(
+            conn, units, raw, derived, event, dict(supersedes or {}), jobs))
+
+    def _insert(self, conn: Any, units: Sequence[MAU], raw: Mapping[str, bytes], derived: Sequence[RowWriter],
+                event: AuditEvent | None, supersedes: dict[str, Sequence[str]],
+                jobs: Sequence[NewJob]) -> list[tuple[int, MAU]]:
+        locks.lock_scopes(conn, {u.scope for u in units})  # 1: one writer per scope from here to the commit
+        kept, skipped = new_content(conn, units, supersedes)
+        if skipped:
+            supersedes = {k: v for k, v in supersedes.items() if k not in skipped}
+            jobs = jobs_without(jobs, skipped)
+            unused = {u.raw_ref for u in units if u.id in skipped} - {u.raw_ref for u in kept}
+            raw = {ref: data for ref, data in raw.items() if ref not in unused}
+            if event is not None:
+                event = replace(event, unit_ids=tuple(i for i in event.unit_ids if i not in skipped))
+            if not kept and not raw and not jobs:
+                return []
+        olds = sorted({old for olds in supersedes.values() for old in olds})
+        if olds:
+            locks.lock_units(conn, olds)  # 2
+        if raw:  # 3: DO UPDATE locks an existing blob row against a concurrent delete
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO blobs(ref, data) VALUES (%s, %s) ON CONFLICT (ref) DO UPDATE "
+                                "SET ref = excluded.ref", sorted(raw.items()))
+        out: list[tuple[int, MAU]] = []
+        rids = sorted(int(r[0]) for r in conn.execute(
+            "SELECT nextval(pg_get_serial_sequence('units', 'rid')) FROM generate_series(1, %s)", (len(kept),)))
+        batch = {u.id for u in kept}
+        gone = missing(conn, [p for u in kept if (p := u.links.prev_id) and p not in skipped and p not in batch])
+        last: dict[Scope, str | None] = {}
+        for rid, unit in zip(rids, kept):
+            prev = skipped.get(unit.links.prev_id or "", unit.links.prev_id)  # chained to a skipped unit: its holder
+            if prev is None or prev in gone:  # a unit deleted before these locks were ours is no predecessor
+                prev = self._last_in_session(conn, unit.scope, last)
+            if unit.scope.session_id is not None:
+                last[unit.scope] = unit.id
+            out.append((rid, replace(unit, links=Links(prev, None, unit.source_ids))))
+        tokens = self.terms.tokens(conn, out)  # BM25 terms, with the session's earlier lines
+        if out:
             with conn.cursor() as cur:
                 cur.executemany(
                     f"INSERT INTO units (tenant, doc_len, {COLUMNS}) VALUES ({', '.join(['%s'] * 21)})",
                     [(gov.tenant_of(u.scope), len(words), rid, *_row(u)) for (rid, u), words in zip(out, tokens)])
-            self.terms.copy(conn, [(rid, u.scope) for rid, u in out], tokens)
-            doc_len = sum(len(words) for words in tokens)
-            for write in derived:  # graph and CLIP rows commit or roll back with the units
-                write(PgGraphRows(conn))
-            for new_id, old_ids in (supersedes or {}).items():
-                gov.mark_superseded(conn, old_ids, new_id, units[0].record_time)
-            if event is not None:
-                gov.log_event(conn, event)
-            insert_jobs(conn, jobs)  # the units' enrichment, committed with them
-            self._bump(conn, len(out), doc_len)
+            self.terms.copy(conn, [(rid, u.scope) for rid, u in out], tokens)  # 4: term_df rows in term order
+        for write in derived:  # 5: graph and CLIP rows commit or roll back with the units
+            write(PgGraphRows(conn))
+        if skipped:
+            delete_units_cascade(conn, list(skipped))
+            conn.execute("DELETE FROM clip_vectors WHERE unit_id = ANY(%s)", (list(skipped),))
+        for new_id, old_ids in supersedes.items():
+            gov.mark_superseded(conn, old_ids, new_id, kept[0].record_time)
+        if event is not None and (out or not skipped):  # an add whose every unit was a duplicate logs nothing
+            gov.log_event(conn, event)
+        insert_jobs(conn, jobs)  # the units' enrichment, committed with them
+        self._bump(conn, len(out), sum(len(words) for words in tokens))  # 6
         return out
 
     def _graph_rows(self, conn: Any) -> PgGraphRows:
@@ -265,57 +325,83 @@ class PostgresStore(PgKeys, PgJobQueue):
 
     def supersede(self, pairs: Mapping[str, Sequence[str]], event: AuditEvent) -> None:
         now = datetime.now(timezone.utc)
-        with self._tx("superseding") as conn:
+
+        def body(conn: Any) -> None:
+            locks.lock_units(conn, sorted({*pairs, *(old for olds in pairs.values() for old in olds)}))  # 2
             for new_id, old_ids in pairs.items():
                 gov.mark_superseded(conn, old_ids, new_id, now)
             gov.log_event(conn, event)
             self._bump(conn)
 
+        self._write("superseding", body)
+
     def log(self, event: AuditEvent) -> None:
-        with self._tx("logging an event") as conn:
-            gov.log_event(conn, event)
+        self._write("logging an event", lambda conn: gov.log_event(conn, event))
 
     def delete(self, ids: Sequence[str], *, event: AuditEvent | None = None, tombstone: bool = True,
                forgotten: Scope | None = None) -> list[tuple[int, str]]:
         """Remove units, their postings, graph and CLIP rows and unreferenced blobs in one transaction."""
         if not ids and forgotten is None:
             return []
-        with self._tx(f"deleting {len(ids)} unit(s)") as conn:
-            rows = conn.execute(
-                "DELETE FROM units WHERE id = ANY(%s) RETURNING rid, id, prev_id, raw_ref, content_hash, user_id, "
-                "agent_id, session_id, superseded_by, doc_len, tenant", (list(ids),)).fetchall()
-            rows.sort()
-            removed = [(int(r[0]), str(r[1])) for r in rows]
-            successor: dict[str, str | None] = {}
-            gone = [uid for _, uid in removed]
-            for rid, uid, prev_id, _ref, chash, user_id, agent_id, session_id, superseded_by, _len, _t in rows:
-                successor[uid] = superseded_by
-                # keep the chain whole: the next unit now follows our predecessor (itself maybe deleted too)
-                while prev_id in successor and prev_id is not None:
-                    prev_id = next((r[2] for r in rows if r[1] == prev_id), None)
-                conn.execute("UPDATE units SET prev_id = %s WHERE prev_id = %s", (prev_id, uid))
-                if tombstone and forgotten is None:
-                    gov.bury(conn, uid, chash, Scope(user_id, agent_id, session_id))
-            if forgotten is not None:
-                gov.forget_scope(conn, forgotten)
-            refs = sorted({r[3] for r in rows if r[3]})
-            if refs:
-                conn.execute("DELETE FROM blobs b WHERE ref = ANY(%s) AND NOT EXISTS "
-                             "(SELECT 1 FROM units u WHERE u.raw_ref = b.ref)", (refs,))
-            if event is not None and (removed or forgotten is not None):
-                gov.log_event(conn, replace(event, unit_ids=tuple(gone)))
-            if removed:
-                conn.execute("DELETE FROM terms WHERE rid = ANY(%s)", ([rid for rid, _ in removed],))
-                delete_units_cascade(conn, gone)
-                conn.execute("DELETE FROM clip_vectors WHERE unit_id = ANY(%s)", (gone,))
-                gov.reconnect(conn, successor, event.actor if event else "omnimem")
-                followers = self.terms.after_delete(conn, [(int(r[0]), Scope(r[5], r[6], r[7])) for r in rows])
-                self._bump(conn, -len(removed), followers - sum(int(r[9]) for r in rows))
+        return self._write(f"deleting {len(ids)} unit(s)",
+                           lambda conn: self._delete(conn, list(ids), event, tombstone, forgotten))
+
+    def _delete(self, conn: Any, ids: list[str], event: AuditEvent | None, tombstone: bool,
+                forgotten: Scope | None) -> list[tuple[int, str]]:
+        scopes = {Scope(*r) for r in conn.execute(
+            "SELECT DISTINCT user_id, agent_id, session_id FROM units WHERE id = ANY(%s)", (ids,))}
+        locks.lock_scopes(conn, scopes)  # 1: no add links to, or takes BM25 context from, a unit going now
+        victims = [(int(r[0]), Scope(r[1], r[2], r[3])) for r in conn.execute(
+            "SELECT rid, user_id, agent_id, session_id FROM units WHERE id = ANY(%s) ORDER BY rid", (ids,))]
+        if late := {s for _, s in victims} - scopes:  # a unit committed between the two reads: its scope too
+            locks.lock_scopes(conn, late)  # (out of order, so it may deadlock: then the whole delete is retried)
+        plan = self.terms.reindex_plan(conn, victims)  # the followers whose search text held their words
+        locks.lock_units(conn, ids, rids=[rid for rid, _ in plan.keys], linked=True)  # 2
+        rows = conn.execute(
+            "DELETE FROM units WHERE id = ANY(%s) RETURNING rid, id, prev_id, raw_ref, content_hash, user_id, "
+            "agent_id, session_id, superseded_by, doc_len, tenant", (ids,)).fetchall()
+        rows.sort()
+        removed = [(int(r[0]), str(r[1])) for r in rows]
+        successor: dict[str, str | None] = {}
+        gone = [uid for _, uid in removed]
+        for row in rows:
+            uid, prev_id = str(row[1]), row[2]
+            successor[uid] = row[8]  # superseded_by
+            # keep the chain whole: the next unit now follows our predecessor (itself maybe deleted too)
+            while prev_id in successor and prev_id is not None:
+                prev_id = next((r[2] for r in rows if r[1] == prev_id), None)
+            conn.execute("UPDATE units SET prev_id = %s WHERE prev_id = %s", (prev_id, uid))
+        refs = sorted({r[3] for r in rows if r[3]})
+        if refs:  # 3
+            conn.execute("DELETE FROM blobs b WHERE ref = ANY(%s) AND NOT EXISTS "
+                         "(SELECT 1 FROM units u WHERE u.raw_ref = b.ref)", (refs,))
+        followers = 0
+        if removed:  # 4: every term_df row these postings move, locked in term order before any changes
+            rewritten = [rid for rid, _ in removed] + [rid for rid, _ in plan.keys]
+            held = locks.lock_terms(conn, [*(r[0] for r in conn.execute(
+                "SELECT DISTINCT term FROM terms WHERE rid = ANY(%s)", (rewritten,))),
+                *(t for words in plan.tokens for t in words)])
+            conn.execute("DELETE FROM terms WHERE rid = ANY(%s)", (rewritten,))
+            followers = self.terms.apply(conn, plan)
+            locks.drop_unused_terms(conn, held)
+        for _rid, uid, _prev, _ref, chash, user_id, agent_id, session_id, *_rest in rows:  # 5
+            if tombstone and forgotten is None:
+                gov.bury(conn, uid, chash, Scope(user_id, agent_id, session_id))
+        if forgotten is not None:
+            gov.forget_scope(conn, forgotten)
+        if event is not None and (removed or forgotten is not None):
+            gov.log_event(conn, replace(event, unit_ids=tuple(gone)))
+        if removed:
+            delete_units_cascade(conn, gone)
+            conn.execute("DELETE FROM clip_vectors WHERE unit_id = ANY(%s)", (gone,))
+            gov.reconnect(conn, successor, event.actor if event else "omnimem")
+            self._bump(conn, -len(removed), followers - sum(int(r[9]) for r in rows))  # 6
         return removed
 
     def replace_vectors(self, rids: Sequence[int], vectors: Sequence[Vector], embedder: str, dim: int,
                         event: AuditEvent) -> None:
-        with self._tx("re-embedding") as conn:
+        def body(conn: Any) -> None:
+            locks.lock_everything(conn)  # 1: every row changes; no other writer runs meanwhile
             conn.execute("DROP INDEX IF EXISTS units_embedding_hnsw")
             conn.execute("ALTER TABLE units ALTER COLUMN embedding TYPE vector")
             with conn.cursor() as cur:
@@ -329,13 +415,18 @@ class PostgresStore(PgKeys, PgJobQueue):
             gov.log_event(conn, event)
             self._bump(conn)
 
+        self._write("re-embedding", body)
+
     def add_stats(self, counts: Mapping[str, float]) -> None:
         if not counts:
             return
-        with self._tx("counting filter statistics") as conn, conn.cursor() as cur:
-            cur.executemany("INSERT INTO filter_stats(name, value) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE "
-                            "SET value = filter_stats.value + excluded.value",
-                            [(k, float(v)) for k, v in sorted(counts.items())])
+        def body(conn: Any) -> None:
+            with conn.cursor() as cur:  # rows in name order: two writers never wait on each other in a cycle
+                cur.executemany("INSERT INTO filter_stats(name, value) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE "
+                                "SET value = filter_stats.value + excluded.value",
+                                [(k, float(v)) for k, v in sorted(counts.items())])
+
+        self._write("counting filter statistics", body)
 
     # -- reads -------------------------------------------------------------------
     def _units(self, where: str, args: Sequence[Any]) -> list[tuple[int, MAU]]:

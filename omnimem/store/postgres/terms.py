@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from omnimem.text import tokenize
@@ -28,17 +29,27 @@ def _exact(scope: Scope) -> tuple[str, ...]:
     return tenant_of(scope), scope.user_id, scope.agent_id, scope.session_id  # type: ignore[return-value]
 
 
+@dataclass(slots=True)
+class Reindex:
+    """Units whose search text changes because units before them go: (row id, scope), new terms, old length."""
+
+    keys: list[tuple[int, Scope]]
+    tokens: list[list[str]]
+    old_len: int
+
+
 class TermIndexer:
     """Writes and rewrites the ``terms`` postings and ``units.doc_len`` (inside the caller's transaction)."""
 
     def __init__(self, context: int) -> None:
         self.context = max(0, int(context))
 
-    def _history(self, conn: Any, scope: Scope, before_rid: int) -> list[str]:
+    def _history(self, conn: Any, scope: Scope, before_rid: int, skip: Sequence[int] = ()) -> list[str]:
         if not self.context:
             return []
         rows = conn.execute(f"SELECT speaker, summary FROM units WHERE {_EXACT} AND modality = 'text' AND rid < %s "
-                            "ORDER BY rid DESC LIMIT %s", (*_exact(scope), before_rid, self.context)).fetchall()
+                            "AND rid <> ALL(%s) ORDER BY rid DESC LIMIT %s",
+                            (*_exact(scope), before_rid, list(skip), self.context)).fetchall()
         return [search_text(s, t) for s, t in reversed(rows)]
 
     def tokens(self, conn: Any, rows: Sequence[tuple[int, MAU]]) -> list[list[str]]:
@@ -60,26 +71,22 @@ class TermIndexer:
                 for term, tf in Counter(words).items():
                     copy.write_row((tenant_of(scope), rid, term, tf))
 
-    def _write(self, conn: Any, keys: Sequence[tuple[int, Scope]], texts: Sequence[str]) -> int:
-        """Postings and ``doc_len`` of existing units; returns their total length."""
-        tokens = tokenize(list(texts))
-        self.copy(conn, keys, tokens)
-        with conn.cursor() as cur:
-            cur.executemany("UPDATE units SET doc_len = %s WHERE rid = %s",
-                            [(len(words), rid) for (rid, _), words in zip(keys, tokens)])
-        return sum(len(words) for words in tokens)
+    def reindex_plan(self, conn: Any, deleted: Sequence[tuple[int, Scope]]) -> Reindex:
+        """The units whose search text included a deleted unit's words, with their new terms.
 
-    def after_delete(self, conn: Any, deleted: Sequence[tuple[int, Scope]]) -> int:
-        """Re-index the units whose search text included a deleted unit's words; returns the length change."""
+        Read before the delete (the deleted rows are skipped), so the caller can lock these rows and every
+        term it will write in the one lock order (:mod:`omnimem.store.postgres.locks`) before writing any.
+        """
+        plan = Reindex([], [], 0)
         if not self.context:
-            return 0
-        change = 0
+            return plan
+        gone = sorted(rid for rid, _ in deleted)
         by_scope: dict[Scope, int] = {}
         for rid, scope in deleted:
             by_scope[scope] = min(rid, by_scope.get(scope, rid))
         for scope, rid in by_scope.items():
             rows = conn.execute(f"SELECT rid, speaker, summary, modality, doc_len FROM units WHERE {_EXACT} "
-                                "AND rid > %s ORDER BY rid", (*_exact(scope), rid)).fetchall()
+                                "AND rid > %s AND rid <> ALL(%s) ORDER BY rid", (*_exact(scope), rid, gone)).fetchall()
             affected, texts_seen = [], 0  # every follower up to `context` text units after the last deletion
             last_deleted = max(r for r, s in deleted if s == scope)
             for row in rows:
@@ -90,12 +97,23 @@ class TermIndexer:
                         break
             if not affected:
                 continue
-            conn.execute("DELETE FROM terms WHERE rid = ANY(%s)", ([r[0] for r in affected],))
             items = [EmbedInput(scope, s, t, Modality(m)) for _, s, t, m, _ in affected]
             texts = embed_texts(items, context=self.context,
-                                history={scope: self._history(conn, scope, affected[0][0])})
-            change += self._write(conn, [(r[0], scope) for r in affected], texts) - sum(r[4] for r in affected)
-        return change
+                                history={scope: self._history(conn, scope, affected[0][0], gone)})
+            plan.keys.extend((r[0], scope) for r in affected)
+            plan.tokens.extend(tokenize(texts))
+            plan.old_len += sum(r[4] for r in affected)
+        return plan
+
+    def apply(self, conn: Any, plan: Reindex) -> int:
+        """Write the planned postings (the caller deleted the old ones) and lengths; returns the length change."""
+        if not plan.keys:
+            return 0
+        self.copy(conn, plan.keys, plan.tokens)
+        with conn.cursor() as cur:
+            cur.executemany("UPDATE units SET doc_len = %s WHERE rid = %s",
+                            [(len(words), rid) for (rid, _), words in zip(plan.keys, plan.tokens)])
+        return sum(len(words) for words in plan.tokens) - plan.old_len
 
     def rebuild(self, conn: Any) -> None:
         """Every unit's postings again (after ``sparse_context`` changed)."""
@@ -103,6 +121,7 @@ class TermIndexer:
         rows = conn.execute("SELECT rid, user_id, agent_id, session_id, speaker, summary, modality FROM units "
                             "ORDER BY rid").fetchall()
         items = [EmbedInput(Scope(u, a, s), sp, t, Modality(m)) for _, u, a, s, sp, t, m in rows]
-        self._write(conn, [(r[0], Scope(r[1], r[2], r[3])) for r in rows], embed_texts(items, context=self.context))
+        self.apply(conn, Reindex([(r[0], Scope(r[1], r[2], r[3])) for r in rows],
+                                 tokenize(embed_texts(items, context=self.context)), 0))
         conn.execute("UPDATE counters SET docs = (SELECT COUNT(*) FROM units), "
                      "doc_len = (SELECT COALESCE(SUM(doc_len), 0) FROM units)")
