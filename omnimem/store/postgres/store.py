@@ -244,7 +244,7 @@ class PostgresStore(PgKeys, PgJobQueue):
 
         The content check runs under the scope locks of the units (content hashes include the exact scope),
         so of several processes adding the same content at once exactly one stores it; the caller reports
-        the others as duplicates (:mod:`omnimem.ingest.pipeline`). A unit is never a duplicate of the units
+        the others as duplicates (:mod:`omnimem.engine.ingest.pipeline`). A unit is never a duplicate of the units
         it supersedes (an enriched version keeps its original's hash). Rows ``derived`` writes for a skipped
         unit are removed in the same transaction.
         """
