@@ -21,8 +21,10 @@ from omnimem import AddResult, Memory
 from omnimem.engine.parts import acting_as
 from omnimem.errors import InvalidInputError, OmnimemError, StoreError
 from omnimem.ingest.prepare import prepare
+from omnimem.mcp import create_mcp
 from omnimem.mau import Scope
 from tests.conftest import open_memory
+from tests.mcp.conftest import connect
 from tests.postgres_server import PostgresServer
 from tests.serving import LiveServer
 
@@ -46,7 +48,7 @@ class Burst:
     """Calls started one at a time in a known queue order while the writer is paused, then released together."""
 
     def __init__(self, mem: Memory) -> None:
-        self.writer = mem.engine.writer  # type: ignore[attr-defined]
+        self.writer = mem.engine.writer
         self.threads: list[threading.Thread] = []
         self.outcomes: dict[int, Any] = {}
 
@@ -91,9 +93,11 @@ def test_a_burst_of_adds_is_one_group_and_each_is_found(mem: Memory) -> None:
     with burst.writer.paused():
         for n in range(16):
             burst.start(lambda n=n: _acting(f"key:client-{n}", lambda: mem.add(_fact(n), user_id=f"u{n % 4}")), n + 1)
-    results = burst.join()
+        burst.start(lambda: mem.add_dialogue([], user_id="u0"), 17)  # an empty call in the group: nothing, no error
+    *results, empty = burst.join()
     after = mem.stats()["writer"]
-    assert after["groups"] - before["groups"] == 1 and after["adds"] - before["adds"] == 16
+    assert after["groups"] - before["groups"] == 1 and after["adds"] - before["adds"] == 17
+    assert empty == []
     assert all(isinstance(r, AddResult) and r.accepted for r in results), results
     for n, result in enumerate(results):  # searchable as soon as the add returned, in its own scope only
         hits = [h.unit.id for h in mem.search(_fact(n), user_id=f"u{n % 4}", top_k=3).hits]
@@ -116,6 +120,11 @@ def test_identical_texts_at_once_store_one(mem: Memory) -> None:
     stored = [r for r in results if r.accepted]
     assert len(stored) == 1 and stored[0] == results[0]  # the first queued, as one call after the other
     assert all(r.reason == "duplicate" and r.duplicate_of == stored[0].id for r in results[1:])
+    again = Burst(mem)  # a group with nothing to store: every add a duplicate of the stored unit
+    with again.writer.paused():
+        for n in range(3):
+            again.start(lambda: mem.add("the kettle is in the left cupboard", user_id="alice"), n + 1)
+    assert [r.duplicate_of for r in again.join()] == [stored[0].id] * 3
     assert mem.count_units(user_id="alice") == 1
 
 
@@ -160,13 +169,13 @@ def test_one_failing_add_does_not_fail_the_others(mem: Memory) -> None:
     taken = mem.add("an earlier unit whose id the bad add reuses", user_id="carol")
     assert taken.id is not None
     clash = replace(prepare("a unit that cannot be stored: its id is taken", time=None, speaker=None, source_id=None,
-                            scope=Scope("carol"), tz=mem.engine.tz), unit_id=taken.id)  # type: ignore[attr-defined]
+                            scope=Scope("carol"), tz=mem.engine.tz), unit_id=taken.id)
     burst = Burst(mem)
     before = mem.stats()["writer"]
     with burst.writer.paused():
         for n in range(2):
             burst.start(lambda n=n: mem.add(_fact(n), user_id="carol"), n + 1)
-        burst.start(lambda: mem.engine.ingest([clash]), 3)  # type: ignore[attr-defined]
+        burst.start(lambda: mem.engine.ingest([clash]), 3)
         burst.start(lambda: mem.add("   ", user_id="carol"))  # bad input: refused in its caller, never queued
         for n in range(2, 5):
             burst.start(lambda n=n: mem.add(_fact(n), user_id="carol"), n + 2)
@@ -208,3 +217,17 @@ def test_a_burst_of_24_http_adds_is_acknowledged_and_found(tmp_path: Path) -> No
     finally:
         live.stop()
         backend.close()
+
+
+def test_concurrent_mcp_adds_form_one_group(tmp_path: Path) -> None:
+    with Memory(tmp_path / "mcp", embedder="fake") as memory, connect(create_mcp(memory)) as session:
+        burst = Burst(memory)
+        before = memory.stats()["writer"]
+        with burst.writer.paused():
+            for n in range(8):
+                burst.start(lambda n=n: session.call("add", text=_fact(n), user_id="dana"), n + 1)
+        results = burst.join()
+        assert memory.stats()["writer"]["groups"] - before["groups"] == 1
+        assert all(r["accepted"] for r in results), results
+        for n, result in enumerate(results):
+            assert result["id"] in [h.unit.id for h in memory.search(_fact(n), user_id="dana", top_k=3).hits]

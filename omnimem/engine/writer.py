@@ -84,7 +84,9 @@ class Writer:
         self.parts = parts
         self.ingestor = ingestor
         self.max_items = max_items
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # a group was written, or the leader stepped down
+        self._arrived = threading.Condition(lock)  # a request was queued (only :meth:`wait_queued` waits on it)
         self._queue: deque[_Request] = deque()
         self._leading = False
         self._counts = {"adds": 0, "groups": 0, "largest_group": 0}
@@ -101,7 +103,7 @@ class Writer:
         request = _Request(items, allow_forgotten, action, reason, current_actor())
         with self._cond:
             self._queue.append(request)
-            self._cond.notify_all()  # for :meth:`wait_queued`
+            self._arrived.notify_all()
             while self._leading and not request.done:
                 self._cond.wait()
             lead = not request.done
@@ -134,8 +136,8 @@ class Writer:
 
     def wait_queued(self, count: int, timeout: float) -> bool:
         """Block until ``count`` adds are queued (or ``timeout`` seconds pass); whether they are."""
-        with self._cond:
-            return self._cond.wait_for(lambda: len(self._queue) >= count, timeout)
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self._queue) >= count, timeout)
 
     # -- the leader ---------------------------------------------------------------------------------------------
     def _lead(self) -> None:
@@ -180,6 +182,7 @@ class Writer:
             try:
                 with acting_as(request.actor):
                     if plan.accepted:
+                        assert built is not None
                         self.ingestor.commit(plan.accepted, built.part(start, stop), plan.results, plan.counts,
                                              request.action, request.reason)
                     elif plan.counts:
@@ -193,7 +196,7 @@ class Writer:
             request.results = [r for r in plan.results if r is not None]
             start = stop
 
-    def _plan(self, group: list[_Request]) -> tuple[list[_Plan], Built]:
+    def _plan(self, group: list[_Request]) -> tuple[list[_Plan], Built | None]:
         """Every request's decisions in arrival order, and one build (one embedding call) of what they store."""
         p = self.parts
         p.check_open(write=True)
@@ -211,8 +214,9 @@ class Writer:
             plans.append(plan)
         self.ingestor.reset_chain()
         accepted = [entry for plan in plans for entry in plan.accepted]
-        built = self.ingestor.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
-        return plans, built
+        if not accepted:  # all duplicates or redundant: nothing to embed
+            return plans, None
+        return plans, self.ingestor.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
 
     def _alone(self, request: _Request) -> None:
         """Write one request as its own call would (its results, or its error)."""
