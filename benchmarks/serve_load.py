@@ -341,7 +341,8 @@ def _burst_lines(burst: dict[str, Any] | None) -> list[str]:
     return [
         "",
         f"Same run, before the load: {lone['count']} adds one at a time, then {burst['rounds']} bursts of "
-        f"{burst['size']} adds released together (concurrent adds are written as one group):",
+        f"{burst['size']} adds released together ("
+        f"{'the server writes concurrent adds as one group' if burst['writer_after'] else 'this server has no group commit'}):",
         "",
         "| | adds | p50 ms | p95 ms |",
         "|---|---:|---:|---:|",
