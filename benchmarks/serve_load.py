@@ -3,16 +3,22 @@
 The server is a real ``omnimem serve`` process on a fresh store (seeded with
 synthetic dialogue), reached with an API key over 127.0.0.1. Each client is a
 thread with its own ``httpx.Client`` (kept-alive connection) that sends
-``/v1/search`` (80%) or ``/v1/add`` (20%) as fast as it is answered.
+``/v1/search`` or ``/v1/units`` (an add; ``--add-share``, 20%) as fast as it is answered.
 Reported: requests/s, p50/p95/p99 latency per kind, errors (any non-2xx or
 transport failure), and, after the run, how many acknowledged adds are
 missing (each is fetched back by id). For ratios measured in the same run
 (the machine is shared, so absolute times drift): before the load, the same
-200 searches are timed one at a time in-process through the facade and then
-one at a time over HTTP (the server's overhead per request: the ratio of the
-two p50s), and the p50 under load is given relative to the in-process one.
+searches (``--one-at-a-time``, 200) are timed one at a time in-process through
+the facade and then one at a time over HTTP (the server's overhead per
+request: the ratio of the two p50s), and the p50 under load is given relative
+to the in-process one.
+Also before the load, with ``--burst N``: lone adds one at a time, then
+bursts of N adds sent at the same moment (N threads released by a barrier),
+and the burst p95 relative to the lone p95 (concurrent adds are written as
+one group, :mod:`omnimem.engine.writer`; each burst add is fetched back too).
 
     PYTHONPATH=. python -m benchmarks serve-load --clients 32 --seconds 60
+    PYTHONPATH=. python -m benchmarks serve-load --clients 32 --seconds 45 --add-share 0.3 --burst 24
 """
 
 from __future__ import annotations
@@ -131,8 +137,69 @@ def _client(url: str, key: str, seed: int, deadline: float, add_share: float, us
                 tally.search_ms.append(elapsed)
 
 
+def _burst(url: str, key: str, size: int, rounds: int, lone: int) -> dict[str, Any]:
+    """``lone`` adds one at a time, then ``rounds`` bursts of ``size`` adds released together by a barrier."""
+    rng = random.Random(7)
+    headers = {"Authorization": f"Bearer {key}"}
+
+    def body(tag: str) -> dict[str, Any]:
+        text = synthetic.turn_text(rng, rng.sample(synthetic.NOUNS, 3), datetime(2023, 2, 1))
+        return {"text": f"{text} ({tag})", "user_id": f"burst-{tag}"}
+
+    acknowledged: list[str] = []
+    errors: list[str] = []
+    lone_ms: list[float] = []
+    with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
+        for n in range(lone):
+            began = time.perf_counter()
+            response = client.post("/v1/units", json=body(f"lone {n}"))
+            lone_ms.append((time.perf_counter() - began) * 1000)
+            if response.is_error:
+                errors.append(f"lone: {response.status_code}")
+            elif response.json()["accepted"]:
+                acknowledged.append(response.json()["id"])
+    burst_ms: list[float] = []
+    lock = threading.Lock()
+    for r in range(rounds):
+        barrier = threading.Barrier(size)
+        bodies = [body(f"burst {r}.{i}") for i in range(size)]
+
+        def one(payload: dict[str, Any]) -> None:
+            with httpx.Client(base_url=url, headers=headers, timeout=120) as own:
+                own.get("/healthz")  # connected before the barrier: the burst times adds, not connects
+                barrier.wait()
+                began = time.perf_counter()
+                response = own.post("/v1/units", json=payload)
+                elapsed = (time.perf_counter() - began) * 1000
+            with lock:
+                if response.is_error:
+                    errors.append(f"burst: {response.status_code}")
+                    return
+                burst_ms.append(elapsed)
+                if response.json()["accepted"]:
+                    acknowledged.append(response.json()["id"])
+
+        threads = [threading.Thread(target=one, args=(b,)) for b in bodies]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    with httpx.Client(base_url=url, headers=headers, timeout=60) as check:
+        lost = [i for i in acknowledged if check.get(f"/v1/units/{i}").status_code != 200]
+        writer = check.get("/v1/stats").json().get("writer")
+    return {
+        "size": size, "rounds": rounds,
+        "lone_add": {"count": len(lone_ms), "p50_ms": _percentile(lone_ms, 50), "p95_ms": _percentile(lone_ms, 95)},
+        "burst_add": {"count": len(burst_ms), "p50_ms": _percentile(burst_ms, 50),
+                      "p95_ms": _percentile(burst_ms, 95), "max_ms": _percentile(burst_ms, 100)},
+        "ratio_burst_to_lone_p95": _ratio(_percentile(burst_ms, 95), _percentile(lone_ms, 95)),
+        "acknowledged": len(acknowledged), "lost": len(lost), "errors": errors[:10],
+        "writer_after": writer,
+    }
+
+
 def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: str, add_share: float,
-        command: str = "") -> dict[str, Any]:
+        command: str = "", burst: int = 0, burst_rounds: int = 3, one_at_a_time: int = 200) -> dict[str, Any]:
     from omnimem import Memory
 
     folder = Path(tempfile.mkdtemp(prefix="omnimem-serve-load-"))
@@ -145,7 +212,7 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
     users = synthetic.users_for(seed_turns)
     questions = synthetic.queries(500, seed_turns)
     load_before = os.getloadavg()[0]
-    inproc = _in_process_search(store, embedder, questions[:200])
+    inproc = _in_process_search(store, embedder, questions[:one_at_a_time])
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     server = _start_server(store, port, workers, embedder)
@@ -155,10 +222,11 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
             for question, user in questions[:20]:  # load the model and the indexes before timing
                 one.post("/v1/search", json={"query": question, "user_id": user}).raise_for_status()
             sequential = []
-            for question, user in questions[:200]:
+            for question, user in questions[:one_at_a_time]:
                 began = time.perf_counter()
                 one.post("/v1/search", json={"query": question, "user_id": user}).raise_for_status()
                 sequential.append((time.perf_counter() - began) * 1000)
+        bursts = _burst(url, key, burst, burst_rounds, lone=20) if burst else None
         started = time.monotonic()
         deadline = started + seconds
         threads = [threading.Thread(target=_client, args=(url, key, i, deadline, add_share, users, questions,
@@ -176,6 +244,7 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
                 if check.get(f"/v1/units/{unit_id}").status_code != 200:
                     lost.append(unit_id)
             final_units = check.get("/v1/units", params={"limit": 1}).json()["total"]
+            writer = check.get("/v1/stats").json().get("writer")  # how the adds were grouped
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -202,13 +271,14 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
         "add": {"count": len(adds), "p50_ms": _percentile(adds, 50), "p95_ms": _percentile(adds, 95),
                 "p99_ms": _percentile(adds, 99), "acknowledged": len(acknowledged),
                 "not_novel": sum(t.not_novel for t in tallies)},
-        "errors": len(errors), "error_samples": errors[:10],
+        "errors": len(errors), "error_samples": errors[:10], "writer_after_load": writer,
         "lost_adds": len(lost), "units_after": final_units,
         "in_process_search": inproc,
         "http_search_one_at_a_time": {"count": len(sequential), "p50_ms": _percentile(sequential, 50),
                                       "p95_ms": _percentile(sequential, 95)},
         "ratio_http_one_at_a_time_to_in_process_p50": _ratio(_percentile(sequential, 50), inproc["p50_ms"]),
         "ratio_http_under_load_to_in_process_p50": _ratio(http_p50, inproc["p50_ms"]),
+        "burst": bursts,
     }
 
 
@@ -252,13 +322,37 @@ def table(result: dict[str, Any]) -> str:
         f"- throughput: **{result['requests_per_s']} requests/s**; errors: **{result['errors']}**",
         f"- acknowledged adds: {a['acknowledged']} (+{a['not_novel']} answered 'not novel'), "
         f"**lost after the run: {result['lost_adds']}**",
-        f"- same run, before the load, 200 searches one at a time: in-process `Memory.search` p50 "
+        f"- writer after the load (adds through its queue, groups written, largest group): "
+        f"{result.get('writer_after_load')}",
+        f"- same run, before the load, {result['in_process_search']['count']} searches one at a time: in-process `Memory.search` p50 "
         f"{result['in_process_search']['p50_ms']} ms, over HTTP p50 {result['http_search_one_at_a_time']['p50_ms']} ms: "
         f"HTTP / in-process = **{result['ratio_http_one_at_a_time_to_in_process_p50']}**; under load the search "
         f"p50 is **{result['ratio_http_under_load_to_in_process_p50']}x** the in-process one "
         f"(queueing behind {c['clients']} clients)",
+        *_burst_lines(result.get("burst")),
         "",
     ])
+
+
+def _burst_lines(burst: dict[str, Any] | None) -> list[str]:
+    if not burst:
+        return []
+    lone, many = burst["lone_add"], burst["burst_add"]
+    return [
+        "",
+        f"Same run, before the load: {lone['count']} adds one at a time, then {burst['rounds']} bursts of "
+        f"{burst['size']} adds released together ("
+        f"{'the server writes concurrent adds as one group' if burst['writer_after'] else 'this server has no group commit'}):",
+        "",
+        "| | adds | p50 ms | p95 ms |",
+        "|---|---:|---:|---:|",
+        f"| lone add | {lone['count']} | {lone['p50_ms']} | {lone['p95_ms']} |",
+        f"| add in a burst of {burst['size']} | {many['count']} | {many['p50_ms']} | {many['p95_ms']} |",
+        "",
+        f"- burst p95 / lone p95 = **{burst['ratio_burst_to_lone_p95']}x**; acknowledged {burst['acknowledged']}, "
+        f"**lost {burst['lost']}**, errors {len(burst['errors'])}; the server's writer afterwards: "
+        f"{burst['writer_after']}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -269,16 +363,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed-turns", type=int, default=500)
     parser.add_argument("--add-share", type=float, default=0.2)
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--burst", type=int, default=0, help="before the load: bursts of this many adds at once")
+    parser.add_argument("--burst-rounds", type=int, default=3)
+    parser.add_argument("--one-at-a-time", type=int, default=200, help="searches timed one at a time before the load")
     parser.add_argument("--out", type=Path, default=RESULTS / "serve-load.json")
     args = parser.parse_args(argv)
     given = sys.argv[1:] if argv is None else argv
     command = "PYTHONPATH=. python -m benchmarks serve-load " + shlex.join(given)
-    result = run(args.clients, args.seconds, args.seed_turns, args.workers, args.embedder, args.add_share, command)
+    result = run(args.clients, args.seconds, args.seed_turns, args.workers, args.embedder, args.add_share, command,
+                 args.burst, args.burst_rounds, args.one_at_a_time)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(table(result))
     print(table(result))
-    if result["errors"] or result["lost_adds"]:
+    if result["errors"] or result["lost_adds"] or (result["burst"] and (result["burst"]["lost"]
+                                                                         or result["burst"]["errors"])):
         sys.exit(1)
 
 

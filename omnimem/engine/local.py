@@ -21,6 +21,7 @@ from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_emb
 from omnimem.engine.backends import open_search, open_store
 from omnimem.embed.query import query_compatible
 from omnimem.engine.parts import Parts
+from omnimem.engine.writer import Writer
 from omnimem.engine.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from omnimem.entities import Entity
@@ -67,6 +68,7 @@ class LocalEngine:
             self.parts.graph = self._make_graph() if settings.graph else None
             self.parts.clip = self._make_clip() if settings.clip_model else None
             self.ingestor = Ingestor(self.parts)
+            self.writer = Writer(self.parts, self.ingestor)  # concurrent adds share one embedding and commit
             self.retriever = Retriever(self.parts)
             self.enricher = Enricher(self.parts)
             if settings.enrich == "async" and not read_only:  # threads start with the first job
@@ -130,8 +132,8 @@ class LocalEngine:
 
     # -- writes -----------------------------------------------------------------
     def ingest(self, items: Sequence[Pending], progress: Progress | None = None, **options: Any) -> list[AddResult]:
-        """Store validated units (see :class:`omnimem.engine.ingest.pipeline.Ingestor`)."""
-        return self.ingestor.ingest(items, progress, **options)
+        """Store validated units (see :class:`omnimem.ingest.pipeline.Ingestor`), grouped with concurrent adds."""
+        return self.writer.add(items, progress, **options)
 
     def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
         return self.ingestor.restate(items, scope, progress)
@@ -166,7 +168,7 @@ class LocalEngine:
         with p.write_lock:
             with p.lock:
                 if p.store.find_hashes([item.content_hash]):  # the very same file: reported as a duplicate
-                    return self.ingest([item])[0]
+                    return self.ingestor.ingest([item])[0]  # not through the writer: we hold its lock
                 recent = p.store.recent_metadata(item.scope, Modality.IMAGE, p.settings.novelty_window * 5)
             from omnimem.media import hash_distance, is_near_duplicate
 
@@ -177,7 +179,7 @@ class LocalEngine:
                     with p.lock:
                         p.store.add_stats({"image_near_duplicate": 1})
                     return AddResult(None, False, f"near-duplicate image (phash distance {distance})", None, unit_id)
-            return self.ingest([item])[0]
+            return self.ingestor.ingest([item])[0]
 
     def add_audio(self, audio: media.Source, time: object, scope: Scope, progress: Progress | None) -> MediaResult:
         """Speech segments streamed into units, 16 at a time (see :meth:`Memory.add_audio`)."""
@@ -326,6 +328,7 @@ class LocalEngine:
                 "filters": p.store.filter_stats(),
                 "llm": None,
                 "queue": p.store.queue_depth(),
+                "writer": self.writer.stats(),
             }
         if p.llm is not None:
             usage = p.llm.usage()

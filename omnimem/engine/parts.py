@@ -43,6 +43,11 @@ def acting_as(actor: str | None) -> Iterator[None]:
         _ACTING.reset(token)
 
 
+def current_actor() -> str | None:
+    """The actor set by :func:`acting_as` here (``None`` outside one): carried to another thread that acts for us."""
+    return _ACTING.get()
+
+
 @dataclass(eq=False)
 class Parts:
     """Store and search contracts, models, settings and the locks that guard them."""

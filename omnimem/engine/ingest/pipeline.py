@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -25,6 +26,22 @@ from omnimem.engine.enrich.summarise import summarise
 
 Progress = Callable[[int], None]
 BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """Accepted items made into units (with their vectors and cold-tier content), not yet written."""
+
+    units: list[MAU]
+    raw: dict[str, bytes]
+    vectors: Any
+    chain_tail: str | None  # the last chained unit among them (else the one before)
+
+    def part(self, start: int, stop: int) -> Built:
+        """The units ``start:stop`` (one call's share of a group) with their vectors and content."""
+        units = self.units[start:stop]
+        raw = {u.raw_ref: self.raw[u.raw_ref] for u in units if u.raw_ref is not None}
+        return Built(units, raw, self.vectors[start:stop], self.chain_tail)
 
 
 class Ingestor:
@@ -80,6 +97,10 @@ class Ingestor:
                 progress(len(window.turn_ids) - (overlap if window.index else 0))
         return results
 
+    def reset_chain(self) -> None:
+        """The next chained unit starts a new chain (what every call without ``keep_chain`` does)."""
+        self._chain_tail = None
+
     def ingest(
         self,
         items: Sequence[Pending],
@@ -110,13 +131,34 @@ class Ingestor:
         self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]], allow_forgotten: bool,
         action: str, reason: str | None,
     ) -> list[AddResult]:
+        known, forgotten = self.lookup(batch, allow_forgotten)
+        counts: dict[str, float] = {}
+        results, accepted = self.decide(batch, known, forgotten, recent, {}, counts)
+        if accepted:
+            self._store(accepted, results, counts, action, reason)
+        elif counts:
+            with self.parts.lock:
+                self.parts.store.add_stats(counts)
+        return [r for r in results if r is not None]
+
+    def lookup(self, items: Sequence[Pending], allow_forgotten: bool) -> tuple[dict[str, str], dict[str, str]]:
+        """Stored units with the items' content hashes, and (unless ``allow_forgotten``) deleted ones."""
         with self.parts.lock:
-            known = self.parts.store.find_hashes([p.content_hash for p in batch])
-            forgotten = {} if allow_forgotten else self.parts.store.tombstoned([(p.scope, p.content_hash) for p in batch])
+            known = self.parts.store.find_hashes([p.content_hash for p in items])
+            forgotten = {} if allow_forgotten else self.parts.store.tombstoned([(p.scope, p.content_hash) for p in items])
+        return known, forgotten
+
+    def decide(
+        self, batch: Sequence[Pending], known: dict[str, str], forgotten: dict[str, str],
+        recent: dict[Scope, list[tuple[str, str]]], seen_in_batch: dict[str, str], counts: dict[str, float],
+    ) -> tuple[list[AddResult | None], list[tuple[int, Pending, str]]]:
+        """Each item's fate in order: a duplicate, forgotten or redundant result, or ``None`` and accepted.
+
+        ``recent`` and ``seen_in_batch`` carry what earlier accepted items (also of other calls in the same
+        group, see :mod:`omnimem.engine.writer`) will have stored, so the decisions equal sequential ones.
+        """
         results: list[AddResult | None] = []
         accepted: list[tuple[int, Pending, str]] = []
-        seen_in_batch: dict[str, str] = {}
-        counts: dict[str, float] = {}
         window = self.parts.settings.novelty_window
         for pos, item in enumerate(batch):
             kind = item.modality.value
@@ -145,12 +187,7 @@ class Ingestor:
             accepted.append((pos, item, unit_id))
             results.append(None)
             _count(counts, f"{kind}_stored")
-        if accepted:
-            self._store(accepted, results, counts, action, reason)
-        elif counts:
-            with self.parts.lock:
-                self.parts.store.add_stats(counts)
-        return [r for r in results if r is not None]
+        return results, accepted
 
     def _embed_texts(self, items: Sequence[Pending], summaries: Sequence[str]) -> list[str]:
         """What each unit is embedded by (see :mod:`omnimem.text`)."""
@@ -171,19 +208,24 @@ class Ingestor:
         self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
         action: str = "add", reason: str | None = None,
     ) -> None:
+        built = self.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
+        self.commit(accepted, built, results, counts, action, reason)
+
+    def build(self, items: Sequence[Pending], ids: Sequence[str]) -> Built:
+        """Summaries, one embedding call and the units of accepted items, in order (nothing is written)."""
         deferred = self.parts.settings.enrich != "sync"  # model work is queued as jobs (omnimem.engine.enrich)
         llm = self.parts.llm if self.parts.settings.llm_summaries and not deferred else None
         words = self.parts.settings.summary_words
         summaries = [  # long text: a model's summary when one is configured, else the first words
             summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
-            for _, item, _ in accepted
+            for item in items
         ]
-        vectors = self.parts.embedder.embed(self._embed_texts([item for _, item, _ in accepted], summaries))
+        vectors = self.parts.embedder.embed(self._embed_texts(items, summaries))
         now = datetime.now(timezone.utc)
         units: list[MAU] = []
         raw: dict[str, bytes] = {}
         chained: str | None = self._chain_tail
-        for (_, item, unit_id), summary, vector in zip(accepted, summaries, vectors):
+        for item, unit_id, summary, vector in zip(items, ids, summaries, vectors):
             ref = None
             data = item.raw if item.raw is not None else (item.text.encode("utf-8") if summary != item.text else None)
             if data is not None:  # media, or the full version of a long text: cold tier
@@ -200,6 +242,15 @@ class Ingestor:
             )
             if item.chain:
                 chained = unit_id
+        return Built(units, raw, vectors, chained)
+
+    def commit(
+        self, accepted: list[tuple[int, Pending, str]], built: Built, results: list[AddResult | None],
+        counts: dict[str, float], action: str = "add", reason: str | None = None,
+    ) -> None:
+        """Write built units in one transaction with their derived rows, event and jobs; index them."""
+        deferred = self.parts.settings.enrich != "sync"
+        units, raw, vectors = built.units, built.raw, built.vectors
         derived: list[RowWriter] = []  # graph and CLIP rows, written in the transaction of their units
         if self.parts.graph is not None and not deferred:
             described = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
@@ -230,6 +281,7 @@ class Ingestor:
             self.parts.store.add_stats(counts)
         if jobs:
             self.parts.wake()
+        chained = built.chain_tail
         self._chain_tail = chained if chained not in raced else holders.get(raced[chained].content_hash)
         for (pos, _, unit_id), unit in zip(accepted, units):
             results[pos] = (AddResult(None, False, "duplicate", 1.0, holders.get(unit.content_hash)) if unit_id in raced
