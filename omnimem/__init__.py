@@ -21,7 +21,7 @@ from omnimem.memory import Memory
 from omnimem.engine.retrieval.pyramid import Context, Hit, RawContent
 from omnimem.remote.memory import RemoteMemory  # registers Memory(url="http(s)://...")
 
-__version__ = "0.1.0"
+from omnimem.config import VERSION as __version__
 
 __all__ = [
     "MAU",

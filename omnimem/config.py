@@ -18,6 +18,7 @@ from typing import Any
 
 from omnimem.errors import ConfigError
 
+VERSION = "0.1.0"  # omnimem.__version__; what the HTTP and MCP servers report
 ENV_PREFIX = "OMNIMEM_"
 
 

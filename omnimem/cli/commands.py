@@ -115,11 +115,11 @@ def _reader(store: Path | None, url: str | None = None) -> Iterator[Memory]:
     """The store for a command that only reads and embeds queries (``search``, ``ask``).
 
     A store built with the torch MiniLM, folder or database, is opened read-only
-    with the int8 ONNX MiniLM embedding the query (:mod:`omnimem.embed.oneshot`),
+    with the int8 ONNX MiniLM embedding the query (:mod:`omnimem.cli.oneshot`),
     which spares the command seconds of importing torch.
     """
     from omnimem.config import Settings
-    from omnimem.embed.oneshot import read_only_query_embedder
+    from omnimem.cli.oneshot import read_only_query_embedder
 
     fast = read_only_query_embedder(*_target(store, url), Settings.load().embedder)
     with _memory(store, fast, existing=True, url=url, **({"read_only": True} if fast else {})) as mem:
@@ -129,7 +129,7 @@ def _reader(store: Path | None, url: str | None = None) -> Iterator[Memory]:
 def _writer_embedder(store: Path | None, url: str | None = None) -> Embedder | None:
     """For a command that embeds a text or two: the numpy MiniLM when the store is a MiniLM one (no torch)."""
     from omnimem.config import Settings
-    from omnimem.embed.oneshot import write_embedder
+    from omnimem.cli.oneshot import write_embedder
 
     return write_embedder(*_target(store, url), Settings.load().embedder)
 

@@ -50,7 +50,7 @@ def create_mcp(memory: Memory, *, authorize: Authorize | None = None, name: str 
     tool runs. Without it (local use) every call is an admin acting as
     ``memory.actor``.
     """
-    from omnimem import __version__
+    from omnimem.config import VERSION as __version__
 
     gate = Gate(authorize, memory.actor)
     mcp = FastMCP(
