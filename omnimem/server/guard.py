@@ -50,9 +50,9 @@ def host_names(extra: Iterable[str] = ()) -> tuple[str, ...]:
     """The loopback names plus ``extra`` (lower case, without ports or brackets), in order, once each."""
     names: list[str] = []
     for name in (*LOOPBACK_HOSTS, *extra):
-        clean = name.strip().lower()
-        clean = ANY_HOST if clean == ANY_HOST else _hostname(clean)
-        if not clean or "/" in clean:
+        raw = name.strip().lower()
+        clean = ANY_HOST if raw == ANY_HOST else _hostname(raw)
+        if not clean or "/" in raw or "@" in raw or " " in raw:
             raise ConfigError(f"{name!r} is not a host name (give names like memory.example.com, no scheme or port)")
         if clean not in names:
             names.append(clean)

@@ -63,7 +63,8 @@ class ServeOptions:
             raise ConfigError("--max-body and --max-upload must be positive byte counts")
         if not 0 <= self.port <= 65535:
             raise ConfigError("--port must be within [0, 65535]")
-        if not self.auth and ANY_HOST in host_names(self.allowed_hosts):
+        hosts = host_names(self.allowed_hosts)  # a malformed name fails here, in one line
+        if not self.auth and ANY_HOST in hosts:
             raise ConfigError("--no-auth needs a Host allow-list: --allowed-host '*' is only allowed with API keys")
         if self.body_timeout < 0:
             raise ConfigError("--body-timeout must be >= 0 seconds (0: no limit)")
