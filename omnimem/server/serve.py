@@ -5,6 +5,12 @@ travel to them in the environment variable ``OMNIMEM_SERVE_OPTIONS`` (JSON)
 and :func:`app_from_env` builds each worker's app. SQLite stores support
 several processes (WAL, busy timeout, indexes that catch up with other
 processes' writes); rate limits are counted per worker.
+
+The app answers only for loopback Host names, the ``--host`` interface and
+``--allowed-host`` names (:mod:`omnimem.server.guard`). uvicorn believes
+``X-Forwarded-For``/``-Proto`` only from ``--forwarded-allow-ips`` (its own
+default would trust 127.0.0.1, so any local process could claim any address).
+Each worker loads the embedding model when it starts (``/readyz``).
 """
 
 from __future__ import annotations
