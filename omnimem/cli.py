@@ -476,7 +476,7 @@ def import_cmd(
             text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise MalformedDataError(f"cannot read {file}: {exc}") from None
-        records = parse_lines(text, where=f"{file}: line")
+        records = parse_lines(text, source=str(file))
         with _memory(store) as mem:
             summary = mem.import_records(records, allow_forgotten=allow_forgotten)
     if as_json:

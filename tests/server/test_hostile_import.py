@@ -121,7 +121,7 @@ def test_the_cli_import_refuses_a_5000_deep_line_in_one_line(tmp_path: Path) -> 
     file.write_text(json.dumps(HEADER) + "\n" + "[" * 5000 + "]" * 5000 + "\n")
     result = CliRunner().invoke(app, ["import", str(file), "--store", str(tmp_path / "store")])
     assert result.exit_code == 2, result.output
-    assert "line 2: nests too deeply" in result.output and result.output.count("error:") == 1
+    assert "deep.jsonl:2: nests too deeply" in result.output and result.output.count("error:") == 1
 
 
 @pytest.mark.parametrize("depth", [40, 255, 900])
