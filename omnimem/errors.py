@@ -109,6 +109,16 @@ class CsrfError(ForbiddenError):
     """A cookie-authenticated write came without the session's CSRF token."""
 
 
+class HostNotAllowedError(ForbiddenError):
+    """A request named a Host the server does not answer for (``--allowed-host``): DNS rebinding is refused."""
+
+
+class RequestTimeoutError(OmnimemError):
+    """A request body did not arrive within the server's body timeout (``--body-timeout``)."""
+
+    status = 408
+
+
 class RateLimitError(OmnimemError):
     """Too many requests for this key; ``retry_after`` says when to try again (seconds)."""
 

@@ -16,7 +16,13 @@ from typing import Any
 
 from omnimem.errors import InvalidInputError
 
-MAX_METADATA_BYTES = 1_000_000
+MAX_METADATA_BYTES = 1_000_000  # the size bound of every free-form JSON field (metadata, event details)
+MAX_JSON_BYTES = MAX_METADATA_BYTES
+# Nesting levels a stored JSON field may have. A read wraps a field in a few
+# levels (a search hit holds a unit holding its metadata), and the serialisers
+# of reads stop far above this (pydantic-core at about 255 levels, json and
+# the C scanner at Python's recursion limit), so what is accepted always reads.
+MAX_JSON_DEPTH = 32
 
 
 def store_path(path: object) -> Path | None:
@@ -132,19 +138,52 @@ def query(value: object, limit: int) -> str:
     return value  # type: ignore[return-value]  # clean_text checks the type next
 
 
-def metadata(value: object) -> dict[str, Any]:
-    """A JSON-serialisable mapping with string keys and valid UTF-8, of bounded size."""
+def json_depth(value: object, limit: int = MAX_JSON_DEPTH) -> int:
+    """How deeply ``value`` nests lists and mappings (a scalar: 0), counted up to ``limit + 1`` only.
+
+    Iterative, so a value nested thousands deep (or a cycle) is measured without recursion.
+    """
+    deepest = 0
+    todo: list[tuple[object, int]] = [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        todo.extend((child, depth) for child in children)
+    return deepest
+
+
+def json_field(value: object, what: str) -> Any:
+    """A free-form JSON value as stored: at most ``MAX_JSON_DEPTH`` levels and ``MAX_JSON_BYTES`` bytes as
+    JSON, string keys, finite numbers, valid UTF-8. Returns a plain copy (later changes by the caller do not
+    leak in). Every write path checks its JSON fields here, so one limit holds everywhere."""
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise InvalidInputError(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a ValueError too: caught first
+        raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInputError(f"{what} must be JSON (string keys, finite numbers, no cycles): {exc}") from None
+    if size > MAX_JSON_BYTES:
+        raise InvalidInputError(f"{what} is {size} bytes as JSON; the limit is {MAX_JSON_BYTES}")
+    return json.loads(text)
+
+
+def metadata(value: object, what: str = "metadata") -> dict[str, Any]:
+    """A JSON-serialisable mapping with string keys and valid UTF-8, of bounded size and depth."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise InvalidInputError(f"metadata must be a mapping, got {type(value).__name__}")
-    try:
-        text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError:  # a ValueError too: caught first
-        raise InvalidInputError("metadata holds characters that are not valid UTF-8 (lone surrogates)") from None
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise InvalidInputError(f"metadata must be JSON (string keys, finite numbers, no cycles): {exc}") from None
-    if size > MAX_METADATA_BYTES:
-        raise InvalidInputError(f"metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
-    return json.loads(text)  # type: ignore[no-any-return]  # a plain copy: later changes by the caller do not leak in
+        raise InvalidInputError(f"{what} must be a mapping, got {type(value).__name__}")
+    copied: dict[str, Any] = json_field(dict(value), what)
+    return copied

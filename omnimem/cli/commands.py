@@ -513,19 +513,14 @@ def import_cmd(
     """Load a dump, with a progress bar; every record is validated before anything is stored; forgotten content
     stays forgotten."""
     from omnimem.errors import MalformedDataError
+    from omnimem.engine.ingest.dump import parse_lines
 
     with _errors():
         try:
             text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise MalformedDataError(f"cannot read {file}: {exc}") from None
-        records = []
-        for n, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 and U+0085 are text
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise MalformedDataError(f"{file}:{n}: not valid JSON ({exc.msg})") from None
+        records = parse_lines(text, source=str(file))
         units = sum(isinstance(r, dict) and r.get("kind") == "unit" for r in records)
         with _memory(store) as mem, _bar(as_json) as bar:
             task = bar.add_task(f"importing {'stdin' if str(file) == '-' else file.name}", total=units)

@@ -71,6 +71,16 @@ def serve(
     max_body: Annotated[int, typer.Option(help="Largest JSON body in bytes (413 beyond).")] = 16 * 1024 * 1024,
     max_upload: Annotated[int, typer.Option(help="Largest upload or import in bytes (413 beyond).")] = 256 * 1024 * 1024,
     embedder: EmbedderOpt = None,
+    allowed_host: Annotated[list[str] | None, typer.Option(
+        "--allowed-host", help="A Host name to answer for besides the loopback names (repeatable; '*': any, "
+                               "not with --no-auth). Other Hosts get 403 (DNS rebinding).")] = None,
+    forwarded_allow_ips: Annotated[str | None, typer.Option(
+        "--forwarded-allow-ips", help="Comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted "
+                                      "(default: none; clients' own headers are ignored).")] = None,
+    public_metrics: Annotated[bool, typer.Option("--public-metrics", help="Serve /metrics without a key "
+                                                                          "(default: an admin key).")] = False,
+    body_timeout: Annotated[float, typer.Option(help="Seconds a request body may take to arrive (408 and the "
+                                                     "connection closed beyond; 0: no limit).")] = 60.0,
 ) -> None:
     """Serve the HTTP API (docs/http-api.md) with uvicorn until interrupted."""
     from omnimem.server.serve import ServeOptions
@@ -80,7 +90,9 @@ def serve(
         store = _existing_store(store)
     options = ServeOptions(store=str(store) if store is not None else None, url=url, host=host, port=port,
                            auth=not no_auth, workers=workers, rate=rate_limit, burst=burst, max_body=max_body,
-                           max_upload=max_upload, embedder=embedder)
+                           max_upload=max_upload, embedder=embedder, allowed_hosts=tuple(allowed_host or ()),
+                           forwarded_allow_ips=forwarded_allow_ips, public_metrics=public_metrics,
+                           body_timeout=body_timeout)
     with _errors():
         run(options)
 

@@ -12,7 +12,10 @@ unit ids, and honours tombstones unless told otherwise.
 from __future__ import annotations
 
 import base64
+import io
+import wave
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -64,7 +67,7 @@ def import_records(
     if not isinstance(allow_forgotten, bool):
         raise InvalidInputError("allow_forgotten must be True or False")
     records = list(records)
-    checked = check_dump(records)
+    checked = _checked_media(parts, check_dump(records))
     past = history.check_events(records)  # the source's audit events, checked before anything is stored
     with parts.lock:
         present = {u.id: u for u in parts.store.get([c.item.unit_id or "" for c in checked])}
@@ -89,6 +92,41 @@ def import_records(
         events = history.restore(parts.store, past)
     return {"units": len(checked), "stored": stored, "skipped": len(checked) - stored, "forgotten": forgotten,
             "events": events}
+
+
+def _checked_media(parts: Parts, checked: list[Checked]) -> list[Checked]:
+    """Imported raw content is checked like an upload: an image unit must decode as an image within
+    ``max_media_pixels`` (its mime, size and perceptual hash are taken from the pixels, not the record),
+    an audio unit must hold the WAV segment the audio paths store."""
+    out: list[Checked] = []
+    for c in checked:
+        item = c.item
+        try:
+            if item.modality is Modality.IMAGE and item.raw is not None:
+                from omnimem.media import inspect_image
+                from omnimem.media.limits import check_image
+
+                check_image(item.raw, parts.settings.max_media_pixels)
+                info = inspect_image(item.raw)
+                meta = {**item.metadata, "mime": info.mime_type, "width": info.width, "height": info.height,
+                        "phash": info.phash}
+                c = replace(c, item=replace(item, metadata=meta))
+            elif item.modality is Modality.AUDIO and item.raw is not None:
+                _check_wav(item.raw)
+        except InvalidInputError as exc:  # the media errors (415, 413) are InvalidInputErrors too
+            raise MalformedDataError(f"{c.where}: {exc}") from None
+        out.append(c)
+    return out
+
+
+def _check_wav(data: bytes) -> None:
+    try:
+        with wave.open(io.BytesIO(data)) as clip:
+            frames = clip.getnframes()
+    except (wave.Error, EOFError, ValueError) as exc:
+        raise InvalidInputError(f"an audio unit's raw content must be a WAV segment ({exc})") from None
+    if frames < 1:
+        raise InvalidInputError("an audio unit's raw content is an empty WAV segment")
 
 
 def _not_forgotten(parts: Parts, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:

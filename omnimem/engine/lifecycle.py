@@ -9,7 +9,7 @@ user's unit exists. Supersession links only units of the same user and agent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -113,7 +113,23 @@ def history(parts: Parts, unit_id: object, scope: Scope) -> list[AuditRecord]:
             owner = found[0].scope if found else parts.store.tombstone_owner(uid)
             if owner is None or not scope.contains(owner):
                 raise _missing(uid)
+            return _within(parts, parts.store.events(unit_id=uid), Scope(scope.user_id, scope.agent_id))
         return parts.store.events(unit_id=uid)
+
+
+def _within(parts: Parts, events: list[AuditRecord], owner: Scope) -> list[AuditRecord]:
+    """The events with only the unit ids ``owner``'s (live, or deleted while the tombstone lasts): one event
+    can name units of many users (a forget by session for all users), and a scoped caller sees only its own."""
+    ids = list(dict.fromkeys(i for e in events for i in e.unit_ids))
+    owners = {u.id: u.scope for u in parts.store.get(ids)}
+    for uid in ids:
+        if uid not in owners:
+            gone = parts.store.tombstone_owner(uid)
+            if gone is not None:
+                owners[uid] = gone
+    mine = {uid for uid, scope in owners.items() if owner.contains(scope)}
+    return [e if mine.issuperset(e.unit_ids) else replace(e, unit_ids=tuple(i for i in e.unit_ids if i in mine))
+            for e in events]
 
 
 def remove(parts: Parts, ids: list[str], event: AuditEvent, forgotten: Scope | None = None) -> None:

@@ -299,7 +299,7 @@ class RemoteMemory(Memory):
             raise InvalidInputError("records must be an iterable of mappings (JSON objects)")
         try:  # ASCII escapes: a lone surrogate reaches the server's checks, which name the record as locally
             body = b"".join(json.dumps(dict(r), allow_nan=False).encode("ascii") + b"\n" for r in records)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise MalformedDataError(f"a record cannot be written as JSON: {exc}") from None
         data = self._http.json("POST", "/v1/import", idempotent=False, content=body,
                                params={"allow_forgotten": _flag(allow_forgotten)},

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Depends, Request
 
@@ -21,6 +22,7 @@ from omnimem.errors import AuthError, CsrfError, ForbiddenError, ScopeError
 from omnimem.server.state import ServerState
 from omnimem.store.keys import ROLES, ApiKey
 
+T = TypeVar("T")
 SESSION_COOKIE = "omnimem_session"
 CSRF_HEADER = "X-CSRF-Token"
 _SAFE_METHODS = ("GET", "HEAD")
@@ -82,16 +84,34 @@ def state_of(request: Request) -> ServerState:
     return state
 
 
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
 def authenticate(request: Request) -> Principal:
-    """The request's principal (bearer key first, then the session cookie); rate-limited per key."""
+    """The request's principal (bearer key first, then the session cookie); rate-limited per key, and
+    failed authentications throttled per client address."""
     state = state_of(request)
     if not state.auth:
         principal = NO_AUTH
     else:
-        principal = _principal(request, state)
+        principal = throttled(request, state, lambda: _principal(request, state))
     if state.limiter is not None:
         state.limiter.take(principal.key_id or "no-auth")
     return principal
+
+
+def throttled(request: Request, state: ServerState, attempt: Callable[[], T]) -> T:
+    """Run an authentication ``attempt``; an AuthError counts against the client's address."""
+    if state.auth_failures is None:
+        return attempt()
+    address = client_address(request)
+    state.auth_failures.check(address)
+    try:
+        return attempt()
+    except AuthError:
+        state.auth_failures.failed(address)
+        raise
 
 
 def _principal(request: Request, state: ServerState) -> Principal:

@@ -1,4 +1,5 @@
-"""Request limits: a per-key token bucket (429 + ``Retry-After``) and a request body limit (413).
+"""Request limits: a per-key token bucket (429 + ``Retry-After``), a per-address bucket of failed
+authentications, and a request body limit (413).
 
 The body limit is a pure ASGI middleware: it refuses a declared
 ``Content-Length`` over the limit before reading anything and counts the
@@ -65,6 +66,14 @@ class RateLimiter:
             if len(self._buckets) > self.max_keys:
                 self._prune(now)
 
+    def wait(self, key: str) -> float:
+        """Seconds until ``key``'s bucket holds a whole token again (0: one is there now); spends nothing."""
+        now = self._clock()
+        with self._lock:
+            tokens, last = self._buckets.get(key, (float(self.limit.burst), now))
+        tokens = min(float(self.limit.burst), tokens + (now - last) * self.limit.rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.limit.rate
+
     def _prune(self, now: float) -> None:
         full = [k for k, (tokens, last) in self._buckets.items()
                 if tokens + (now - last) * self.limit.rate >= self.limit.burst]
@@ -73,6 +82,35 @@ class RateLimiter:
 
     def __len__(self) -> int:
         return len(self._buckets)
+
+
+DEFAULT_AUTH_FAILURES = RateLimit(rate=0.5, burst=20)
+
+
+class FailureThrottle:
+    """Failed authentications per client address: ``burst`` of them, then ``rate`` per second.
+
+    While an address has none left, its requests are refused (429) before
+    their credentials are looked at, so guessing keys (or flooding the key
+    lookup) from one address is slowed to ``rate`` tries per second. The
+    address is the TCP peer, or what a trusted proxy says
+    (``--forwarded-allow-ips``), never a client's own ``X-Forwarded-For``.
+    """
+
+    def __init__(self, limit: RateLimit, clock: Callable[[], float] = time.monotonic) -> None:
+        self._buckets = RateLimiter(limit, clock)
+
+    def check(self, address: str) -> None:
+        wait = self._buckets.wait(address)
+        if wait > 0:
+            raise RateLimitError(f"too many failed authentications from {address}; retry in {wait:.1f} s",
+                                 retry_after=wait)
+
+    def failed(self, address: str) -> None:
+        try:
+            self._buckets.take(address)
+        except RateLimitError:  # already empty: check() refuses the next one
+            pass
 
 
 def retry_after_header(exc: RateLimitError) -> str:

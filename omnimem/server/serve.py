@@ -5,6 +5,12 @@ travel to them in the environment variable ``OMNIMEM_SERVE_OPTIONS`` (JSON)
 and :func:`app_from_env` builds each worker's app. SQLite stores support
 several processes (WAL, busy timeout, indexes that catch up with other
 processes' writes); rate limits are counted per worker.
+
+The app answers only for loopback Host names, the ``--host`` interface and
+``--allowed-host`` names (:mod:`omnimem.server.guard`). uvicorn believes
+``X-Forwarded-For``/``-Proto`` only from ``--forwarded-allow-ips`` (its own
+default would trust 127.0.0.1, so any local process could claim any address).
+Each worker loads the embedding model when it starts (``/readyz``).
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ from fastapi import FastAPI
 
 from omnimem.errors import ConfigError
 from omnimem.server.app import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, create_app
+from omnimem.server.guard import ANY_HOST, DEFAULT_BODY_TIMEOUT, LOOPBACK_HOSTS, host_names
 from omnimem.server.limits import RateLimit
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
 
 ENV = "OMNIMEM_SERVE_OPTIONS"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOOPBACK = LOOPBACK_HOSTS
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,10 @@ class ServeOptions:
     max_body: int = DEFAULT_MAX_BODY
     max_upload: int = DEFAULT_MAX_UPLOAD
     embedder: str | None = None
+    allowed_hosts: tuple[str, ...] = ()  # Host names answered besides the loopback ones ("*": any)
+    forwarded_allow_ips: str | None = None  # proxies whose X-Forwarded-For/-Proto are believed (None: nobody)
+    public_metrics: bool = False
+    body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds a request body may take to arrive (0: no limit)
 
     def check(self) -> None:
         if (self.store is None) == (self.url is None):
@@ -58,6 +69,16 @@ class ServeOptions:
             raise ConfigError("--max-body and --max-upload must be positive byte counts")
         if not 0 <= self.port <= 65535:
             raise ConfigError("--port must be within [0, 65535]")
+        hosts = host_names(self.allowed_hosts)  # a malformed name fails here, in one line
+        if not self.auth and ANY_HOST in hosts:
+            raise ConfigError("--no-auth needs a Host allow-list: --allowed-host '*' is only allowed with API keys")
+        if self.body_timeout < 0:
+            raise ConfigError("--body-timeout must be >= 0 seconds (0: no limit)")
+
+    def hosts(self) -> tuple[str, ...]:
+        """The Host names served: loopback, the --host interface when it names one, and --allowed-host."""
+        bound = () if self.host in ("0.0.0.0", "::", "") else (self.host,)
+        return (*bound, *self.allowed_hosts)
 
 
 def open_memory(options: ServeOptions) -> Memory:
@@ -72,7 +93,8 @@ def build_app(options: ServeOptions) -> FastAPI:
     memory = open_memory(options)
     limit = RateLimit(options.rate, options.burst) if options.rate > 0 else None
     return create_app(memory, auth=options.auth, rate_limit=limit, max_body=options.max_body,
-                      max_upload=options.max_upload, close_memory=True)
+                      max_upload=options.max_upload, close_memory=True, allowed_hosts=options.hosts(),
+                      body_timeout=options.body_timeout or None, public_metrics=options.public_metrics)
 
 
 def app_from_env() -> FastAPI:
@@ -80,7 +102,9 @@ def app_from_env() -> FastAPI:
     raw = os.environ.get(ENV)
     if not raw:
         raise ConfigError(f"{ENV} is not set; start the server with `omnimem serve`")
-    return build_app(ServeOptions(**json.loads(raw)))
+    fields = json.loads(raw)
+    fields["allowed_hosts"] = tuple(fields.get("allowed_hosts", ()))
+    return build_app(ServeOptions(**fields))
 
 
 def serve(options: ServeOptions) -> None:
@@ -90,5 +114,7 @@ def serve(options: ServeOptions) -> None:
     options.check()
     os.environ[ENV] = json.dumps(asdict(options))
     open_memory(options).close()  # a bad store or setting fails here, with one clear line, not in each worker
+    trusted = options.forwarded_allow_ips  # uvicorn's default would trust 127.0.0.1: here nobody unless named
     uvicorn.run("omnimem.server.serve:app_from_env", factory=True, host=options.host, port=options.port,
-                workers=options.workers, log_level="info", proxy_headers=True)
+                workers=options.workers, log_level="info", proxy_headers=trusted is not None,
+                forwarded_allow_ips=trusted if trusted is not None else "")

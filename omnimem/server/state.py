@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from omnimem.server.limits import RateLimiter
+from omnimem.server.limits import FailureThrottle, RateLimiter
 from omnimem.server.metrics import Metrics
 
 if TYPE_CHECKING:
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class ServerState:
-    """The Memory, whether keys are required, the limits and the metrics."""
+    """The Memory, whether keys are required, the limits, the metrics and the readiness."""
 
     memory: Memory
     auth: bool
@@ -23,3 +23,6 @@ class ServerState:
     max_body: int
     max_upload: int
     session_ttl: float
+    auth_failures: FailureThrottle | None = None
+    ready: bool = False  # the embedder answered once (GET /readyz)
+    not_ready: str = "the embedding model is loading"

@@ -8,7 +8,9 @@ or ``omnimem worker`` in another) *claim* jobs with a lease:
 - ``pending``: waits for a worker; runnable once ``run_after`` has passed.
 - ``running``: claimed by ``worker`` until ``lease_until``. A worker that
   dies (SIGKILL, power loss) simply stops renewing; once the lease has
-  expired the job is claimable again, so nothing is lost.
+  expired the job is claimable again, so nothing is lost. Taking a job over
+  from an expired lease counts in ``expiries``, not ``attempts``: a crash-
+  looping worker is not the job failing (see :mod:`omnimem.engine.enrich.worker`).
 - ``failed``: the dead letter. It failed ``attempts`` times; ``last_error``
   says why. It stays until ``retry`` puts it back or ``drop`` removes it.
 
@@ -72,24 +74,30 @@ class Job:
     key: str
     payload: dict[str, Any]
     state: JobState
-    attempts: int  # claims so far, this one included while running
+    attempts: int  # tries so far, this one included while running (a take-over after an expired lease is none)
     run_after: float  # epoch seconds: not claimed before
     lease_until: float | None
     worker: str | None
     last_error: str | None
     created: float
     updated: float
+    expiries: int = 0  # times its lease expired and another claim took it over (its worker died)
 
     def to_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
-COLUMNS = "id, kind, key, payload, state, attempts, run_after, lease_until, worker, last_error, created, updated"
+COLUMNS = ("id, kind, key, payload, state, attempts, run_after, lease_until, worker, last_error, created, updated, "
+           "expiries")
+# What a claim sets: a take-over after an expired lease (the row is still 'running') is an expiry, not a try.
+CLAIM_COUNTS = ("attempts = CASE WHEN state = 'running' THEN attempts ELSE attempts + 1 END, "
+                "expiries = CASE WHEN state = 'running' THEN expiries + 1 ELSE expiries END")
+ADD_EXPIRIES = "ALTER TABLE jobs ADD COLUMN expiries INTEGER NOT NULL DEFAULT 0"
 
 
 def to_job(row: Sequence[Any]) -> Job:
     return Job(int(row[0]), str(row[1]), str(row[2]), json.loads(row[3]), row[4], int(row[5]), float(row[6]),
-               row[7], row[8], row[9], float(row[10]), float(row[11]))
+               row[7], row[8], row[9], float(row[10]), float(row[11]), int(row[12]))
 
 
 def insert_jobs(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float | None = None) -> None:

@@ -38,7 +38,8 @@ def _ndjson(_: Any, value: Any) -> bytes:
 MEMORY = Memory(embedder="fake")  # in memory, fake embedder: cheap to build while collecting
 KEY, _ = create_key(MEMORY.store, name="fuzzer", role="admin")
 MEMORY.add("a seed memory about green tea", user_id="u")
-schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(MEMORY, rate_limit=None, max_upload=2_000_000))
+schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(MEMORY, rate_limit=None, max_upload=2_000_000,
+                                                                      allowed_hosts=("testserver",)))  # its client's Host
 
 
 @pytest.fixture(scope="module", autouse=True)

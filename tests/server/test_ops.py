@@ -20,7 +20,9 @@ def test_metrics_count_requests_per_route_template_and_status(served: Served) ->
     alice.get(f"/v1/units/{unit_id}")
     alice.get("/v1/units/missing")
     served.client(None).get("/v1/units")
-    families = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{served.url}/metrics").text)}
+    assert httpx.get(f"{served.url}/metrics").status_code == 401  # behind an admin key (--public-metrics: not)
+    assert alice.get("/metrics").status_code == 403
+    families = {f.name: f for f in text_string_to_metric_families(served.client("root").get("/metrics").text)}
     counts = {(s.labels["method"], s.labels["route"], s.labels["status"]): s.value
               for s in families["omnimem_http_requests"].samples if s.name.endswith("_total")}
     assert counts[("POST", "/v1/units", "201")] == 1

@@ -11,6 +11,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -61,6 +62,9 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     (["--workers", "0"], "--workers"),
     (["--rate-limit", "-5"], "--rate-limit"),
     (["--port", "70000"], "--port"),
+    (["--no-auth", "--allowed-host", "*"], "--allowed-host '*'"),
+    (["--allowed-host", "http://x/"], "not a host name"),
+    (["--body-timeout", "-1"], "--body-timeout"),
 ])
 def test_serve_refuses_bad_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     with Memory(tmp_path / "s", embedder="fake"):  # serve opens only a store that exists
@@ -128,3 +132,59 @@ def test_two_workers_share_one_sqlite_store_without_lock_errors(two_workers: tup
     with Memory(store) as mem:  # and the store is consistent on disk
         assert mem.count_units() == 96
         assert len(mem.search("llamas", top_k=200, budget=100_000).hits) > 0
+
+
+@contextmanager
+def _serving(store: Path, *flags: str) -> Iterator[str]:
+    """``omnimem serve --store STORE FLAGS`` as a separate process, until the block ends."""
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "omnimem.cli", "serve", "--store", str(store), "--port",
+                                str(port), "--rate-limit", "0", *flags], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:  # ready: the embedder is loaded
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {process.stdout.read() if process.stdout else ''!r}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+
+
+def _guesses(url: str, n: int) -> list[int]:
+    """``n`` requests with a wrong key, each claiming another address in ``X-Forwarded-For``."""
+    return [httpx.get(f"{url}/v1/units", headers={"authorization": "Bearer omk_wrong_guess",
+                                                  "x-forwarded-for": f"203.0.113.{i}"}).status_code
+            for i in range(n)]
+
+
+def test_serve_trusts_forwarded_for_only_from_named_proxies(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with Memory(store, embedder="fake"):
+        pass
+    made = CliRunner().invoke(app, ["keys", "create", "--name", "ops", "--role", "admin", "--store", str(store),
+                                    "--json"])
+    admin_key = json.loads(made.stdout)["api_key"]
+    with _serving(store) as url:  # the defaults: no proxy is trusted, /metrics needs an admin key
+        assert httpx.get(f"{url}/metrics").status_code == 401
+        assert httpx.get(f"{url}/healthz", headers={"host": "memory.lan"}).status_code == 403
+        assert _guesses(url, 22)[-1] == 429  # one real address, whatever the header claims
+    with _serving(store, "--forwarded-allow-ips", "127.0.0.1", "--public-metrics", "--allowed-host",
+                  "memory.lan") as url:
+        assert set(_guesses(url, 22)) == {401}  # the trusted proxy's header names 22 addresses
+        assert httpx.get(f"{url}/metrics").status_code == 200
+        assert httpx.get(f"{url}/metrics", headers={"authorization": f"Bearer {admin_key}"}).status_code == 200
+        assert httpx.get(f"{url}/healthz", headers={"host": "memory.lan"}).status_code == 200

@@ -4,9 +4,10 @@ A worker claims one job at a time with a lease (``enrich_lease`` seconds), runs 
 (:mod:`omnimem.engine.enrich.jobs`), and completes it, or records the failure: retried
 after ``enrich_backoff * 2**(attempts-1)`` seconds (at most an hour), parked as
 ``failed`` with its error after ``enrich_attempts`` attempts. A job found with an
-expired lease (its worker died) is claimed again; one abandoned more often than
-``enrich_attempts`` times is parked too, so a job that kills its worker cannot
-loop forever.
+expired lease (its worker died) is claimed again; that take-over counts as an
+expiry, not an attempt, so a crash-looping worker does not use up the job's
+attempts and park it as failed. Only a job abandoned more than
+``MAX_EXPIRIES`` times is parked (a job that kills its worker cannot loop forever).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from omnimem.store.jobs import Job
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF = 3600.0
+MAX_EXPIRIES = 10  # take-overs after an expired lease before a job is parked (it may be what kills its worker)
 IDLE_POLL = 0.5  # seconds between looks at the queue when nothing woke the worker (jobs of other processes)
 
 
@@ -119,9 +121,9 @@ class Enricher:
     def _run(self, name: str, job: Job) -> None:
         settings = self.parts.settings
         store = self.parts.store
-        if job.attempts > settings.enrich_attempts:  # abandoned by dying workers again and again
+        if job.expiries > MAX_EXPIRIES:  # abandoned by dying workers again and again
             with self.parts.lock:
-                store.fail(job.id, name, f"{job.last_error or 'its worker stopped'}; abandoned {job.attempts - 1} "
+                store.fail(job.id, name, f"{job.last_error or 'its worker stopped'}; abandoned {job.expiries} "
                            "times (lease expired)", retry_at=None)
             return
         try:

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from omnimem.errors import MalformedDataError
+from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.mau import Scope
 from omnimem.store.audit import AuditEvent
 from omnimem.store.base import UnitStore
+from omnimem.validate import json_field
 
 _TEXT_LIMIT = 2_000
 
@@ -46,6 +47,10 @@ def check_events(records: Iterable[Mapping[str, Any]]) -> list[PastEvent]:
                 or not isinstance(details, Mapping) or not isinstance(seq, int) or isinstance(seq, bool)
                 or not isinstance(time, str) or not _is_time(time)):
             raise MalformedDataError(f"record {n}: not a valid audit event (kind, action, actor, unit_ids, seq, time)")
+        try:  # the same size and depth bound as metadata, so the log always reads back
+            details = json_field(dict(details), "details")
+        except InvalidInputError as exc:
+            raise MalformedDataError(f"record {n}: {exc}") from None
         scope = Scope(record.get("user_id"), record.get("agent_id"), record.get("session_id"))
         came = details.get("imported_from")  # moved before: it keeps naming the store it was first logged in
         first = came if isinstance(came, Mapping) else {"seq": seq, "time": time}
@@ -69,7 +74,8 @@ def restore(store: UnitStore, events: Sequence[PastEvent]) -> int:
     if not events:
         return 0
     ids = sorted({i for e in events for i in e.event.unit_ids})
-    present = {u.id for u in store.get(ids)}
+    owners = {u.id: u.scope for u in store.get(ids)}
+    present = set(owners)
     seen: set[str] = set()
     for unit_id in ids:
         if unit_id in present:
@@ -80,9 +86,17 @@ def restore(store: UnitStore, events: Sequence[PastEvent]) -> int:
                 seen.add(f"{record.time.isoformat()}|{record.action}|{','.join(record.unit_ids)}")
     added = 0
     for past in sorted(events, key=lambda p: p.origin):  # in the order they were first logged
-        if past.origin in seen or past.same_as in seen or not all(i in present for i in past.event.unit_ids):
-            continue  # already here, or about units this store does not hold (skipped, forgotten)
+        if past.origin in seen or past.same_as in seen or not all(
+                i in present and _owned(past.event.scope, owners[i]) for i in past.event.unit_ids):
+            continue  # already here, or about units this store does not hold (skipped, forgotten) or not the event's
         store.log(past.event)
         seen.add(past.origin)
         added += 1
     return added
+
+
+def _owned(event: Scope, unit: Scope) -> bool:
+    """An event that names a user (or agent) is restored only about that user's (agent's) units, so an
+    event in one user's log never names another user's unit."""
+    return (event.user_id is None or event.user_id == unit.user_id) and (
+        event.agent_id is None or event.agent_id == unit.agent_id)

@@ -11,6 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
 from omnimem.errors import MalformedDataError, ScopeError
+from omnimem.engine.ingest.dump import parse_lines
 from omnimem.media.errors import UnsupportedMediaError
 from omnimem.mau import Modality
 from omnimem.server.auth import Principal, admin, reader, writer
@@ -70,8 +71,7 @@ async def import_records(request: Request, allow_forgotten: bool = False,
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind not in _NDJSON_TYPES:
         raise UnsupportedMediaError(f"import reads {NDJSON}, not {kind or 'a body without a content type'}")
-    records = _parse_lines(await request.body())
-    _check_owned(records, principal)
+    records = _check_owned(_parse_lines(await request.body()), principal)
 
     def run() -> dict[str, int]:
         with acting(principal):
@@ -104,27 +104,26 @@ def _parse_lines(body: bytes) -> list[dict[str, Any]]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise MalformedDataError("the import body is not UTF-8") from None
-    records: list[dict[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise MalformedDataError(f"line {number}: not JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise MalformedDataError(f"line {number}: a record must be a JSON object")
-        records.append(record)
-    return records
+    return parse_lines(text)
 
 
-def _check_owned(records: list[dict[str, Any]], principal: Principal) -> None:
-    """A scoped key imports only records of its own user (and agent): refused whole otherwise."""
-    if principal.store_wide:
-        return
+def _check_owned(records: list[dict[str, Any]], principal: Principal) -> list[dict[str, Any]]:
+    """What ``principal`` may import of ``records``, or a ScopeError for the whole dump.
+
+    A scoped key imports only records of its own user (and agent): units and
+    audit events alike (entity records are never stored: the graph is rebuilt
+    from the units). Audit
+    events from a key below admin are re-attributed to that key (the source's
+    ``actor`` is dropped; ``details.imported_from`` still says where they came
+    from), so no write key can put another actor's name in the log.
+    """
+    out: list[dict[str, Any]] = []
     for number, record in enumerate(records, 1):
-        if record.get("kind") != "unit":  # entities and events are not imported (rebuilt, or kept at the source)
-            continue
-        if record.get("user_id") != principal.user_id or (
-                principal.agent_id is not None and record.get("agent_id") != principal.agent_id):
+        kind = record.get("kind")
+        if not principal.store_wide and kind in ("unit", "event") and (record.get("user_id") != principal.user_id or (
+                principal.agent_id is not None and record.get("agent_id") != principal.agent_id)):
             raise ScopeError(f"record {number} belongs to another scope than this key's")
+        if kind == "event" and principal.role != "admin" and principal.actor is not None:
+            record = {**record, "actor": principal.actor}
+        out.append(record)
+    return out

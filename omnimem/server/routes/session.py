@@ -10,7 +10,8 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from omnimem.server.apikeys import check_key
 from omnimem.errors import AuthError
-from omnimem.server.auth import SESSION_COOKIE, Principal, authenticate, from_key, state_of, token_digest
+from omnimem.server.auth import (SESSION_COOKIE, Principal, authenticate, client_address, from_key, state_of,
+                                 throttled, token_digest)
 from omnimem.server.errors import ERROR_RESPONSES
 from omnimem.server.models import SessionBody, SessionInfo
 from omnimem.store.keys import ApiSession
@@ -23,10 +24,10 @@ def login(body: SessionBody, request: Request, response: Response) -> dict[str, 
     """Log in with an API key: sets the ``omnimem_session`` cookie and returns the CSRF token."""
     state = state_of(request)
     if state.limiter is not None:  # guessing keys costs tokens like any request
-        state.limiter.take(f"login:{request.client.host if request.client else '?'}")
+        state.limiter.take(f"login:{client_address(request)}")
     if not state.auth:
         raise AuthError("this server runs with --no-auth: no login is needed (GET /v1/session)")
-    record = check_key(state.memory.store, body.api_key)
+    record = throttled(request, state, lambda: check_key(state.memory.store, body.api_key))
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     expires = datetime.now(timezone.utc) + timedelta(seconds=state.session_ttl)
     state.memory.store.put_session(ApiSession(token_digest(token), record.key_id, csrf, expires))

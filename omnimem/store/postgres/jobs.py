@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.store.base import RowWriter
-from omnimem.store.jobs import COLUMNS, STATES, Job, JobState, NewJob, to_job
+from omnimem.store.jobs import CLAIM_COUNTS, COLUMNS, STATES, Job, JobState, NewJob, to_job
 from omnimem.store.postgres import locks
 
 T = TypeVar("T")
@@ -73,7 +73,7 @@ class PgJobQueue:
             if not ids:
                 return []
             return list(conn.execute(
-                "UPDATE jobs SET state = 'running', worker = %s, lease_until = %s, attempts = attempts + 1, "
+                f"UPDATE jobs SET {CLAIM_COUNTS}, state = 'running', worker = %s, lease_until = %s, "
                 f"updated = %s WHERE id = ANY(%s) RETURNING {COLUMNS}", (worker, now + lease_s, now, ids)).fetchall())
 
         return sorted((to_job(r) for r in self._write("claiming jobs", body)), key=lambda j: j.id)
@@ -117,7 +117,8 @@ class PgJobQueue:
 
     def retry(self, ids: Sequence[int] | None = None) -> int:
         now = time.time()
-        sql = ("UPDATE jobs SET state = 'pending', attempts = 0, run_after = %s, worker = NULL, updated = %s "
+        sql = ("UPDATE jobs SET state = 'pending', attempts = 0, expiries = 0, run_after = %s, worker = NULL, "
+               "updated = %s "
                "WHERE state = 'failed'")
         if ids is None:
             return self._write("retrying jobs", lambda conn: int(conn.execute(sql, (now, now)).rowcount))

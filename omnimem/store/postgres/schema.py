@@ -13,10 +13,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from omnimem.store.jobs import ADD_EXPIRIES
 from omnimem.store.postgres.jobs import SCHEMA as JOB_SCHEMA
 from omnimem.store.postgres.keys import SCHEMA as KEY_SCHEMA
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus distribution apply to these
     "units", "terms", "clip_vectors", "entities", "entity_aliases", "entity_units", "relations", "relation_units",
@@ -201,6 +202,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (5, "BM25 document frequencies kept in term_df by triggers on the postings", list(TERM_DF)),
     (6, "BM25 reads postings and unit lengths from covering indexes (index-only scans, no table row per posting)",
      list(COVERING)),
+    (7, "job lease expiries counted apart from attempts", [ADD_EXPIRIES]),
 ]
 
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.store.base import RowWriter
 from omnimem.store.sqlite.graph import SQLiteGraphRows
-from omnimem.store.jobs import COLUMNS as _COLUMNS, STATES, Job, JobState, NewJob, insert_jobs, to_job as _job
+from omnimem.store.jobs import CLAIM_COUNTS, COLUMNS as _COLUMNS, STATES, Job, JobState, NewJob, insert_jobs
+from omnimem.store.jobs import to_job as _job
 from omnimem.store.sqlite.unit_rows import chunks
 
 
@@ -39,7 +40,8 @@ class SQLiteJobQueue:
         """Take up to ``limit`` runnable jobs for ``worker``, oldest first, leased for ``lease_s`` seconds.
 
         Runnable: pending with ``run_after`` passed, or running with an
-        expired lease (its worker died). Each claim adds one to ``attempts``.
+        expired lease (its worker died). A claim adds one to ``attempts``, a take-over from an
+        expired lease one to ``expiries`` instead.
         Atomic: two workers never hold the same job at once.
         """
         if lease_s <= 0 or limit < 1:
@@ -59,7 +61,7 @@ class SQLiteJobQueue:
             if not ids:
                 return []
             marks = ",".join("?" * len(ids))
-            conn.execute(f"UPDATE jobs SET state = 'running', worker = ?, lease_until = ?, attempts = attempts + 1, "
+            conn.execute(f"UPDATE jobs SET {CLAIM_COUNTS}, state = 'running', worker = ?, lease_until = ?, "
                          f"updated = ? WHERE id IN ({marks})", [worker, now + lease_s, now, *ids])
             rows = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id IN ({marks}) ORDER BY id", ids).fetchall()
         return [_job(r) for r in rows]
@@ -109,7 +111,7 @@ class SQLiteJobQueue:
 
     def retry(self, ids: Sequence[int] | None = None) -> int:
         """Put failed jobs (these, or all with ``None``) back in the queue, runnable now, attempts reset."""
-        return self._change_failed(ids, "UPDATE jobs SET state = 'pending', attempts = 0, run_after = ?, "
+        return self._change_failed(ids, "UPDATE jobs SET state = 'pending', attempts = 0, expiries = 0, run_after = ?, "
                                         "worker = NULL, updated = ? WHERE state = 'failed'", True)
 
     def drop(self, ids: Sequence[int]) -> int:

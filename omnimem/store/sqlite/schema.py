@@ -9,7 +9,7 @@ from omnimem.store.sqlite.graph import GRAPH_SCHEMA
 from omnimem.store import jobs, keys, tombstones
 from omnimem.store.audit import AUDIT_SCHEMA
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 Step = str | Callable[[sqlite3.Connection], None]  # an SQL statement, or Python for what SQL cannot say
 
@@ -85,4 +85,5 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     ),
     (8, "api keys", list(keys.SCHEMA)),
     (9, "job queue", list(jobs.SCHEMA)),
+    (10, "job lease expiries counted apart from attempts", [jobs.ADD_EXPIRIES]),
 ]
