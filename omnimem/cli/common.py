@@ -1,7 +1,7 @@
 """What every CLI module shares: one-line errors, flags in messages, JSON and readable output, the store folder.
 
-``omnimem.cli.commands`` and the modules that register commands on it (``cli_server``,
-``cli_queue``, ``cli_postgres``, ``mcp.command``) import these from here;
+``omnimem.cli.commands`` and the modules that register commands on it (``server``,
+``queue``, ``postgres``, ``mcp``) import these from here;
 none of them imports ``omnimem.cli.commands`` (that would be an import cycle).
 """
 

@@ -20,8 +20,8 @@ from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.retrieval.line_costs import LineCosts
-from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, build_context, finish_context, fit_costs,
-                             session_line, unit_line)
+from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, build_context, finish_context,
+                                              fit_costs, session_line, unit_line)
 from omnimem.tokens import count_joined, raw_tokens
 from omnimem.engine.parts import Parts
 from omnimem.store.base import Candidates, SearchFilter, Store

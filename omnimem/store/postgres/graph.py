@@ -187,7 +187,7 @@ class PgGraphRows:
 
 
 def delete_units_cascade(conn: Any, unit_ids: Sequence[str]) -> None:
-    """Drop the units' evidence links, then every entity or relation left without one (see ``graph_sql``)."""
+    """Drop the units' evidence links, then every entity or relation left without one (see ``store/sqlite/graph.py``)."""
     units = sorted(set(unit_ids))
     touched_e = {r[0] for r in conn.execute("DELETE FROM entity_units WHERE unit_id = ANY(%s) RETURNING entity_id",
                                             (units,))}

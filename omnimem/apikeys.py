@@ -1,0 +1,5 @@
+"""A face: ``omnimem.server.apikeys`` (docs/http-api.md) keeps working; the keys live in :mod:`omnimem.server.apikeys`."""
+
+from omnimem.server.apikeys import PREFIX, check_key, create_key, digest
+
+__all__ = ["PREFIX", "check_key", "create_key", "digest"]

@@ -1,0 +1,5 @@
+"""A face: ``omnimem.engine.retrieval.pyramid`` keeps working; the pyramid lives in :mod:`omnimem.engine.retrieval.pyramid`."""
+
+from omnimem.engine.retrieval.pyramid import Context, Hit, RawContent, build_context
+
+__all__ = ["Context", "Hit", "RawContent", "build_context"]
