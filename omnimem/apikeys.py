@@ -1,4 +1,4 @@
-"""A face: ``omnimem.server.apikeys`` (docs/http-api.md) keeps working; the keys live in :mod:`omnimem.server.apikeys`."""
+"""A face: ``omnimem.apikeys`` (docs/http-api.md) keeps working; the keys live in :mod:`omnimem.server.apikeys`."""
 
 from omnimem.server.apikeys import PREFIX, check_key, create_key, digest
 

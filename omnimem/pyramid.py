@@ -1,4 +1,4 @@
-"""A face: ``omnimem.engine.retrieval.pyramid`` keeps working; the pyramid lives in :mod:`omnimem.engine.retrieval.pyramid`."""
+"""A face: ``omnimem.pyramid`` keeps working; the pyramid lives in :mod:`omnimem.engine.retrieval.pyramid`."""
 
 from omnimem.engine.retrieval.pyramid import Context, Hit, RawContent, build_context
 

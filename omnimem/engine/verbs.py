@@ -64,8 +64,9 @@ VERBS: tuple[Verb, ...] = (
     Verb("preview_forget", Route("POST", "/v1/forget", "admin"),
          Excluded("not an agent tool: the preview serves the console's confirmation"),
          Excluded("omnimem forget removes; the console previews over HTTP")),
-    Verb("units", Route("GET", "/v1/units", "reader"), Excluded("agents find units by search"), LISTING),
-    Verb("count_units", Route("GET", "/v1/units", "reader"), Excluded("agents find units by search"), LISTING),
+    Verb("units", Route("GET", "/v1/units", "reader"), "recent", LISTING),
+    Verb("count_units", Route("GET", "/v1/units", "reader"), Excluded("the recent tool reports the total with its page"),
+         LISTING),
     Verb("get", Route("GET", "/v1/units/{unit_id}", "reader"), "get", "get"),
     Verb("raw", Route("GET", "/v1/units/{unit_id}/raw", "reader"),
          Excluded("served as the MCP resource omnimem://units/{id}/raw, not as a tool"),
@@ -97,6 +98,7 @@ OTHER_ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/v1/session"): "who the session or key is",
     ("DELETE", "/v1/session"): "console logout",
     ("GET", "/healthz"): "liveness and read-only state, no auth",
+    ("GET", "/readyz"): "readiness: the embedding model has answered, no auth",
     ("GET", "/metrics"): "Prometheus metrics",
 }
 
@@ -110,6 +112,8 @@ OTHER_COMMANDS: dict[str, str] = {
     "queue": "shows the enrichment queue",
     "migrate": "brings a PostgreSQL database to this schema",
     "pg-load": "copies a store into PostgreSQL",
+    "pg-start": "starts (or reuses) a local PostgreSQL + pgvector for trying and prints its URL",
+    "pg-stop": "stops that local PostgreSQL",
     "keys create": "API keys live in the server wing",
     "keys list": "API keys live in the server wing",
     "keys revoke": "API keys live in the server wing",

@@ -41,12 +41,12 @@ GROUND = FLOORS[-1]
 # Modules that only re-export, for import paths users, docs or benchmarks name (kept for one release).
 FACES = {
     "omnimem",  # the package: Memory, the errors, the value objects
-    "omnimem.ingest", "omnimem.engine.ingest.loaders", "omnimem.engine.ingest.prepare",  # the loaders benchmarks use; AddResult
-    "omnimem.engine.retrieval.pyramid",  # Context, Hit, RawContent, build_context
-    "omnimem.server.apikeys",  # create_key / check_key, as docs/http-api.md names them
+    "omnimem.ingest", "omnimem.ingest.loaders", "omnimem.ingest.prepare",  # the loaders benchmarks use; AddResult
+    "omnimem.pyramid",  # Context, Hit, RawContent, build_context
+    "omnimem.apikeys",  # create_key / check_key, as docs/http-api.md names them
     "omnimem.cli",  # the pyproject script omnimem.cli:main, the cold-start benchmark's phases
     "omnimem.remote",  # omnimem.remote.RemoteMemory
-    "omnimem.store.sqlite.store",  # omnimem.store.sqlite.SQLiteStore
+    "omnimem.store.sqlite",  # omnimem.store.sqlite.SQLiteStore
 }
 MAX_LOOSE_MODULES = 13  # the face's __init__, memory.py and the ground floor
 

@@ -77,8 +77,10 @@ def openapi(memory: Memory) -> set[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def tools(memory: Memory) -> dict[str, Any]:
-    return {tool.name: tool for tool in asyncio.run(create_mcp(memory).list_tools())}
+def tools(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every tool the MCP server can list: the graph tools are listed only when the store has a graph."""
+    with Memory(tmp_path_factory.mktemp("graph"), embedder="fake", graph=True) as graph_memory:
+        return {tool.name: tool for tool in asyncio.run(create_mcp(graph_memory).list_tools())}
 
 
 @pytest.fixture(scope="module")
