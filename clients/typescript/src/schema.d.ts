@@ -33,9 +33,30 @@ export interface paths {
         };
         /**
          * Metrics
-         * @description Request counts and latencies per route, in the Prometheus text format.
+         * @description Request counts and latencies per route, in the Prometheus text format (an admin key, unless the
+         *     server runs with ``--public-metrics``).
          */
         get: operations["metrics_metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readyz
+         * @description Readiness (no auth): 200 once the embedding model is loaded, 503 (and why) before.
+         */
+        get: operations["readyz_readyz_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -771,6 +792,33 @@ export interface operations {
                 content: {
                     "text/plain": unknown;
                 };
+            };
+        };
+    };
+    readyz_readyz_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Not ready yet (the model is loading) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
