@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks.longmemeval import SESSION_METRICS
 from benchmarks.retrieval import METRICS, RunResult
 
 PACKAGES = ("omnimem", "numpy", "faiss-cpu", "bm25s", "PyStemmer", "sentence-transformers", "torch",
@@ -130,15 +131,16 @@ def table(data: dict[str, Any]) -> str:
     cats = list(data["categories"])
     first = next(iter(data["systems"].values()))["overall"]
     pairs = [c for c in _pair_columns(data["questions"]) if c[1] in first]
-    head = ["system", *METRICS, *(h for h, _, _ in pairs), *(f"{c} 6k" for c in cats)]
+    extra = [m for m in SESSION_METRICS if m in first]  # LongMemEval's published metrics
+    head = ["system", *METRICS, *extra, *(h for h, _, _ in pairs), *(f"{c} 6k" for c in cats)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, s in data["systems"].items():
         o = s["overall"]
-        row = [f"`{name}`", *(_fmt(o[m]) for m in METRICS), *(cell(o) for _, _, cell in pairs)]
+        row = [f"`{name}`", *(_fmt(o[m]) for m in [*METRICS, *extra]), *(cell(o) for _, _, cell in pairs)]
         row += [_fmt(s["categories"][c]["6k"]) if s["categories"][c]["count"] else "n/a" for c in cats]
         lines.append("| " + " | ".join(row) + " |")
     for name, anchor in data.get("anchors", {}).items():
-        row = [name, *(_fmt(anchor.get(m)) for m in METRICS), *([""] * (len(pairs) + len(cats)))]
+        row = [name, *(_fmt(anchor.get(m)) for m in METRICS), *([""] * (len(extra) + len(pairs) + len(cats)))]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 

@@ -86,7 +86,7 @@ class Settings:
     novelty: bool = True
     novelty_threshold: float = 0.8
     novelty_window: int = 10
-    top_k: int = 20
+    top_k: int = 0  # at most this many hits, the best of the fused ranking (0: as many as the budget holds)
     theta: float = 0.4
     budget: int = 6000
     dense: bool = True  # retrievers to use; switching one off is for ablations
@@ -94,12 +94,14 @@ class Settings:
     max_level: int = 3  # highest pyramid level to spend budget on (1, 2 or 3)
     fusion: str = "rrf"  # "rrf" (reciprocal rank fusion) or "union" (the paper: dense order, BM25-only appended)
     depth: int = 0  # candidates per retriever; 0 = enough to fill the budget (max(top_k, budget // 20)); union: top_k
+    #                 or 20
     neighbours: int = 0  # same-session turns added on each side of the best hits (off: on LoCoMo it cost
     #                     9 points of recall within 1,000 tokens for 0.3 within 6,000)
     expand_top: int = 10  # how many of the best hits get their neighbours
     packing: str = "session"  # "session" (grouped under one time header) or "line" (one [time] line per hit)
     summary_words: int = 150  # text up to this many words is kept whole; longer text gets a summary line
     rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
+    query_stop_words: bool = True  # BM25 matches a query without the words of a full English stop list
     sparse_weight: float = 1.0  # weight of the BM25 ranking in the fusion (dense has 1)
     embed_dates: bool = False  # embed "[event date] speaker: text" instead of "speaker: text"
     embed_context: int = 0  # embed each text unit after this many text units before it in the same scope (2: +0.008
@@ -174,8 +176,8 @@ class Settings:
     def validate(self) -> None:
         if not 0.0 <= self.novelty_threshold <= 1.0:
             raise ConfigError("novelty_threshold must be within [0, 1]")
-        if self.novelty_window < 1 or self.top_k < 1 or self.budget < 1 or self.summary_words < 1:
-            raise ConfigError("novelty_window, top_k, budget and summary_words must be positive")
+        if self.novelty_window < 1 or self.top_k < 0 or self.budget < 1 or self.summary_words < 1:
+            raise ConfigError("novelty_window, budget and summary_words must be positive, top_k >= 0 (0: no bound)")
         if not (self.dense or self.sparse):
             raise ConfigError("at least one of dense and sparse retrieval must be on")
         if self.fusion not in ("rrf", "union") or self.packing not in ("session", "line"):

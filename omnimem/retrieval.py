@@ -17,6 +17,7 @@ import numpy as np
 
 from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
+from omnimem.index.sparse import content_words
 from omnimem.ingest import media
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.line_costs import LineCosts
@@ -28,6 +29,9 @@ from omnimem.store.base import Candidates, SearchFilter, Store
 
 if TYPE_CHECKING:
     from omnimem.graph.engine import GraphInfo
+
+
+UNION_DEPTH = 20  # candidates per retriever in union fusion when neither depth nor top_k says
 
 
 class Retriever:
@@ -43,7 +47,10 @@ class Retriever:
         """Dense + BM25 fused, same-session neighbours, CLIP and graph candidates, then the pyramid."""
         m = self.parts
         settings = m.settings
-        depth = k if settings.fusion == "union" else max(k, settings.depth or limit // 20)
+        # ``k`` bounds the hits (0: as many as the budget holds); each retriever is read deep enough to fill
+        # the budget, or, in the paper's union fusion, to ``depth`` (default: k, else 20) per retriever
+        union = settings.fusion == "union"
+        depth = (settings.depth or k or UNION_DEPTH) if union else max(k, settings.depth or limit // 20)
         merge = union_merge if settings.fusion == "union" else partial(  # rrf_merge's order, in numpy
             rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         qvec = m.embedder.embed([text])[0]
@@ -55,9 +62,13 @@ class Retriever:
         # and the store guards its own connection
         view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
         dense = view.dense(qvec, depth) if settings.dense else []
-        sparse = view.text(text, depth) if settings.sparse else []
+        words = content_words(text) if settings.query_stop_words else text  # question words must not decide
+        sparse = view.text(words, depth) if settings.sparse else []
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
-        sources = Sources({rid for rid, _ in dense}, {rid for rid, _ in sparse})
+        if k:
+            order = order[:k]
+        sources = Sources([r for r, _ in dense], [r for r, _ in sparse],
+                          None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight))
         plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
                      or (m.graph is not None and settings.graph_k > 0))
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
@@ -71,17 +82,19 @@ class Retriever:
             unit = units.get(rid)
             if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
-            candidates.append(Candidate(unit, similarity(qvec, unit), sources.of(rid)))
+            candidates.append(Candidate(unit, similarity(qvec, unit), sources.of(rid), *sources.explain(rid)))
             rids[unit.id] = rid
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
             candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
         if settings.neighbours and settings.expand_top:
             candidates = self._with_neighbours(candidates, qvec, scope, view)
         if m.clip is not None:
-            candidates += self._clip_candidates(text, k, view, {c.unit.id for c in candidates}, qvec)
+            candidates += self._clip_candidates(text, depth, view, {c.unit.id for c in candidates}, qvec)
         graph_info = None
         if m.graph is not None and m.settings.graph_k > 0:
             candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
+        if k:  # at most k hits, whatever neighbours, CLIP and the graph added
+            candidates = candidates[:k]
         costs = self.line_costs.costs([(rids.get(c.unit.id), c.unit) for c in candidates], settings.packing)
         ctx = build_context(
             text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
@@ -132,7 +145,7 @@ class Retriever:
             if fits:
                 unit = units[rid]
                 hits.append(Hit(unit, similarity(qvec, unit), 1, rank, sources.of(rid), line(unit, unit.summary),
-                                fact.cost))
+                                fact.cost, None, *sources.explain(rid)))
             else:
                 dropped.append(fact.unit_id)
         breaks = dict(zip([h.text for h in hits], lines.with_breaks([(rid, h.text) for rid, h in zip(fitting, hits)],
@@ -274,13 +287,33 @@ def _read_or_none(store: Store, ref: str) -> bytes | None:
 
 
 class Sources:
-    """Which retrievers found each candidate, as the frozensets hits carry (made once, shared)."""
+    """Which retrievers found each candidate, at which rank, and its fused score (made once, shared)."""
 
     DENSE, SPARSE, BOTH = frozenset({"dense"}), frozenset({"sparse"}), frozenset({"dense", "sparse"})
 
-    def __init__(self, dense: set[int], sparse: set[int]) -> None:
-        self.dense = dense
-        self.sparse = sparse
+    def __init__(self, dense: list[int], sparse: list[int], rrf: tuple[int, float] | None) -> None:
+        self._dense = dense
+        self._sparse = sparse
+        self.dense = set(dense)
+        self.sparse = set(sparse)
+        self.rrf = rrf  # (rrf_k, sparse weight); None: union fusion, which has no score
+        self._ranks: tuple[dict[int, int], dict[int, int]] | None = None
+
+    def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
+        """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily."""
+        if self._ranks is None:
+            self._ranks = ({r: i for i, r in reversed(list(enumerate(self._dense, 1)))},
+                           {r: i for i, r in reversed(list(enumerate(self._sparse, 1)))})
+        ranks = {name: at[rid] for name, at in zip(("dense", "sparse"), self._ranks) if rid in at}
+        if self.rrf is None:
+            return None, ranks
+        k, weight = self.rrf
+        fused = 0.0
+        if "dense" in ranks:  # summed in rrf_order's order (dense term first), so it equals the ranking's sum
+            fused += 1.0 / (k + ranks["dense"])
+        if "sparse" in ranks:
+            fused += weight / (k + ranks["sparse"])
+        return fused, ranks
 
     def of(self, rid: int) -> frozenset[str]:
         if rid in self.dense:

@@ -1,7 +1,8 @@
 """BM25 over unit texts that takes inserts and deletes without a rebuild.
 
 Documents are tokenised by ``bm25s`` (lower case, English stop words) and
-stemmed with PyStemmer, as before. Instead of bm25s's static index, which
+stemmed with PyStemmer, as before; the retriever drops a full English stop
+list from queries first (:func:`content_words`). Instead of bm25s's static index, which
 bakes the corpus statistics into every stored score, the postings live in
 segments (sparse document x term matrices of term counts, :mod:`scipy.sparse`):
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -67,8 +69,40 @@ def _sparse() -> Any:
     return scipy.sparse
 
 
+def content_words(query: str) -> str:
+    """``query`` without the words of a full English stop list (what a BM25 search should match on).
+
+    Documents are indexed with bm25s's short stop list (33 words), but a
+    question is mostly frame: "What did you make first?" would match every turn
+    with "what", "did" and "you" in it. The retriever strips the frame words
+    from the query only (``query_stop_words`` setting), so indexes stay valid
+    (no rebuild, no migration) and every document is scored on the words that
+    carry the question's meaning. A query of nothing but stop words is kept
+    whole: better the frame words than no BM25 at all.
+    """
+    stop = _query_stop()
+    kept = [w for w in _WORD.findall(query) if w.lower() not in stop]
+    return " ".join(kept) if kept else query
+
+
+_WORD = re.compile(r"\w+")
+_QUERY_STOP: frozenset[str] | None = None
+# modal and request words a question is framed with, beyond NLTK's English list (which bm25s ships);
+# not "may" (a month)
+_FRAME_WORDS = ("could", "would", "might", "must", "shall", "please", "ever")
+
+
+def _query_stop() -> frozenset[str]:
+    global _QUERY_STOP
+    if _QUERY_STOP is None:
+        from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_EN_PLUS
+
+        _QUERY_STOP = frozenset(w.lower() for w in (*STOPWORDS_EN, *STOPWORDS_EN_PLUS, *_FRAME_WORDS))
+    return _QUERY_STOP
+
+
 def tokenize(texts: list[str]) -> list[list[str]]:
-    """Lower-case, drop English stop words, stem."""
+    """Lower-case, drop English stop words (bm25s's short list), stem."""
     global _STEMMER
     if _STEMMER is None:
         import Stemmer
