@@ -101,6 +101,8 @@ class Settings:
     packing: str = "session"  # "session" (grouped under one time header) or "line" (one [time] line per hit)
     summary_words: int = 150  # text up to this many words is kept whole; longer text gets a summary line
     rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
+    reranker: str | None = None  # local sentence-transformers CrossEncoder folder: re-orders the best candidates
+    rerank_depth: int = 30  # how many of the fused ranking's best candidates the reranker re-orders
     query_stop_words: bool = True  # BM25 matches a query without the words of a full English stop list
     sparse_weight: float = 1.0  # weight of the BM25 ranking in the fusion (dense has 1)
     embed_dates: bool = False  # embed "[event date] speaker: text" instead of "speaker: text"
@@ -186,6 +188,8 @@ class Settings:
             raise ConfigError("diversity must be >= 0")
         if self.rrf_k < 0 or self.sparse_weight < 0 or self.embed_context < 0 or self.sparse_context < 0:
             raise ConfigError("rrf_k, sparse_weight, embed_context and sparse_context must be >= 0")
+        if self.rerank_depth < 1:
+            raise ConfigError("rerank_depth must be positive")
         if self.depth < 0 or self.neighbours < 0 or self.expand_top < 0:
             raise ConfigError("depth, neighbours and expand_top must be >= 0")
         if self.graph_extractor not in ("auto", "spacy", "llm"):

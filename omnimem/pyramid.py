@@ -60,6 +60,8 @@ class Hit:
     ranked retriever found, such as neighbours and graph additions, and under
     ``fusion="union"``), and ``ranks`` the unit's 1-based rank in each retriever
     that found it (``{"dense": 3, "sparse": 1}``), so the order can be explained.
+    With a reranker (``Memory(reranker=...)``) the best candidates are in the
+    reranker's order instead, which ``ranks["rerank"]`` gives.
     """
 
     unit: MAU

@@ -19,7 +19,8 @@ from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.index.sparse import content_words
 from omnimem.ingest import media
-from omnimem.mau import MAU, Modality, Scope
+from omnimem.mau import MAU, Modality, Scope, search_text
+from omnimem.rerank import Reranker
 from omnimem.line_costs import LineCosts
 from omnimem.pyramid import (Candidate, Context, Hit, RawContent, build_context, finish_context, fit_costs,
                              session_line, unit_line)
@@ -40,6 +41,7 @@ class Retriever:
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.line_costs = LineCosts(parts.count_tokens)
+        self._reranker: Reranker | None = None
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None
@@ -65,10 +67,13 @@ class Retriever:
         words = content_words(text) if settings.query_stop_words else text  # question words must not decide
         sparse = view.text(words, depth) if settings.sparse else []
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
+        reranked: dict[int, int] = {}
+        if settings.reranker:  # a cross-encoder re-orders the best fused candidates (off by default)
+            order, reranked = self._reranked(text, order)
         if k:
             order = order[:k]
         sources = Sources([r for r, _ in dense], [r for r, _ in sparse],
-                          None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight))
+                          None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight), reranked)
         plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
                      or (m.graph is not None and settings.graph_k > 0))
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
@@ -103,6 +108,19 @@ class Retriever:
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
         return self._with_raw_bytes(ctx)
+
+    def _reranked(self, text: str, order: list[int]) -> tuple[list[int], dict[int, int]]:
+        """``order`` with its first ``rerank_depth`` rows re-ordered by the reranker, and their new ranks."""
+        m = self.parts
+        if self._reranker is None or self._reranker.path != m.settings.reranker:
+            self._reranker = Reranker(str(m.settings.reranker))
+        head = order[: m.settings.rerank_depth]
+        rows = m.store.get_rows(head)
+        head = [rid for rid in head if rid in rows]  # deleted meanwhile: left out
+        best = self._reranker.order(text, [search_text(rows[r].speaker, rows[r].summary) for r in head])
+        new = [head[i] for i in best]
+        taken = set(new)
+        return new + [r for r in order if r not in taken], {rid: i for i, rid in enumerate(new, 1)}
 
     def _pack_fitting(
         self, text: str, qvec: Any, order: list[int], sources: Sources, scope: Scope,
@@ -291,13 +309,15 @@ class Sources:
 
     DENSE, SPARSE, BOTH = frozenset({"dense"}), frozenset({"sparse"}), frozenset({"dense", "sparse"})
 
-    def __init__(self, dense: list[int], sparse: list[int], rrf: tuple[int, float] | None) -> None:
+    def __init__(self, dense: list[int], sparse: list[int], rrf: tuple[int, float] | None,
+                 reranked: dict[int, int] | None = None) -> None:
         self._dense = dense
         self._sparse = sparse
         self.dense = set(dense)
         self.sparse = set(sparse)
         self.rrf = rrf  # (rrf_k, sparse weight); None: union fusion, which has no score
         self._ranks: tuple[dict[int, int], dict[int, int]] | None = None
+        self.reranked = reranked or {}  # row id -> rank given by the reranker
 
     def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
         """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily."""
@@ -305,6 +325,8 @@ class Sources:
             self._ranks = ({r: i for i, r in reversed(list(enumerate(self._dense, 1)))},
                            {r: i for i, r in reversed(list(enumerate(self._sparse, 1)))})
         ranks = {name: at[rid] for name, at in zip(("dense", "sparse"), self._ranks) if rid in at}
+        if rid in self.reranked:
+            ranks["rerank"] = self.reranked[rid]
         if self.rrf is None:
             return None, ranks
         k, weight = self.rrf
