@@ -43,7 +43,19 @@ data set (the `ingest` counts in each JSON say so), and level 2 only concerns un
 `summary_words` (150), which neither data set has more than a handful of.
 
 Splits: defaults are chosen on `dev` (LoCoMo conversations 1-5, the first 10 Mem-Gallery files by
-name) and reported on `test` (LoCoMo 6-10, the last 10 Mem-Gallery files).
+name, the LongMemEval-S dev file) and reported on `test` (LoCoMo 6-10, the last 10 Mem-Gallery files,
+the LongMemEval-S test file).
+
+LongMemEval-S (`longmemeval-*`): each question has its own haystack (~490 turns) ingested under its
+own user id; `--limit N` takes N questions round-robin over the six question types (the haystacks
+cost ~1,000 embeddings a question). Besides the visible-evidence recall, the metrics peers publish:
+`s_any@k` / `s_all@k` (any / all answer sessions among the first k sessions, sessions ranked by
+their first turn in the candidate ranking), `t_recall@10` and `t_ndcg@10` (evidence turns among the
+first 10 candidates; binary-relevance NDCG). Abstention questions are skipped.
+
+`*-stoplist` files measure the full English stop list on BM25 queries (`query_stop_words`, the
+default now) against the short one it replaced (`x-short-stop-list`), with `x-sparse-0.5` and, on
+LongMemEval, `x-summary-2000` (every turn whole at level 1) beside them.
 
 Other results in this folder: `PERF.md` (speed, memory, scale), `MEDIA.md` (scene cuts, VAD,
 transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`,

@@ -50,8 +50,6 @@ def experiment_systems() -> list[System]:
                      {"summary_words": 60}),
         MemorySystem("x-short-stop-list", "defaults with query_stop_words=False (BM25 matches question words "
                      "such as what, did, you: the stop list before)", {"query_stop_words": False}),
-        MemorySystem("x-summary-400", "defaults with summary_words=400 (turns up to 400 words shown whole)",
-                     {"summary_words": 400}),
         MemorySystem("x-summary-2000", "defaults with summary_words=2000 (every turn shown whole)",
                      {"summary_words": 2000}),
         MemorySystem("x-sparse-0.5", "defaults with sparse_weight=0.5", {"sparse_weight": 0.5}),
