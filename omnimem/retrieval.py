@@ -320,21 +320,29 @@ class Sources:
         self.reranked = reranked or {}  # row id -> rank given by the reranker
 
     def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
-        """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily."""
-        if self._ranks is None:
-            self._ranks = ({r: i for i, r in reversed(list(enumerate(self._dense, 1)))},
-                           {r: i for i, r in reversed(list(enumerate(self._sparse, 1)))})
-        ranks = {name: at[rid] for name, at in zip(("dense", "sparse"), self._ranks) if rid in at}
-        if rid in self.reranked:
+        """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily.
+
+        Called for every hit (~160 in a 6,000-token context): kept to a few dict lookups.
+        """
+        if self._ranks is None:  # first occurrence wins: reversed, so earlier ranks overwrite later ones
+            self._ranks = (dict(zip(reversed(self._dense), range(len(self._dense), 0, -1))),
+                           dict(zip(reversed(self._sparse), range(len(self._sparse), 0, -1))))
+        d = self._ranks[0].get(rid)
+        s = self._ranks[1].get(rid)
+        if d is not None:
+            ranks = {"dense": d, "sparse": s} if s is not None else {"dense": d}
+        else:
+            ranks = {"sparse": s} if s is not None else {}
+        if self.reranked and rid in self.reranked:
             ranks["rerank"] = self.reranked[rid]
         if self.rrf is None:
             return None, ranks
         k, weight = self.rrf
-        fused = 0.0
-        if "dense" in ranks:  # summed in rrf_order's order (dense term first), so it equals the ranking's sum
-            fused += 1.0 / (k + ranks["dense"])
-        if "sparse" in ranks:
-            fused += weight / (k + ranks["sparse"])
+        fused = 0.0  # summed in rrf_order's order (dense term first), so it equals the ranking's sum
+        if d is not None:
+            fused += 1.0 / (k + d)
+        if s is not None:
+            fused += weight / (k + s)
         return fused, ranks
 
     def of(self, rid: int) -> frozenset[str]:
