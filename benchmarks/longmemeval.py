@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,7 +29,6 @@ from typing import Any
 from benchmarks.retrieval import BenchConversation, BenchDataset, BenchQuestion
 from omnimem.errors import MalformedDataError
 from omnimem.ingest.loaders import Dialogue
-from omnimem.ingest.prepare import visible
 
 TYPES = {
     "knowledge-update": "knowledge update",
@@ -46,6 +46,12 @@ REPEATED_SESSIONS = "haystack sessions repeated under one id (later copy skipped
 ABSTENTION = "abstention questions skipped (_abs)"
 NO_EVIDENCE = "questions without evidence turns"
 _DATE = re.compile(r"(\d{4})/(\d{2})/(\d{2})(?: \(\w+\))?(?: (\d{2}):(\d{2}))?")
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` holds anything omnimem stores (it refuses whitespace, control and zero-width only text)."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zs", "Zl", "Zp")
+               for ch in text)
 
 
 def iso_date(value: str, where: str) -> str:
