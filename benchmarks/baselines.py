@@ -1,7 +1,8 @@
 """Baselines over raw turns, outside ``Memory``: what a user could build in an afternoon.
 
 They get the same advantages omnimem gets: the same MiniLM, the same stemmed
-BM25 (bm25s + PyStemmer, English stop words), the same token counter, the
+BM25 (bm25s + PyStemmer, English stop words; queries without the words of a
+full English stop list, :func:`omnimem.text.content_words`), the same token counter, the
 same line shape in context (``[time] speaker: text``), whole turns packed in
 rank order. What each one embeds and indexes is a setting (``text``):
 
@@ -26,6 +27,7 @@ from omnimem.embed.base import Embedder
 from omnimem.fusion import rrf_merge, union_merge
 from omnimem.index.dense import DenseIndex
 from omnimem.index.sparse import SparseIndex
+from omnimem.text import content_words
 from omnimem.timeparse import format_time, parse_time
 from omnimem.tokens import count_many, count_tokens
 
@@ -122,8 +124,8 @@ class _RawSearcher:
         sparse: list[int] = []
         if self.mode != "bm25":
             dense = [i for i, _ in self.dense.search(self.embedder.embed([question])[0], self.k)]
-        if self.mode != "dense":
-            sparse = [i for i, _ in self.sparse.search(question, self.k)]
+        if self.mode != "dense":  # BM25 on the question's content words, as omnimem's default searches
+            sparse = [i for i, _ in self.sparse.search(content_words(question), self.k)]
         if self.mode == "rrf":
             return rrf_merge(dense, sparse)
         return union_merge(dense, sparse)

@@ -45,6 +45,20 @@ UrlOpt = Annotated[str | None, typer.Option(
     "conversation, dropped after), or 'pgserver' to start a private one for the run. Default: in memory.")]
 
 
+EmbedCacheOpt = Annotated[str | None, typer.Option(
+    "--embed-cache", help="File of vectors kept between runs, keyed by model and text hash (every system of a "
+    "run reads it alike). Default: $OMNIMEM_BENCH_EMBED_CACHE; for longmemeval ~/.cache/omnimem/bench-vectors.npz.")]
+NameOpt = Annotated[str | None, typer.Option(
+    "--name", help="File name (without .json) instead of the one made from the options (experiment runs).")]
+LimitOpt = Annotated[int | None, typer.Option(
+    "--limit", min=1, help="Only N questions, taken round-robin over the question types (file order within each).")]
+
+
+def default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "omnimem" / "bench-vectors.npz"
+
+
 def data_dir(explicit: Path | None) -> Path:
     if explicit is not None:
         return explicit
@@ -73,8 +87,9 @@ def choose_systems(spec: str) -> list[System]:
 
 
 def result_name(benchmark: str, variants: str, conversations: int | None, embedder: str, split: str = "all") -> str:
-    tag = variants if variants in ("default", "baselines", "experiments", "graph", "images", "all") else "custom"
-    name = f"{benchmark}-retrieval-{split}" + ("" if tag == "default" else f"-{tag}")
+    tag = variants if variants in ("default", "lean", "baselines", "experiments", "graph", "images", "all") else "custom"
+    plain = "lean" if benchmark == "longmemeval" else "default"  # each command's own default set
+    name = f"{benchmark}-retrieval-{split}" + ("" if tag == plain else f"-{tag}")
     if conversations is not None:
         name += f"-first{conversations}"
     if embedder != "all-MiniLM-L6-v2":
@@ -88,9 +103,12 @@ def command_line(benchmark: str, args: Sequence[str]) -> str:
 
 def _run(
     benchmark: str, retrieval: bool, qa: bool, data: Path | None, conversations: int | None, out: Path,
-    variants: str, embedder: str, split: str = "test", url: str | None = None,
+    variants: str, embedder: str, split: str = "test", url: str | None = None, embed_cache: str | None = None,
+    name: str | None = None,
 ) -> None:
-    cache_file = os.environ.get("OMNIMEM_BENCH_EMBED_CACHE")  # e.g. /tmp/vectors.npz: faster repeated runs
+    # e.g. /tmp/vectors.npz: faster repeated runs; LongMemEval keeps one by default (46k texts a split)
+    cache_file = embed_cache or os.environ.get("OMNIMEM_BENCH_EMBED_CACHE") or (
+        str(default_cache()) if benchmark == "longmemeval" else None)
     if qa:
         from benchmarks.qa import run_qa
         from omnimem.embed import create_embedder
@@ -122,12 +140,17 @@ def _run(
     systems = choose_systems(variants)
     folder = data_dir(data)
     try:
-        if benchmark == "locomo":
-            dataset = locomo_dataset(folder / "locomo" / "locomo10.json")
+        if benchmark == "longmemeval":
+            from benchmarks.longmemeval import longmemeval_dataset
+
+            dataset = longmemeval_dataset(folder / "longmemeval", split, limit=conversations)
         else:
-            dataset = memgallery_dataset(folder / "memgallery")
-        dataset = take_split(dataset, split)
-        dataset.conversations = dataset.conversations[:conversations]
+            if benchmark == "locomo":
+                dataset = locomo_dataset(folder / "locomo" / "locomo10.json")
+            else:
+                dataset = memgallery_dataset(folder / "memgallery")
+            dataset = take_split(dataset, split)
+            dataset.conversations = dataset.conversations[:conversations]
         cache = CachedEmbedder(create_embedder(embedder), Path(cache_file) if cache_file else None)
         typer.echo(f"{benchmark}: {len(dataset.conversations)} conversations, {dataset.questions()} QA, "
                    f"{len(systems)} systems", err=True)
@@ -140,21 +163,25 @@ def _run(
     except OmnimemError as exc:
         typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
         raise typer.Exit(2) from None
-    args = ["--retrieval", "--split", split]
+    args = ["--retrieval", "--split", split] if benchmark != "longmemeval" else ["--split", split]
     if conversations is not None:
-        args += ["--conversations", str(conversations)]
-    if variants != "default":
+        args += ["--limit" if benchmark == "longmemeval" else "--conversations", str(conversations)]
+    if variants != ("lean" if benchmark == "longmemeval" else "default"):
         args += ["--variants", variants]
     if embedder != "all-MiniLM-L6-v2":
         args += ["--embedder", embedder]
     if url is not None:  # a server's own URL may hold a password: the command records where, not how
         args += ["--url", url if url == "pgserver" else "postgresql://..."]
-    name = result_name(benchmark, variants, conversations, embedder, split) + ("-postgresql" if url else "")
+    if name is not None:
+        args += ["--name", name]
+    else:
+        name = result_name(benchmark, variants, conversations, embedder, split) + ("-postgresql" if url else "")
     path = report.write(result, out, name, command=command_line(benchmark, args), embedder=cache.name)
+    shown = ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10") if benchmark == "longmemeval" else \
+        ("@20", "1k", "6k", "hits_1k", "hits_6k", "over_6k")
     for r in result.systems:
         o = r.summary(dataset.categories)["overall"]
-        typer.echo(f"{r.system.name:28s} " + " ".join(f"{m} {o[m]:.3f}" for m in ("@20", "1k", "6k", "hits_1k",
-                                                                                  "hits_6k", "over_6k")))
+        typer.echo(f"{r.system.name:28s} " + " ".join(f"{m} {o[m]:.3f}" for m in shown))
     typer.echo(f"wrote {path} ({result.seconds:.0f} s)")
 
 
@@ -172,9 +199,11 @@ def register(app: typer.Typer) -> None:
         embedder: EmbedderOpt = "all-MiniLM-L6-v2",
         split: SplitOpt = "test",
         url: UrlOpt = None,
+        embed_cache: EmbedCacheOpt = None,
+        name: NameOpt = None,
     ) -> None:
         """LoCoMo (10 conversations, 1,986 QA): evidence recall of retrieval (dev: 1-5, test: 6-10)."""
-        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url)
+        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url, embed_cache, name)
 
     @app.command()
     def memgallery(
@@ -187,7 +216,26 @@ def register(app: typer.Typer) -> None:
         embedder: EmbedderOpt = "all-MiniLM-L6-v2",
         split: SplitOpt = "test",
         url: UrlOpt = None,
+        embed_cache: EmbedCacheOpt = None,
+        name: NameOpt = None,
     ) -> None:
         """Mem-Gallery (20 files, 1,711 QA; images through their captions): evidence recall of retrieval
         (dev: the first 10 files by name, test: the last 10)."""
-        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url)
+        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url, embed_cache, name)
+
+    @app.command()
+    def longmemeval(
+        split: Annotated[str, typer.Option("--split", help="dev or test (100 questions each; abstention "
+                                           "questions skipped), or all.")] = "test",
+        limit: LimitOpt = None,
+        data_dir: DataDirOpt = None,
+        out: OutOpt = Path("benchmarks/results"),
+        variants: VariantsOpt = "lean",
+        embedder: EmbedderOpt = "all-MiniLM-L6-v2",
+        url: UrlOpt = None,
+        embed_cache: EmbedCacheOpt = None,
+        name: NameOpt = None,
+    ) -> None:
+        """LongMemEval-S (one haystack of ~490 turns per question, each under its own user id): visible-evidence
+        recall within 1,000 / 6,000 tokens, session recall_any / recall_all @5 / @10, turn recall@10 and NDCG@10."""
+        _run("longmemeval", True, False, data_dir, limit, out, variants, embedder, split, url, embed_cache, name)

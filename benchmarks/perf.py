@@ -178,7 +178,7 @@ def measure_ingest(mem: Any, timed: TimedEmbedder, n: int, seed: int) -> dict[st
 def measure_search(mem: Any, qs: list[tuple[str, str]], scoped: bool, workers: int, rounds: int) -> dict[str, Any]:
     def one(q: tuple[str, str]) -> float:
         start = time.perf_counter()
-        mem.search(q[0], user_id=q[1] if scoped else None, top_k=K)
+        mem.search(q[0], user_id=q[1] if scoped else None)
         return time.perf_counter() - start
 
     runs = []
@@ -274,7 +274,7 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
     timed.log = None  # the recorded vectors are the stored units' (queries from here on are not)
     log(f"[{n}] ingest {result['ingest']}")
     start = time.perf_counter()
-    mem.search(qs[0][0], top_k=K)
+    mem.search(qs[0][0])
     result["first_search_after_ingest_s"] = round(time.perf_counter() - start, 3)  # BM25 rebuild, IVF training
     start = time.perf_counter()
     mem.close()
@@ -285,7 +285,7 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
     cached = TimedEmbedder(inner, {q: v for (q, _), v in zip(qs, qvecs)})
     mem = Memory(store, embedder=cached)
     result["reopen_s"] = round(time.perf_counter() - start, 3)
-    mem.search(qs[0][0], top_k=K)  # warm-up (loads BM25 if it was saved stale)
+    mem.search(qs[0][0])  # warm-up (loads BM25 if it was saved stale)
     search: dict[str, Any] = {}
     for scoped in (False, True):
         for w in workers:

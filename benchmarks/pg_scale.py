@@ -144,7 +144,7 @@ def pg_dense_recall(url: str, qvecs: np.ndarray, users: list[str],
 
 def measure(mem: Any, qs: list[tuple[str, str]], rounds: int) -> dict[str, Any]:
     result: dict[str, Any] = {}
-    mem.search(qs[0][0], top_k=K)  # warm-up: the embedded backend builds BM25 here
+    mem.search(qs[0][0])  # warm-up: the embedded backend builds BM25 here
     for scoped in (False, True):
         key = "user" if scoped else "global"
         result[f"search_{key}"] = measure_search(mem, qs, scoped, 1, rounds)

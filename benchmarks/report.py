@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks.longmemeval import SESSION_METRICS
 from benchmarks.retrieval import METRICS, RunResult
 
 PACKAGES = ("omnimem", "numpy", "faiss-cpu", "bm25s", "PyStemmer", "sentence-transformers", "torch",
@@ -42,7 +43,19 @@ data set (the `ingest` counts in each JSON say so), and level 2 only concerns un
 `summary_words` (150), which neither data set has more than a handful of.
 
 Splits: defaults are chosen on `dev` (LoCoMo conversations 1-5, the first 10 Mem-Gallery files by
-name) and reported on `test` (LoCoMo 6-10, the last 10 Mem-Gallery files).
+name, the LongMemEval-S dev file) and reported on `test` (LoCoMo 6-10, the last 10 Mem-Gallery files,
+the LongMemEval-S test file).
+
+LongMemEval-S (`longmemeval-*`): each question has its own haystack (~490 turns) ingested under its
+own user id; `--limit N` takes N questions round-robin over the six question types (the haystacks
+cost ~1,000 embeddings a question). Besides the visible-evidence recall, the metrics peers publish:
+`s_any@k` / `s_all@k` (any / all answer sessions among the first k sessions, sessions ranked by
+their first turn in the candidate ranking), `t_recall@10` and `t_ndcg@10` (evidence turns among the
+first 10 candidates; binary-relevance NDCG). Abstention questions are skipped.
+
+`*-stoplist` files measure the full English stop list on BM25 queries (`query_stop_words`, the
+default now) against the short one it replaced (`x-short-stop-list`), with `x-sparse-0.5` and, on
+LongMemEval, `x-summary-2000` (every turn whole at level 1) beside them.
 
 Other results in this folder: `PERF.md` (speed, memory, scale), `MEDIA.md` (scene cuts, VAD,
 transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`,
@@ -130,15 +143,16 @@ def table(data: dict[str, Any]) -> str:
     cats = list(data["categories"])
     first = next(iter(data["systems"].values()))["overall"]
     pairs = [c for c in _pair_columns(data["questions"]) if c[1] in first]
-    head = ["system", *METRICS, *(h for h, _, _ in pairs), *(f"{c} 6k" for c in cats)]
+    extra = [m for m in SESSION_METRICS if m in first]  # LongMemEval's published metrics
+    head = ["system", *METRICS, *extra, *(h for h, _, _ in pairs), *(f"{c} 6k" for c in cats)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, s in data["systems"].items():
         o = s["overall"]
-        row = [f"`{name}`", *(_fmt(o[m]) for m in METRICS), *(cell(o) for _, _, cell in pairs)]
+        row = [f"`{name}`", *(_fmt(o[m]) for m in [*METRICS, *extra]), *(cell(o) for _, _, cell in pairs)]
         row += [_fmt(s["categories"][c]["6k"]) if s["categories"][c]["count"] else "n/a" for c in cats]
         lines.append("| " + " | ".join(row) + " |")
     for name, anchor in data.get("anchors", {}).items():
-        row = [name, *(_fmt(anchor.get(m)) for m in METRICS), *([""] * (len(pairs) + len(cats)))]
+        row = [name, *(_fmt(anchor.get(m)) for m in METRICS), *([""] * (len(extra) + len(pairs) + len(cats)))]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 

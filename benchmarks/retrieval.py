@@ -69,6 +69,7 @@ class BenchQuestion:
     category: str
     gold: tuple[str, ...]
     image_caption: str | None = None  # the question comes with an image, searched through its caption
+    sessions: tuple[str, ...] = ()  # gold session ids, where a data set names them (session-level metrics)
 
     @property
     def query(self) -> str:
@@ -88,6 +89,7 @@ class BenchConversation:
     text_dialogues: list[Dialogue] | None = None  # turns without inline captions (images as their own units)
     images: list[dict[str, Any]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)  # evidence dropped or repaired in this conversation
+    session_of: dict[str, str] = field(default_factory=dict)  # turn id -> session id (session-level metrics)
 
     def turn_ids(self) -> set[str]:
         return {str(t["id"]) for d in self.dialogues for t in d.turns if t.get("id") is not None}
@@ -248,42 +250,58 @@ class CachedEmbedder:
     """Wraps an embedder and memoises vectors per text (same ``name`` and ``dim``).
 
     Every system of a run shares one instance, so the conversation's texts are
-    embedded once, whatever the number of configurations.
+    embedded once, whatever the number of configurations. With ``file`` the
+    vectors are also kept on disk between runs, keyed by a hash of the model
+    name and the text (:func:`cache_key`): a file written with another model
+    simply has no vector for this one.
     """
 
     def __init__(self, base: Embedder, file: Path | None = None) -> None:
         self.base = base
         self.name = base.name
         self.dim = base.dim
-        self._memo: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
+        self._memo: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}  # cache_key -> vector
         self.embedded = 0
-        self.file = file  # an optional vector cache kept between runs (same embedder only)
+        self.file = file  # an optional vector cache kept between runs
+        self._saved = 0
         if file is not None and file.exists():
             with np.load(file, allow_pickle=False) as saved:
-                if str(saved["embedder"]) == self.name:
-                    self._memo = dict(zip((str(t) for t in saved["texts"]), saved["vectors"]))
+                if "keys" in saved.files:
+                    self._memo = dict(zip((str(k) for k in saved["keys"]), saved["vectors"]))
+            self._saved = len(self._memo)
 
     def save(self) -> None:
-        if self.file is None or not self._memo:
+        if self.file is None or len(self._memo) == self._saved:
             return
-        texts = list(self._memo)
-        np.savez(self.file, embedder=np.array(self.name), texts=np.array(texts),
-                 vectors=np.stack([self._memo[t] for t in texts]))
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(self._memo)
+        partial = self.file.with_name(self.file.name + ".partial.npz")
+        np.savez(partial, keys=np.array(keys), vectors=np.stack([self._memo[k] for k in keys]))
+        partial.replace(self.file)  # a run killed mid-write leaves the old cache whole
+        self._saved = len(keys)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        keys = [cache_key(self.name, t) for t in texts]
+        missing = {k: t for k, t in zip(keys, texts) if k not in self._memo}
         if missing:
-            for text, vector in zip(missing, self.base.embed(missing)):
-                self._memo[text] = vector
+            for key, vector in zip(missing, self.base.embed(list(missing.values()))):
+                self._memo[key] = vector
             self.embedded += len(missing)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
+        return np.stack([self._memo[k] for k in keys]).astype(np.float32, copy=False)
 
     def forget(self) -> None:
         """Drop the memo (between conversations: texts rarely repeat across them), unless it is kept in a file."""
         if self.file is None:
             self._memo.clear()
+
+
+def cache_key(model: str, text: str) -> str:
+    """The on-disk cache key of one text's vector under one model."""
+    import hashlib
+
+    return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()[:32]
 
 
 # --- what a system returns and how it is scored -------------------------------------------
@@ -497,7 +515,7 @@ class SystemResult:
 
     def summary(self, categories: Mapping[str, str]) -> dict[str, Any]:
         def mean(rows: list[dict[str, float]]) -> dict[str, float]:
-            keys = [*METRICS, *EXTRA]
+            keys = [*METRICS, *EXTRA, *(k for k in (rows[0] if rows else {}) if k not in METRICS and k not in EXTRA)]
             return {k: round(float(np.mean([r[k] for r in rows])), 4) if rows else 0.0 for k in keys}
 
         per_cat: dict[str, Any] = {}
@@ -536,6 +554,7 @@ def run(
     cache = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
     results = [SystemResult(s) for s in systems]
     ingest: dict[str, Counter[str]] = defaultdict(Counter)
+    saved_at = 0
     for conv in dataset.conversations:
         cache.embed([q.query for q in conv.questions])  # one batch, not one call per question
         texts = conv.turn_texts()
@@ -545,7 +564,13 @@ def run(
                 searcher = result.system.prepare(conv, pool)
                 t0 = time.perf_counter()
                 for q in conv.questions:
-                    result.rows.append((q.category, score(q.gold, searcher.retrieve(q.query), texts)))
+                    got = searcher.retrieve(q.query)
+                    row = score(q.gold, got, texts)
+                    if conv.session_of:
+                        from benchmarks.longmemeval import session_metrics
+
+                        row.update(session_metrics(q.gold, q.sessions, got.ranked, conv.session_of))
+                    result.rows.append((q.category, row))
                 result.seconds += time.perf_counter() - t0
                 searcher.close()
         finally:
@@ -553,6 +578,9 @@ def run(
                 ingest[label].update(outcome)
             pool.close()
         cache.forget()
+        if cache.embedded - saved_at >= 2000:  # a long run keeps what it embedded even when stopped
+            cache.save()
+            saved_at = cache.embedded
         if progress is not None:
             progress(f"{conv.sample_id}: {len(conv.questions)} questions, {time.perf_counter() - started:.0f}s")
     return RunResult(dataset, results, dict(ingest), time.perf_counter() - started, cache.embedded)

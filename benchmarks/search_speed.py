@@ -92,12 +92,12 @@ def measure_retrieval(store: Path, embedder: Any, qs: list[tuple[str, str]], opt
 
     out: dict[str, Any] = {"settings": options or "defaults"}
     with Memory(store, embedder=embedder, **options) as m:
-        out["first_pass_global"] = timed(lambda q: m.search(q[0], top_k=K), qs)  # nothing remembered yet
-        out["global_w1"] = best_of(rounds, lambda: timed(lambda q: m.search(q[0], top_k=K), qs))
-        out["user_w1"] = best_of(rounds, lambda: timed(lambda q: m.search(q[0], user_id=q[1], top_k=K), qs))
-        out["global_w2"] = best_of(rounds, lambda: timed(lambda q: m.search(q[0], top_k=K), qs, 2))
-        out["user_w2"] = best_of(rounds, lambda: timed(lambda q: m.search(q[0], user_id=q[1], top_k=K), qs, 2))
-        ctx = m.search(qs[0][0], top_k=K)
+        out["first_pass_global"] = timed(lambda q: m.search(q[0]), qs)  # nothing remembered yet
+        out["global_w1"] = best_of(rounds, lambda: timed(lambda q: m.search(q[0]), qs))
+        out["user_w1"] = best_of(rounds, lambda: timed(lambda q: m.search(q[0], user_id=q[1]), qs))
+        out["global_w2"] = best_of(rounds, lambda: timed(lambda q: m.search(q[0]), qs, 2))
+        out["user_w2"] = best_of(rounds, lambda: timed(lambda q: m.search(q[0], user_id=q[1]), qs, 2))
+        ctx = m.search(qs[0][0])
         out["context"] = {"hits": len(ctx.hits), "tokens": ctx.tokens, "candidates": ctx.candidates}
     out["thread_scaling_global"] = round(out["global_w2"]["qps"] / out["global_w1"]["qps"], 2)
     out["thread_scaling_user"] = round(out["user_w2"]["qps"] / out["user_w1"]["qps"], 2)
@@ -142,17 +142,17 @@ def measure_after_write(store: Path, embedder: Any, qs: list[tuple[str, str]], n
              for user, session, turns in list(sessions(n + 30 * repeats, seed=99))[:repeats]]
     with Memory(store, embedder=embedder) as m:
         for q, _ in qs[: repeats + 1]:  # as in a running process: these queries' candidates seen once
-            m.search(q, top_k=K)
+            m.search(q)
         for i, (user, session, turns) in enumerate(extra):
             start = time.perf_counter()
             stored += sum(r.accepted for r in m.add_dialogue(turns, user_id=user, session_id=f"{session}-after-{i}"))
             adds.append(time.perf_counter() - start)
             q = qs[i + 1][0]
             start = time.perf_counter()
-            m.search(q, top_k=K)
+            m.search(q)
             first.append(time.perf_counter() - start)
             start = time.perf_counter()
-            m.search(q, top_k=K)
+            m.search(q)
             second.append(time.perf_counter() - start)
     f, s = statistics.median(first), statistics.median(second)
     return {"first_search_after_write_ms": round(f * 1000, 3), "next_search_ms": round(s * 1000, 3),

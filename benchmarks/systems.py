@@ -48,6 +48,11 @@ def experiment_systems() -> list[System]:
                      {"sparse_context": 0}),
         MemorySystem("x-summary-60", "defaults with summary_words=60 (longer turns cut to a 60-word line)",
                      {"summary_words": 60}),
+        MemorySystem("x-short-stop-list", "defaults with query_stop_words=False (BM25 matches question words "
+                     "such as what, did, you: the stop list before)", {"query_stop_words": False}),
+        MemorySystem("x-summary-2000", "defaults with summary_words=2000 (every turn shown whole)",
+                     {"summary_words": 2000}),
+        MemorySystem("x-sparse-0.5", "defaults with sparse_weight=0.5", {"sparse_weight": 0.5}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",
@@ -64,5 +69,7 @@ def groups() -> dict[str, list[System]]:
         "default": default_systems(), "baselines": list(baseline_systems()), "experiments": experiment_systems(),
         "graph": graph_systems(), "images": image_systems(),
     }
+    # the three baselines the issue names beside the default (one embedding per turn: large haystacks)
+    named["lean"] = [s for s in named["default"] if s.name in ("naive-dense", "naive-bm25", "plain-fusion", "omnimem")]
     named["all"] = [*named["default"], *named["graph"], *named["images"], *named["experiments"]]
     return named

@@ -87,7 +87,7 @@ class Settings:
     novelty: bool = True
     novelty_threshold: float = 0.8
     novelty_window: int = 10
-    top_k: int = 20
+    top_k: int = 0  # at most this many hits, the best of the fused ranking (0: as many as the budget holds)
     theta: float = 0.4
     budget: int = 6000
     dense: bool = True  # retrievers to use; switching one off is for ablations
@@ -95,12 +95,16 @@ class Settings:
     max_level: int = 3  # highest pyramid level to spend budget on (1, 2 or 3)
     fusion: str = "rrf"  # "rrf" (reciprocal rank fusion) or "union" (the paper: dense order, BM25-only appended)
     depth: int = 0  # candidates per retriever; 0 = enough to fill the budget (max(top_k, budget // 20)); union: top_k
+    #                 or 20
     neighbours: int = 0  # same-session turns added on each side of the best hits (off: on LoCoMo it cost
     #                     9 points of recall within 1,000 tokens for 0.3 within 6,000)
     expand_top: int = 10  # how many of the best hits get their neighbours
     packing: str = "session"  # "session" (grouped under one time header) or "line" (one [time] line per hit)
     summary_words: int = 150  # text up to this many words is kept whole; longer text gets a summary line
     rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
+    reranker: str | None = None  # local sentence-transformers CrossEncoder folder: re-orders the best candidates
+    rerank_depth: int = 30  # how many of the fused ranking's best candidates the reranker re-orders
+    query_stop_words: bool = True  # BM25 matches a query without the words of a full English stop list
     sparse_weight: float = 1.0  # weight of the BM25 ranking in the fusion (dense has 1)
     embed_dates: bool = False  # embed "[event date] speaker: text" instead of "speaker: text"
     embed_context: int = 0  # embed each text unit after this many text units before it in the same scope (2: +0.008
@@ -176,8 +180,8 @@ class Settings:
     def validate(self) -> None:
         if not 0.0 <= self.novelty_threshold <= 1.0:
             raise ConfigError("novelty_threshold must be within [0, 1]")
-        if self.novelty_window < 1 or self.top_k < 1 or self.budget < 1 or self.summary_words < 1:
-            raise ConfigError("novelty_window, top_k, budget and summary_words must be positive")
+        if self.novelty_window < 1 or self.top_k < 0 or self.budget < 1 or self.summary_words < 1:
+            raise ConfigError("novelty_window, budget and summary_words must be positive, top_k >= 0 (0: no bound)")
         if not (self.dense or self.sparse):
             raise ConfigError("at least one of dense and sparse retrieval must be on")
         if self.fusion not in ("rrf", "union") or self.packing not in ("session", "line"):
@@ -186,6 +190,8 @@ class Settings:
             raise ConfigError("diversity must be >= 0")
         if self.rrf_k < 0 or self.sparse_weight < 0 or self.embed_context < 0 or self.sparse_context < 0:
             raise ConfigError("rrf_k, sparse_weight, embed_context and sparse_context must be >= 0")
+        if self.rerank_depth < 1:
+            raise ConfigError("rerank_depth must be positive")
         if self.depth < 0 or self.neighbours < 0 or self.expand_top < 0:
             raise ConfigError("depth, neighbours and expand_top must be >= 0")
         if self.graph_extractor not in ("auto", "spacy", "llm"):

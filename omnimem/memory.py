@@ -416,9 +416,12 @@ class Memory:
         include_superseded: bool = False,
         as_of: str | datetime | None = None,
     ) -> Context:
-        """Hybrid retrieval (dense + BM25, set union) packed into a pyramid context.
+        """Hybrid retrieval (dense + BM25, fused) packed into a pyramid context.
 
-        Superseded units are withheld unless ``include_superseded``; ``as_of``
+        ``top_k`` bounds the hits: the context holds at most the ``top_k`` best
+        candidates of the fused ranking (those of them that fit ``budget``);
+        ``None`` takes the ``top_k`` setting, whose default 0 means as many as
+        the budget holds. Superseded units are withheld unless ``include_superseded``; ``as_of``
         answers from what the memory held at that time (record time).
         """
         text = clean_text(validate.query(query, self.settings.max_query_chars), what="query")

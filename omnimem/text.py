@@ -15,6 +15,8 @@ encoder time per turn).
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -76,3 +78,32 @@ def tokenize(texts: list[str]) -> list[list[str]]:
         texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False
     )
     return tokens
+
+
+def content_words(query: str) -> str:
+    """``query`` without the words of a full English stop list (what a BM25 search should match on).
+
+    Documents are indexed with bm25s's short stop list (33 words), but a
+    question is mostly frame: "What did you make first?" would match every turn
+    with "what", "did" and "you" in it. The retriever strips the frame words
+    from the query only (``query_stop_words`` setting), so indexes stay valid
+    (no rebuild, no migration) and every document is scored on the words that
+    carry the question's meaning. A query of nothing but stop words is kept
+    whole: better the frame words than no BM25 at all.
+    """
+    stop = _query_stop()
+    kept = [w for w in _WORD.findall(query) if w.lower() not in stop]
+    return " ".join(kept) if kept else query
+
+
+_WORD = re.compile(r"\w+")
+# modal and request words a question is framed with, beyond NLTK's English list (which bm25s ships);
+# not "may" (a month)
+_FRAME_WORDS = ("could", "would", "might", "must", "shall", "please", "ever")
+
+
+@functools.cache
+def _query_stop() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_EN_PLUS
+
+    return frozenset(w.lower() for w in (*STOPWORDS_EN, *STOPWORDS_EN_PLUS, *_FRAME_WORDS))

@@ -145,3 +145,16 @@ def test_bench_without_the_benchmarks_package_is_one_error_line(run, monkeypatch
     assert res.exit_code == 2
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "python -m benchmarks" in lines[0]
+
+
+def test_hits_carry_their_fused_score_and_ranks_so_the_order_is_visibly_sorted(run, store_path: Path):
+    run("ingest", "jsonl", SAMPLE, "--store", store_path)
+    data = json.loads(run("search", "painting the lighthouse", "--store", store_path, "--json").stdout)
+    hits = sorted(data["hits"], key=lambda h: h["rank"])
+    fused = [h["fused"] for h in hits]
+    assert fused == sorted(fused, reverse=True) and all(f > 0 for f in fused)
+    for hit in hits:  # each retriever that found a hit gives its rank; the fused score is their RRF sum
+        assert set(hit["ranks"]) == set(hit["sources"]) & {"dense", "sparse"}
+        assert hit["fused"] == pytest.approx(sum(1 / (60 + r) for r in hit["ranks"].values()))
+    table = run("search", "painting the lighthouse", "--store", store_path, "--limit", "3").output
+    assert "fused d/b" in table and f"{fused[0]:.5f}" in table

@@ -22,6 +22,8 @@ from omnimem.cli.common import OneLineErrors, cli_words as _cli_words, errors as
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+    from omnimem.memory import Memory
+    from omnimem.engine.retrieval.pyramid import Context, Hit
 
     from omnimem.embed.base import Embedder
     from omnimem.memory import Memory
@@ -319,7 +321,9 @@ def add_video(
 def search(
     query: Annotated[str, typer.Argument(help="What to recall.")],
     store: StoreOpt = None,
-    top_k: Annotated[int | None, typer.Option("--top-k", help="Candidates per retriever (default 20).")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", min=1, help="At most this many memories: the best of the "
+                                              "fused ranking, those that fit the budget (default: as many as the "
+                                              "budget holds).")] = None,
     theta: Annotated[float | None, typer.Option(help="Similarity for full text (level 2, default 0.4).")] = None,
     budget: Annotated[int | None, typer.Option(help="Token budget of the context (default 6000).")] = None,
     user_id: UserOpt = None,
@@ -357,17 +361,26 @@ def _print_context(ctx: Context, *, as_json: bool, context: bool, limit: int) ->
     title = (f"{len(best)} of {len(ctx.hits)} memories in context ({ctx.tokens}/{ctx.budget} tokens); "
              "--limit N for more, --context for the packed text")
     table = Table(title=title, title_justify="left")
-    for col in ("#", "score", "lvl", "time", "speaker", "memory", "source"):
+    for col in ("#", "fused d/b", "cos", "lvl", "time", "speaker", "memory", "source"):
         table.add_column(col, overflow="fold")
     from omnimem.timeparse import format_time
 
     for hit in best:
         u = hit.unit
+        fused, dense, sparse, cosine = hit_scores(hit)
         table.add_row(
-            str(hit.rank), f"{hit.score:.3f}", str(hit.level), format_time(u.event_time),
+            str(hit.rank), f"{fused} {dense}/{sparse}", cosine, str(hit.level), format_time(u.event_time),
             u.speaker or "", u.summary, ",".join(u.source_ids),
         )
     out.print(table)
+    out.print("ranked by the fused score (reciprocal rank fusion of the dense/BM25 ranks d/b, '-': not found by "
+              "that one); cos: the query's cosine similarity", markup=False, highlight=False)
+
+
+def hit_scores(hit: Hit) -> tuple[str, str, str, str]:
+    """A hit's fused score, its dense and BM25 ranks ("-": not found by that one) and its cosine, as shown."""
+    fused = "-" if hit.fused is None else f"{hit.fused:.5f}"
+    return (fused, str(hit.ranks.get("dense", "-")), str(hit.ranks.get("sparse", "-")), f"{hit.score:.3f}")
 
 
 @app.command()
@@ -579,10 +592,12 @@ def demo(
             stored += sum(r.accepted for r in mem.add_dialogue(d.turns, user_id=d.user_id, session_id=d.session_id))
         out.print(f"ingested {stored} turns from {sample.name} into {mem.path} ({mem.embedder.name})")
         ctx = mem.search(question, budget=400)
-        out.print(f"[bold]{question}[/bold]")
-        for hit in ctx.hits[:5]:
+        out.print(f"[bold]{question}[/bold]  (fused score, dense rank, BM25 rank, cosine)")
+        for hit in sorted(ctx.hits, key=lambda h: h.rank)[:5]:
             u = hit.unit
-            out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {u.speaker}: {u.summary}", markup=False)
+            fused, dense, sparse, cosine = hit_scores(hit)
+            out.print(f"  {fused}  d#{dense:<2} b#{sparse:<2} {cosine}  [{format_time(u.event_time)}] {u.speaker}: "
+                      f"{u.summary}", markup=False, highlight=False)
 
 
 graph_app = typer.Typer(help="The knowledge graph (entities, relations, the units behind them).", no_args_is_help=True)

@@ -1,7 +1,8 @@
 """BM25 over unit texts that takes inserts and deletes without a rebuild.
 
 Documents are tokenised by ``bm25s`` (lower case, English stop words) and
-stemmed with PyStemmer, as before. Instead of bm25s's static index, which
+stemmed with PyStemmer, as before; the retriever drops a full English stop
+list from queries first (:func:`omnimem.text.content_words`). Instead of bm25s's static index, which
 bakes the corpus statistics into every stored score, the postings live in
 segments (sparse document x term matrices of term counts, :mod:`scipy.sparse`):
 

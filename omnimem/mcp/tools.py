@@ -133,8 +133,7 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
     def search(
         query: Annotated[str, Field(description=f"What to recall, in words (at most {query_limit:,} characters).",
                                     min_length=1, max_length=query_limit)],
-        top_k: Annotated[int | None, Field(description=f"How many memories at most (default {settings.top_k}).",
-                                           ge=1, le=1000)] = None,
+        top_k: Annotated[int | None, Field(description=top_k_help(settings.top_k), ge=1, le=1000)] = None,
         budget: Annotated[int | None, Field(description=f"Token budget of the returned context (default "
                                                         f"{settings.budget}); the best memories get more detail "
                                                         f"within it.", ge=1, le=1_000_000)] = None,
@@ -188,7 +187,7 @@ def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
     def ask(
         question: Annotated[str, Field(description=f"A question to answer from memory (at most {query_limit:,} "
                                                    f"characters).", min_length=1, max_length=query_limit)],
-        top_k: Annotated[int | None, Field(description="How many memories to consult at most.", ge=1, le=1000)] = None,
+        top_k: Annotated[int | None, Field(description=top_k_help(settings.top_k), ge=1, le=1000)] = None,
         budget: Annotated[int | None, Field(description="Token budget of the evidence.", ge=1, le=1_000_000)] = None,
         user_id: UserId = None,
         agent_id: AgentId = None,
@@ -335,3 +334,10 @@ def register_graph_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
             return {"neighbors": [{"entity": results.entity_view(n.entity), "distance": n.distance,
                                    "score": round(n.score, 6)} for n in near]}
 
+
+
+def top_k_help(default: int) -> str:
+    """What ``top_k`` means, the same words on every surface (HTTP and CLI say it too)."""
+    said = f"{default}" if default else "as many as the budget holds"
+    return (f"At most this many memories: the best of the fused ranking, those that fit the budget "
+            f"(default: {said}).")

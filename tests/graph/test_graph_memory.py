@@ -21,8 +21,8 @@ TURNS = [
 
 @pytest.fixture
 def gmem(tmp_path: Path):
-    # the paper's shallow retrieval (top_k per retriever, set union), so graph-only finds show
-    with Memory(tmp_path / "mem", embedder="fake", graph=True, fusion="union", neighbours=0) as mem:
+    # the paper's shallow retrieval (one candidate per retriever, set union), so graph-only finds show
+    with Memory(tmp_path / "mem", embedder="fake", graph=True, fusion="union", depth=1, neighbours=0) as mem:
         mem.add_dialogue(TURNS[:3], user_id="u1", session_id="s1")
         mem.add_dialogue(TURNS[3:], user_id="u1", session_id="s2")
         assert mem.flush(timeout=60)  # graph extraction is queued enrichment
@@ -48,7 +48,7 @@ def test_neighbors_are_scored_by_distance(gmem: Memory):
 
 
 def test_graph_evidence_reaches_the_context(gmem: Memory):
-    ctx = gmem.search("Where has Caroline been?", user_id="u1", top_k=1)
+    ctx = gmem.search("Where has Caroline been?", user_id="u1")
     assert ctx.graph is not None and ctx.graph["seeds"]
     graph_hits = [h for h in ctx.hits if "graph" in h.sources]
     assert graph_hits, ctx.to_dict()

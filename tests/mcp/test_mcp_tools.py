@@ -40,7 +40,7 @@ def test_schemas_carry_the_limits_the_library_enforces(owner: McpSession, memory
     tools = owner.tools()
     query = tools["search"].input_schema["properties"]["query"]
     assert query["maxLength"] == memory.settings.max_query_chars
-    assert str(memory.settings.top_k) in tools["search"].input_schema["properties"]["top_k"]["description"]
+    assert "At most this many memories" in tools["search"].input_schema["properties"]["top_k"]["description"]
     turn = tools["add_dialogue"].input_schema["properties"]["turns"]
     assert turn["minItems"] == 1 and turn["items"]["additionalProperties"] is False
     restate = tools["add_dialogue"].input_schema["properties"]["restate"]["description"]
@@ -170,3 +170,12 @@ def test_entities_and_neighbors_over_the_knowledge_graph(tmp_path: Path) -> None
                                                                 user_id="u1")["neighbors"]}
             assert (near["Caroline"]["distance"], near["Caroline"]["score"]) == (0, 1.0)  # the entity itself
             assert near["Melanie"]["distance"] >= 1 and 0 < near["Melanie"]["score"] < 1
+
+
+def test_search_top_k_bounds_the_hits_as_its_schema_says(owner: McpSession) -> None:
+    described = owner.tools()["search"].input_schema["properties"]["top_k"]["description"]
+    assert described.startswith("At most this many memories")  # the words HTTP docs and the CLI's --help use
+    owner.call("add_dialogue", turns=[{"speaker": "Ann", "text": f"note {i} about the lighthouse"} for i in range(6)],
+               user_id="alice", session_id="s")
+    assert len(owner.call("search", query="lighthouse", user_id="alice")["hits"]) == 6
+    assert len(owner.call("search", query="lighthouse", user_id="alice", top_k=1)["hits"]) == 1

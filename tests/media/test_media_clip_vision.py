@@ -16,14 +16,15 @@ from fake_openai import FakeOpenAIServer, chat  # noqa: E402
 
 
 def test_clip_vectors_are_stored_searched_and_forgotten(tmp_path: Path, tiny_clip: Path, speech_video: Path):
-    # shallow retrieval (top_k per retriever, union) so that images only CLIP finds can show
-    with Memory(tmp_path / "mem", embedder="fake", clip_model=str(tiny_clip), fusion="union", neighbours=0) as mem:
+    # shallow retrieval (two candidates per retriever, union) so that images only CLIP finds can show
+    with Memory(tmp_path / "mem", embedder="fake", clip_model=str(tiny_clip), fusion="union", depth=2,
+                neighbours=0) as mem:
         a = mem.add_image(gen.encode(gen.photo(11), "PNG"), "holiday snapshot one", user_id="u").id
         b = mem.add_image(gen.encode(gen.photo(12), "PNG"), "holiday snapshot two", user_id="u").id
         mem.add("a text note about dogs", user_id="u")
         rids, vectors = mem.store.clip_vectors(mem.clip.embedder.name)
         assert len(rids) == 2 and vectors.shape == (2, 16)
-        ctx = mem.search("a dog", user_id="u", top_k=2)
+        ctx = mem.search("a dog", user_id="u")
         found_by_clip = {h.unit.id for h in ctx.hits if "clip" in h.sources}
         assert found_by_clip and found_by_clip <= {a, b}  # images the text retrievers did not bring
         assert mem.search("a dog", user_id="other").hits == ()  # scope filter applies to CLIP too

@@ -45,11 +45,24 @@ class Candidate:
     unit: MAU
     score: float
     sources: frozenset[str]
+    fused: float | None = None
+    ranks: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One unit in the context, with the pyramid level it reached."""
+    """One unit in the context, with the pyramid level it reached.
+
+    ``score`` is the cosine similarity of the query and the unit (what level 2
+    compares with ``theta``); the order of hits is ``rank``, which follows the
+    fused ranking: ``fused`` is that ranking's score (reciprocal rank fusion:
+    the sum over retrievers of weight / (rrf_k + rank); None for units no
+    ranked retriever found, such as neighbours and graph additions, and under
+    ``fusion="union"``), and ``ranks`` the unit's 1-based rank in each retriever
+    that found it (``{"dense": 3, "sparse": 1}``), so the order can be explained.
+    With a reranker (``Memory(reranker=...)``) the best candidates are in the
+    reranker's order instead, which ``ranks["rerank"]`` gives.
+    """
 
     unit: MAU
     score: float
@@ -59,6 +72,8 @@ class Hit:
     text: str
     tokens: int
     raw: RawContent | None = None
+    fused: float | None = None
+    ranks: Mapping[str, int] = field(default_factory=dict)
 
     def render(self) -> str:
         return self.text if self.raw is None else f"{self.text}\n{self.raw.text}"
@@ -69,6 +84,8 @@ class Hit:
             "score": self.score,  # exact: a remote Context equals the local one
             "level": self.level,
             "sources": sorted(self.sources),
+            "fused": self.fused,
+            "ranks": dict(sorted(self.ranks.items())),
             "tokens": self.tokens,
             "unit": self.unit.to_dict(),
             "text": self.text,
@@ -85,6 +102,8 @@ class Hit:
             rank=int(data["rank"]), sources=frozenset(data.get("sources", ())), text=str(data.get("text", "")),
             tokens=int(data["tokens"]),
             raw=None if raw is None else RawContent(str(raw["text"]), str(raw["mime"]), None, raw.get("tokens")),
+            fused=None if data.get("fused") is None else float(data["fused"]),
+            ranks={str(k): int(v) for k, v in (data.get("ranks") or {}).items()},
         )
 
 
@@ -235,7 +254,7 @@ def build_context(
     enter, used = fit_lines(costs, keys, lambda i: group_header(candidates[i].unit), budget=budget, count=count)
     for rank, (cand, text, cost, fits) in enumerate(zip(candidates, texts, costs, enter), start=1):
         if fits:
-            hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost))
+            hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost, None, cand.fused, cand.ranks))
         else:
             dropped.append(cand.unit.id)
     return finish_context(query, hits, used, len(candidates), dropped, theta=theta, budget=budget,
@@ -329,8 +348,8 @@ def reranked(ctx: Context, ranks: Sequence[int], dropped: Sequence[str], total: 
     ``dropped`` the ids that did not fit at level 1, ``total`` how many
     candidates there were: the same context as packing all of them.
     """
-    hits = tuple(Hit(h.unit, h.score, h.level, ranks[h.rank - 1], h.sources, h.text, h.tokens, h.raw)
-                 for h in ctx.hits)
+    hits = tuple(Hit(h.unit, h.score, h.level, ranks[h.rank - 1], h.sources, h.text, h.tokens, h.raw, h.fused,
+                     h.ranks) for h in ctx.hits)
     return replace(ctx, hits=hits, candidates=total, dropped=(*dropped, *ctx.dropped))
 
 
@@ -362,7 +381,8 @@ def _level2(
     if full is None:
         return None
     if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2 (built directly:
-        return Hit(hit.unit, hit.score, 2, hit.rank, hit.sources, hit.text, hit.tokens, hit.raw)  # most hits)
+        return Hit(hit.unit, hit.score, 2, hit.rank, hit.sources, hit.text, hit.tokens, hit.raw,  # most hits)
+                   hit.fused, hit.ranks)
     text = line(hit.unit, full)
     return replace(hit, level=2, text=text, tokens=count(text))
 

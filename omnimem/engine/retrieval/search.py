@@ -18,16 +18,21 @@ import numpy as np
 from omnimem import otel
 from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
-from omnimem.mau import MAU, Modality, Scope
+from omnimem.mau import MAU, Modality, Scope, search_text
+from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, build_context, finish_context,
                                               fit_costs, session_line, unit_line)
 from omnimem.tokens import count_joined, raw_tokens
+from omnimem.text import content_words
 from omnimem.engine.parts import Parts
 from omnimem.store.base import Candidates, SearchFilter, Store
 
 if TYPE_CHECKING:
     from omnimem.graph.engine import GraphInfo
+
+
+UNION_DEPTH = 20  # candidates per retriever in union fusion when neither depth nor top_k says
 
 
 class Retriever:
@@ -36,6 +41,7 @@ class Retriever:
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.line_costs = LineCosts(parts.count_tokens)
+        self._reranker: Reranker | None = None
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None
@@ -43,7 +49,10 @@ class Retriever:
         """Dense + BM25 fused, same-session neighbours, CLIP and graph candidates, then the pyramid."""
         m = self.parts
         settings = m.settings
-        depth = k if settings.fusion == "union" else max(k, settings.depth or limit // 20)
+        # ``k`` bounds the hits (0: as many as the budget holds); each retriever is read deep enough to fill
+        # the budget, or, in the paper's union fusion, to ``depth`` (default: k, else 20) per retriever
+        union = settings.fusion == "union"
+        depth = (settings.depth or k or UNION_DEPTH) if union else max(k, settings.depth or limit // 20)
         merge = union_merge if settings.fusion == "union" else partial(  # rrf_merge's order, in numpy
             rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         with otel.stage("omnimem.search.embed"):
@@ -57,10 +66,17 @@ class Retriever:
         view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
         with otel.stage("omnimem.search.dense"):
             dense = view.dense(qvec, depth) if settings.dense else []
+        words = content_words(text) if settings.query_stop_words else text  # question words must not decide
         with otel.stage("omnimem.search.sparse"):
-            sparse = view.text(text, depth) if settings.sparse else []
+            sparse = view.text(words, depth) if settings.sparse else []
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
-        sources = Sources({rid for rid, _ in dense}, {rid for rid, _ in sparse})
+        reranked: dict[int, int] = {}
+        if settings.reranker:  # a cross-encoder re-orders the best fused candidates (off by default)
+            order, reranked = self._reranked(text, order)
+        if k:
+            order = order[:k]
+        sources = Sources([r for r, _ in dense], [r for r, _ in sparse],
+                          None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight), reranked)
         plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
                      or (m.graph is not None and settings.graph_k > 0))
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
@@ -75,17 +91,19 @@ class Retriever:
             unit = units.get(rid)
             if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
-            candidates.append(Candidate(unit, similarity(qvec, unit), sources.of(rid)))
+            candidates.append(Candidate(unit, similarity(qvec, unit), sources.of(rid), *sources.explain(rid)))
             rids[unit.id] = rid
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
             candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
         if settings.neighbours and settings.expand_top:
             candidates = self._with_neighbours(candidates, qvec, scope, view)
         if m.clip is not None:
-            candidates += self._clip_candidates(text, k, view, {c.unit.id for c in candidates}, qvec)
+            candidates += self._clip_candidates(text, depth, view, {c.unit.id for c in candidates}, qvec)
         graph_info = None
         if m.graph is not None and m.settings.graph_k > 0:
             candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
+        if k:  # at most k hits, whatever neighbours, CLIP and the graph added
+            candidates = candidates[:k]
         costs = self.line_costs.costs([(rids.get(c.unit.id), c.unit) for c in candidates], settings.packing)
         with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(candidates)}):
             ctx = build_context(
@@ -95,6 +113,19 @@ class Retriever:
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
         return self._with_raw_bytes(ctx)
+
+    def _reranked(self, text: str, order: list[int]) -> tuple[list[int], dict[int, int]]:
+        """``order`` with its first ``rerank_depth`` rows re-ordered by the reranker, and their new ranks."""
+        m = self.parts
+        if self._reranker is None or self._reranker.path != m.settings.reranker:
+            self._reranker = Reranker(str(m.settings.reranker))
+        head = order[: m.settings.rerank_depth]
+        rows = m.store.get_rows(head)
+        head = [rid for rid in head if rid in rows]  # deleted meanwhile: left out
+        best = self._reranker.order(text, [search_text(rows[r].speaker, rows[r].summary) for r in head])
+        new = [head[i] for i in best]
+        taken = set(new)
+        return new + [r for r in order if r not in taken], {rid: i for i, rid in enumerate(new, 1)}
 
     def _pack_fitting(
         self, text: str, qvec: Any, order: list[int], sources: Sources, scope: Scope,
@@ -137,7 +168,7 @@ class Retriever:
             if fits:
                 unit = units[rid]
                 hits.append(Hit(unit, similarity(qvec, unit), 1, rank, sources.of(rid), line(unit, unit.summary),
-                                fact.cost))
+                                fact.cost, None, *sources.explain(rid)))
             else:
                 dropped.append(fact.unit_id)
         breaks = dict(zip([h.text for h in hits], lines.with_breaks([(rid, h.text) for rid, h in zip(fitting, hits)],
@@ -279,13 +310,45 @@ def _read_or_none(store: Store, ref: str) -> bytes | None:
 
 
 class Sources:
-    """Which retrievers found each candidate, as the frozensets hits carry (made once, shared)."""
+    """Which retrievers found each candidate, at which rank, and its fused score (made once, shared)."""
 
     DENSE, SPARSE, BOTH = frozenset({"dense"}), frozenset({"sparse"}), frozenset({"dense", "sparse"})
 
-    def __init__(self, dense: set[int], sparse: set[int]) -> None:
-        self.dense = dense
-        self.sparse = sparse
+    def __init__(self, dense: list[int], sparse: list[int], rrf: tuple[int, float] | None,
+                 reranked: dict[int, int] | None = None) -> None:
+        self._dense = dense
+        self._sparse = sparse
+        self.dense = set(dense)
+        self.sparse = set(sparse)
+        self.rrf = rrf  # (rrf_k, sparse weight); None: union fusion, which has no score
+        self._ranks: tuple[dict[int, int], dict[int, int]] | None = None
+        self.reranked = reranked or {}  # row id -> rank given by the reranker
+
+    def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
+        """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily.
+
+        Called for every hit (~160 in a 6,000-token context): kept to a few dict lookups.
+        """
+        if self._ranks is None:  # first occurrence wins: reversed, so earlier ranks overwrite later ones
+            self._ranks = (dict(zip(reversed(self._dense), range(len(self._dense), 0, -1))),
+                           dict(zip(reversed(self._sparse), range(len(self._sparse), 0, -1))))
+        d = self._ranks[0].get(rid)
+        s = self._ranks[1].get(rid)
+        if d is not None:
+            ranks = {"dense": d, "sparse": s} if s is not None else {"dense": d}
+        else:
+            ranks = {"sparse": s} if s is not None else {}
+        if self.reranked and rid in self.reranked:
+            ranks["rerank"] = self.reranked[rid]
+        if self.rrf is None:
+            return None, ranks
+        k, weight = self.rrf
+        fused = 0.0  # summed in rrf_order's order (dense term first), so it equals the ranking's sum
+        if d is not None:
+            fused += 1.0 / (k + d)
+        if s is not None:
+            fused += weight / (k + s)
+        return fused, ranks
 
     def of(self, rid: int) -> frozenset[str]:
         if rid in self.dense:
