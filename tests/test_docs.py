@@ -32,8 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 POSTGRES_DOC = (ROOT / "docs" / "postgres.md").read_text(encoding="utf-8")
 RESULTS = ROOT / "benchmarks" / "results"
-TEST, DEV = "locomo-retrieval-test.json", "locomo-retrieval-dev-custom.json"
-GALLERY, GALLERY_DEV = "memgallery-retrieval-test-custom.json", "memgallery-retrieval-dev-custom.json"
+TEST, DEV = "locomo-retrieval-test-stoplist.json", "locomo-retrieval-dev-stoplist.json"
+BEFORE = "locomo-retrieval-test.json"  # the code before the query stop list
+GALLERY = "memgallery-retrieval-test-stoplist.json"
+GALLERY_BEFORE, GALLERY_DEV_BEFORE = "memgallery-retrieval-test-custom.json", "memgallery-retrieval-dev-custom.json"
 PG, PG_LITE = "postgres/locomo-retrieval-test-custom-postgresql.json", "postgres/locomo-retrieval-test-custom.json"
 
 
@@ -47,20 +49,26 @@ def category(system: str, number: int, budget: str) -> str:
 
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
-    ("default: within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} / {3}, open-domain {4} / {5})",
+    ("default: within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} / {3}, open-domain {4} / {5}); with the short "
+     "BM25 stop list it replaced {6} / {7}; plain fusion (RRF of dense + BM25 over raw turns, same stop list) {8} / {9}; "
+     "naive dense {10} / {11}; naive BM25 {12} / {13}. Development split (1-5, `locomo-retrieval-dev-stoplist`): "
+     "default {14} / {15} (short stop list {16} / {17})",
      [(TEST, overall("omnimem", "1k")), (TEST, overall("omnimem", "6k")),
       (TEST, category("omnimem", 1, "1k")), (TEST, category("omnimem", 1, "6k")),
-      (TEST, category("omnimem", 3, "1k")), (TEST, category("omnimem", 3, "6k"))]),
-    ("with `embed_context=2` {0} / {1}",
-     [("locomo-retrieval-test-custom.json", overall("x-embed-context-2", k)) for k in ("1k", "6k")]),
-    ("plain fusion (RRF of dense + BM25 over raw turns) {0} / {1}; naive dense {2} / {3}; the paper's retrieval "
-     "{4} / {5}. Development split (1-5): default {6} / {7}",
-     [(TEST, overall(s, k)) for s in ("plain-fusion", "naive-dense", "omnimem-paper") for k in ("1k", "6k")]
-     + [(DEV, overall("omnimem", k)) for k in ("1k", "6k")]),
-    ("default: within 1,000 tokens {0}, within 6,000 {1} (images as image units: {2} / {3}); plain fusion "
-     "{4} / {5}; naive dense {6} / {7}. Development split: {8} / {9}",
-     [(GALLERY, overall(s, k)) for s in ("omnimem", "image-units", "plain-fusion", "naive-dense")
-      for k in ("1k", "6k")] + [(GALLERY_DEV, overall("omnimem", k)) for k in ("1k", "6k")]),
+      (TEST, category("omnimem", 3, "1k")), (TEST, category("omnimem", 3, "6k"))]
+     + [(TEST, overall(s, k)) for s in ("x-short-stop-list", "plain-fusion", "naive-dense", "naive-bm25")
+        for k in ("1k", "6k")]
+     + [(DEV, overall(s, k)) for s in ("omnimem", "x-short-stop-list") for k in ("1k", "6k")]),
+    ("with `embed_context=2` {0} / {1}; the paper's retrieval {2} / {3}",
+     [("locomo-retrieval-test-custom.json", overall("x-embed-context-2", k)) for k in ("1k", "6k")]
+     + [(BEFORE, overall("omnimem-paper", k)) for k in ("1k", "6k")]),
+    ("default: within 1,000 tokens {0}, within 6,000 {1} (short stop list {2} / {3}); plain fusion {4} / {5}; "
+     "naive dense {6} / {7}. On the code before the stop list (`memgallery-retrieval-test-custom`): images as image "
+     "units {8} / {9}; development split {10} / {11}",
+     [(GALLERY, overall(s, k)) for s in ("omnimem", "x-short-stop-list", "plain-fusion", "naive-dense")
+      for k in ("1k", "6k")]
+     + [(GALLERY_BEFORE, overall("image-units", k)) for k in ("1k", "6k")]
+     + [(GALLERY_DEV_BEFORE, overall("omnimem", k)) for k in ("1k", "6k")]),
     ("LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
      "test split)",
      [(PG, overall("omnimem", "1k")), (PG, overall("omnimem", "6k")),

@@ -160,7 +160,7 @@ def test_cli_forget_all_users(tmp_path: Path, monkeypatch):
     for user in ("ann", "bob"):
         assert run(app, ["add", f"{user} was here", "--user-id", user, "--session-id", "s1", "--store", store]).exit_code == 0
     refused = run(app, ["forget", "--session-id", "s1", "--store", store])
-    assert refused.exit_code == 2 and "all_users" in refused.stderr
+    assert refused.exit_code == 2 and "--all-users" in refused.stderr
     assert "forgot 2" in run(app, ["forget", "--session-id", "s1", "--all-users", "--store", store]).stdout
 
 

@@ -35,12 +35,15 @@ export class NotAStoreError extends StoreError {}
 export class ReadOnlyStoreError extends StoreError {}
 export class EmbedderMismatchError extends StoreError {}
 export class SchemaVersionError extends StoreError {}
+export class WriteConflictError extends StoreError {}
 export class ConfigError extends OmnimemError {}
 export class MissingDependencyError extends OmnimemError {}
 export class AuthError extends OmnimemError {}
 export class ForbiddenError extends OmnimemError {}
 export class ScopeError extends ForbiddenError {}
 export class CsrfError extends ForbiddenError {}
+export class HostNotAllowedError extends ForbiddenError {}
+export class RequestTimeoutError extends OmnimemError {}
 export class RemoteUnsupportedError extends OmnimemError {}
 /** The server could not be reached, or answered something that is not an omnimem reply. */
 export class RemoteError extends OmnimemError {}
@@ -69,6 +72,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   OmnimemError, InvalidInputError, InvalidTimeError, MalformedDataError, PayloadTooLargeError,
   InvalidExtractionError, UnsupportedMediaError, CorruptMediaError, EmptyMediaError, MediaTooLargeError,
   NotFoundError, StoreError, NotAStoreError, ReadOnlyStoreError, EmbedderMismatchError, SchemaVersionError,
+  WriteConflictError, HostNotAllowedError, RequestTimeoutError,
   ConfigError, MissingDependencyError, AuthError, ForbiddenError, ScopeError, CsrfError, RateLimitError,
   RemoteUnsupportedError, RemoteError, LLMError, LLMUnavailableError, LLMAuthError, LLMModelNotFoundError,
   LLMContextLengthError, LLMResponseFormatError, LLMNotConfiguredError,
