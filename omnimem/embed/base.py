@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,26 @@ def create_embedder(name: str) -> Embedder:
 
 def available_embedders() -> list[str]:
     return providers.names("embedder")
+
+
+def embed_by_length(
+    texts: Sequence[str], dim: int, batch_size: int, tokenizer: Any,
+    hidden: Callable[[npt.NDArray[np.int64], npt.NDArray[np.int64]], npt.NDArray[np.float32]],
+) -> Vectors:
+    """Sentence vectors of a BERT-style model: texts of similar length batched together (a batch pads
+    little, as sentence-transformers does), ``hidden(ids, mask)`` the last hidden state of a padded
+    batch, mean-pooled over the attention mask, then L2-normalised."""
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        encodings = tokenizer.encode_batch([texts[i] for i in rows])
+        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden(ids, mask) * weights).sum(axis=1)
+        out[rows] = (summed / np.clip(weights.sum(axis=1), 1e-9, None)).astype(np.float32)
+    return normalise(out)
 
 
 def normalise(vectors: npt.ArrayLike) -> Vectors:

