@@ -26,13 +26,13 @@ Refusals are the API's error bodies (``{"error", "message"}``) with
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 from omnimem.errors import ConfigError, CsrfError, HostNotAllowedError, OmnimemError, RequestTimeoutError
+from omnimem.server.limits import answer_error, run_refusing_mid_body
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -100,7 +100,7 @@ class RequestGuard:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             else:
-                await _answer(send, refusal)
+                await answer_error(send, refusal)
             return
         if scope["type"] == "http" and self.body_timeout is not None:
             await self._with_deadline(scope, receive, send, self.body_timeout)
@@ -124,33 +124,21 @@ class RequestGuard:
                              timeout: float) -> None:
         deadline = time.monotonic() + timeout
         complete = False
-        tripped = False
 
         async def timed() -> Message:
-            nonlocal complete, tripped
+            nonlocal complete
             if complete:  # after the body: waiting for a disconnect (streamed answers) has no deadline
                 message: Message = await receive()
                 return message
             try:
                 message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
             except asyncio.TimeoutError:
-                tripped = True
                 raise RequestTimeoutError(f"the request body did not arrive within {timeout:g} s") from None
             if message["type"] != "http.request" or not message.get("more_body", False):
                 complete = True
             return message
 
-        async def guarded(message: Message) -> None:
-            if not tripped:  # whatever the app answers to a body it could not read, the answer is 408
-                await send(message)
-
-        try:
-            await self.app(scope, timed, guarded)
-        except RequestTimeoutError:
-            if not tripped:
-                raise
-        if tripped:
-            await _answer(send, RequestTimeoutError(f"the request body did not arrive within {timeout:g} s"))
+        await run_refusing_mid_body(self.app, scope, timed, send, RequestTimeoutError)
 
 
 def _headers(scope: Scope) -> dict[bytes, str]:
@@ -169,11 +157,3 @@ def _cross_origin(headers: dict[bytes, str], host: str) -> bool:
             return True
         return _authority(parts.netloc) != _authority(host)
     return headers.get(b"sec-fetch-site", "").strip().lower() in _CROSS_SITE
-
-
-async def _answer(send: Callable[[Message], Any], error: OmnimemError) -> None:
-    body = json.dumps({"error": error.code, "message": str(error)}).encode("utf-8")
-    await send({"type": "http.response.start", "status": error.status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
-    await send({"type": "http.response.body", "body": body})

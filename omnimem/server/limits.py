@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from omnimem.errors import ConfigError, PayloadTooLargeError, RateLimitError
+from omnimem.errors import ConfigError, OmnimemError, PayloadTooLargeError, RateLimitError
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -132,32 +132,20 @@ class BodyLimit:
         limit = self.limit_for(str(scope.get("path", "")))
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await _refuse(send, limit)
+            await answer_error(send, PayloadTooLargeError(f"request body larger than {limit} bytes"))
             return
         seen = 0
-        tripped = False
 
         async def counted() -> Message:
-            nonlocal seen, tripped
+            nonlocal seen
             message: Message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    tripped = True
                     raise PayloadTooLargeError(f"request body larger than {limit} bytes")
             return message
 
-        async def guarded(message: Message) -> None:
-            if not tripped:  # whatever the app answers to a body it could not read, the answer is 413
-                await send(message)
-
-        try:
-            await self.app(scope, counted, guarded)
-        except PayloadTooLargeError:
-            if not tripped:
-                raise
-        if tripped:
-            await _refuse(send, limit)
+        await run_refusing_mid_body(self.app, scope, counted, send, PayloadTooLargeError)
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -170,10 +158,37 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-async def _refuse(send: Callable[[Message], Any], limit: int) -> None:
-    body = json.dumps({"error": "PayloadTooLargeError",
-                       "message": f"request body larger than {limit} bytes"}).encode("utf-8")
-    await send({"type": "http.response.start", "status": 413,
+async def answer_error(send: Callable[[Message], Any], error: OmnimemError) -> None:
+    """Answer with ``error``'s status and JSON body and close the connection (a middleware's refusal)."""
+    body = json.dumps({"error": error.code, "message": str(error)}).encode("utf-8")
+    await send({"type": "http.response.start", "status": error.status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": body})
+
+
+async def run_refusing_mid_body(app: ASGIApp, scope: Scope, receive: Callable[[], Any],
+                                send: Callable[[Message], Any], refused: type[OmnimemError]) -> None:
+    """Run ``app`` with a ``receive`` that may raise ``refused`` while the body arrives; once it has, nothing
+    the app sends goes out (whatever it answers to a body it could not read), and the refusal is the answer."""
+    tripped: list[OmnimemError] = []
+
+    async def checked() -> Message:
+        try:
+            message: Message = await receive()
+        except refused as exc:
+            tripped.append(exc)
+            raise
+        return message
+
+    async def guarded(message: Message) -> None:
+        if not tripped:
+            await send(message)
+
+    try:
+        await app(scope, checked, guarded)
+    except refused:
+        if not tripped:
+            raise
+    if tripped:
+        await answer_error(send, tripped[0])
