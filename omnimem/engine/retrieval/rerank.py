@@ -4,10 +4,9 @@
 ``CrossEncoder`` checkpoint from that folder (nothing is downloaded: pass a
 local copy) and re-orders the first ``rerank_depth`` candidates of the fused
 ranking by its score of (query, memory line). Off by default: it costs one
-cross-encoder forward pass over ``rerank_depth`` pairs per search (on CPU,
-roughly the cost of embedding that many texts with the same size of model,
-i.e. tens of milliseconds for a MiniLM-L6 cross-encoder and 30 pairs, against
-a few milliseconds for the whole default search).
+cross-encoder forward pass over ``rerank_depth`` pairs per search, about the
+cost of embedding that many texts with a model of the same size (not timed
+here: no cross-encoder weights ship in any package this project can use).
 """
 
 from __future__ import annotations
