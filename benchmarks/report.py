@@ -59,7 +59,8 @@ LongMemEval, `x-summary-2000` (every turn whole at level 1) beside them.
 
 Other results in this folder: `PERF.md` (speed, memory, scale), `MEDIA.md` (scene cuts, VAD,
 transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`,
-`serve-load.md` (HTTP load: 32 clients, 80% search / 20% add).
+`serve-load.md` (HTTP load: 32 clients, 70% search / 30% add, bursts of 24 adds; the same command on
+the code before the group commit: `serve-load-before-group-commit.md`).
 
 `locomo-retrieval-test-custom` weighs the two context settings on the test split:
 `x-embed-context-2` (dense vectors of each turn with the two before it; off by default for its
