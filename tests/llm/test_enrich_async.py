@@ -4,6 +4,7 @@ the unit through supersession once the queue has run, and failures are retried t
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,23 @@ TURNS = [
 ]
 
 
+class Gated:
+    """A model that answers only once the test opens its gate, counting the replies it gave.
+
+    An add that waited for the model would sit until the gate's 30 s wait ran out and a reply
+    was counted: "returned with no reply yet" proves nobody waited, whatever the machine's speed.
+    """
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.replies = 0
+
+    def __call__(self, messages: Sequence[Message]) -> str:
+        self.gate.wait(30)
+        self.replies += 1
+        return model(messages)
+
+
 def model(messages: Sequence[Message]) -> str:
     """Answers each kind of request the enrichment makes."""
     system = messages[0]["content"]
@@ -40,12 +58,12 @@ def model(messages: Sequence[Message]) -> str:
 
 
 def test_add_returns_before_the_model_and_the_summary_lands_as_a_new_version(tmp_path: Path) -> None:
-    llm = FakeLLM(model, latency=0.5)
-    with Memory(tmp_path / "mem", embedder="fake", llm=llm) as mem:
-        started = time.perf_counter()
+    gated = Gated()
+    with Memory(tmp_path / "mem", embedder="fake", llm=FakeLLM(gated)) as mem:
         first = mem.add(LONG, user_id="u", source_id="mail-1")
-        assert time.perf_counter() - started < 0.5  # the model takes 0.5 s: nobody waited for it
+        assert gated.replies == 0  # the add came back while the model was still held: nobody waited for it
         assert mem.search("quarterly planning", user_id="u").hits[0].unit.id == first.id  # searchable at once
+        gated.gate.set()
         assert mem.flush(timeout=30) and mem.stats()["queue"] == {"pending": 0, "running": 0, "failed": 0}
         hits = mem.search("quarterly planning", user_id="u").hits
         enriched = hits[0].unit
@@ -60,11 +78,12 @@ def test_add_returns_before_the_model_and_the_summary_lands_as_a_new_version(tmp
 
 
 def test_restatement_runs_in_the_queue_and_supersedes_the_turns(tmp_path: Path) -> None:
-    with Memory(tmp_path / "mem", embedder="fake", llm=FakeLLM(model, latency=0.3)) as mem:
-        started = time.perf_counter()
+    gated = Gated()
+    with Memory(tmp_path / "mem", embedder="fake", llm=FakeLLM(gated)) as mem:
         stored = mem.add_dialogue(TURNS, user_id="c1", session_id="s1", restate=True)
-        assert time.perf_counter() - started < 0.3 and len(stored) == 3
+        assert gated.replies == 0 and len(stored) == 3  # stored before the model answered
         assert mem.get(stored[1].id).summary == "On 8 May 2023, Melanie said: I painted a sunset last weekend."
+        gated.gate.set()
         assert mem.flush(timeout=30)
         hit = mem.search("When did Caroline go to the support group?", user_id="c1").hits[0].unit
         assert hit.summary == "Caroline went to a support group on 7 May 2023." and hit.source_ids == ("D1:3",)
