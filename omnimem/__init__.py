@@ -15,10 +15,9 @@ from omnimem.errors import (
     SchemaVersionError,
     StoreError,
 )
-from omnimem.engine.ingest.prepare import AddResult
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.memory import Memory
-from omnimem.engine.retrieval.pyramid import Context, Hit, RawContent
+from omnimem.results import AddResult, Context, Hit, RawContent
 from omnimem.remote.memory import RemoteMemory  # registers Memory(url="http(s)://...")
 
 from omnimem.config import VERSION as __version__

@@ -147,6 +147,10 @@ class RemoteError(OmnimemError):
     status = 502
 
 
+class InvalidExtractionError(InvalidInputError):
+    """An extractor produced an entity or relation that cannot go into the graph."""
+
+
 def all_error_classes() -> list[type[OmnimemError]]:
     """Every OmnimemError subclass defined so far (this module's and other modules'), root first."""
     found: list[type[OmnimemError]] = [OmnimemError]

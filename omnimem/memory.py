@@ -17,7 +17,7 @@ from omnimem.embed import Embedder, create_embedder
 from omnimem.engine.backends import is_database_url
 from omnimem.engine.local import LocalEngine
 from omnimem.errors import ConfigError, InvalidInputError
-from omnimem.entities import Entity
+from omnimem.results import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
 from omnimem.engine.ingest import media

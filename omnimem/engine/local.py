@@ -24,7 +24,7 @@ from omnimem.engine.parts import Parts
 from omnimem.engine.writer import Writer
 from omnimem.engine.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
-from omnimem.entities import Entity
+from omnimem.results import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.engine.ingest import media
 from omnimem.engine.ingest.media import MediaResult

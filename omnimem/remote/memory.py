@@ -24,7 +24,7 @@ from omnimem.engine.retrieval.answer import Answer
 from omnimem.config import Settings
 from omnimem.embed import Embedder
 from omnimem.errors import ConfigError, InvalidInputError, MalformedDataError, RemoteUnsupportedError, missing_extra
-from omnimem.entities import Entity
+from omnimem.results import Entity
 from omnimem.index.manager import IndexSet
 from omnimem.engine.ingest.media import ANONYMOUS_UPLOAD, MediaResult
 from omnimem.engine.ingest.pipeline import Progress

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.entities import Entity, Relation
+from omnimem.results import Entity, Relation
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.keys import ApiKey, ApiSession
