@@ -16,9 +16,10 @@ from omnimem.errors import (
     StoreError,
 )
 from omnimem.mau import MAU, Links, Modality, Scope
-from omnimem.memory import Memory
+from omnimem.memory import LocalMemory, Memory
+from omnimem.memory import Memory as RemoteMemory  # an alias: Memory(url="http(s)://...") is the remote client
 from omnimem.results import AddResult, Context, Hit, RawContent
-from omnimem.remote.memory import RemoteMemory  # registers Memory(url="http(s)://...")
+from omnimem.remote.engine import RemoteEngine  # registers the engine of Memory(url="http(s)://...")
 
 from omnimem.config import VERSION as __version__
 
@@ -32,6 +33,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidTimeError",
     "Links",
+    "LocalMemory",
     "MalformedDataError",
     "Memory",
     "MissingDependencyError",
@@ -40,6 +42,7 @@ __all__ = [
     "NotFoundError",
     "OmnimemError",
     "RawContent",
+    "RemoteEngine",
     "ReadOnlyStoreError",
     "RemoteMemory",
     "Scope",

@@ -46,7 +46,7 @@ FACES = {
     "omnimem.entities",  # the graph's value types (Entity, EntityType ...), now in omnimem.results
     "omnimem.apikeys",  # create_key / check_key, as docs/http-api.md names them
     "omnimem.cli",  # the pyproject script omnimem.cli:main, the cold-start benchmark's phases
-    "omnimem.remote",  # omnimem.remote.RemoteMemory
+    "omnimem.remote", "omnimem.remote.memory",  # RemoteMemory, an alias of Memory
     "omnimem.store.sqlite",  # omnimem.store.sqlite.SQLiteStore
 }
 MAX_LOOSE_MODULES = 13  # the face's __init__, memory.py and the ground floor
