@@ -70,6 +70,7 @@ class Memory:
     url: str | None
     actor: str
     _url_engines: ClassVar[dict[str, EngineFactory]] = {}  # URL prefix -> the engine serving it
+    trace_operations: ClassVar[bool] = False  # a remote engine's server traces its operations (omnimem.otel)
 
     def __new__(cls, path: str | Path | None = None, *, url: str | None = None, **options: Any) -> Memory:
         """In-process engines make a :class:`LocalMemory`; a URL a registered engine serves, a plain Memory."""
@@ -525,6 +526,7 @@ class LocalMemory(Memory):
     in-process verbs ``reembed`` and ``export_graph``."""
 
     engine: LocalEngine
+    trace_operations: ClassVar[bool] = True
 
     def __new__(cls, path: str | Path | None = None, *, url: str | None = None, **options: Any) -> LocalMemory:
         return object.__new__(cls)

@@ -20,7 +20,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnimem import validate
+from omnimem import otel, validate
 from omnimem.engine import governance, lifecycle, listing
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
@@ -66,6 +66,7 @@ class LocalEngine:
         actor: str, count_tokens: TokenCounter, read_only: bool = False, url: str | None = None,
     ) -> None:
         store = open_store(path, url, settings=settings, read_only=read_only)  # embedded, or PostgreSQL
+        self.path, self.url = path, url  # where the store is (the spans' backend attribute reads them)
         try:
             where = path if url is None else getattr(store, "url", url)
             model = _resolve_embedder(store, where, embedder if embedder is not None else settings.embedder,
@@ -329,8 +330,13 @@ class LocalEngine:
 
     def ask(self, request: AskRequest) -> Answer:
         """Search, then answer from the context with this engine's LLM (the evidence only without one)."""
-        ctx = self.search(SearchRequest(request.question, request.scope, top_k=request.top_k, budget=request.budget))
+        ctx = self._evidence(SearchRequest(request.question, request.scope, top_k=request.top_k, budget=request.budget))
         return answer_question(self.parts.llm, ctx.query, ctx, instructions=request.instructions)
+
+    @otel.traced("omnimem.search", otel.describe_search_request, static=otel.memory_static)
+    def _evidence(self, request: SearchRequest) -> Context:
+        """The search an ask answers from, in its own span under the ask's (as a ``Memory.search`` has)."""
+        return self.search(request)
 
     def history(self, request: UnitRequest) -> list[AuditRecord]:
         return lifecycle.history(self.parts, request.unit_id, request.scope)
