@@ -64,7 +64,7 @@ class OmnimemStore(BaseStore):
         if not isinstance(memory, LocalMemory):
             raise ConfigError("OmnimemStore needs a Memory in this process (Memory(), Memory(path=...) or "
                               "Memory(url='postgresql://...')), not a remote one")
-        self.memory = memory
+        self.memory: Any = memory  # typed as given: its verbs take the scope as a **mapping
         self.budget = budget
 
     # -- LangGraph's entry points ------------------------------------------------------------------
