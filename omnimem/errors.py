@@ -136,7 +136,7 @@ class PayloadTooLargeError(InvalidInputError):
 
 
 class RemoteUnsupportedError(OmnimemError, NotImplementedError):
-    """A facade member that only exists in-process (``store``, ``indexes``, ``reembed``) was used remotely."""
+    """Kept for code that catches it: a remote Memory now has no in-process members at all (``hasattr`` is False)."""
 
     status = 501
 

@@ -115,7 +115,8 @@ class Memory:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.close()
 
     def close(self) -> None:
@@ -146,20 +147,10 @@ class Memory:
 
     # -- writes -----------------------------------------------------------------
     @otel.traced("omnimem.add", otel.describe_add, static=otel.memory_static)
-    def add(
-        self,
-        text: str | bytes,
-        *,
-        time: str | datetime | None = None,
-        speaker: str | None = None,
-        source_id: str | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        supersedes: Sequence[str] | None = None,
-        allow_forgotten: bool = False,
-    ) -> AddResult:
+    def add(self, text: str | bytes, *, time: str | datetime | None = None, speaker: str | None = None,
+            source_id: str | None = None, user_id: str | None = None, agent_id: str | None = None,
+            session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
+            supersedes: Sequence[str] | None = None, allow_forgotten: bool = False) -> AddResult:
         """Remember one piece of text; returns its id or why it was skipped.
 
         ``supersedes`` names units this one replaces: they stay for history
@@ -175,18 +166,9 @@ class Memory:
             allow_forgotten,
         ))
 
-    def update(
-        self,
-        unit_id: str,
-        *,
-        text: str | None = None,
-        time: str | datetime | None = None,
-        speaker: str | None = None,
-        reason: str | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-    ) -> AddResult:
+    def update(self, unit_id: str, *, text: str | None = None, time: str | datetime | None = None,
+               speaker: str | None = None, reason: str | None = None, user_id: str | None = None,
+               agent_id: str | None = None, session_id: str | None = None) -> AddResult:
         """Replace a unit with a corrected version; the old one is kept for history.
 
         Fields not given are taken from the old unit. The new unit supersedes
@@ -200,17 +182,9 @@ class Memory:
         ))
 
     @otel.traced("omnimem.add_dialogue", otel.describe_add_dialogue, static=otel.memory_static)
-    def add_dialogue(
-        self,
-        turns: Iterable[Mapping[str, Any]],
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        restate: bool = False,
-        allow_forgotten: bool = False,
-        progress: Progress | None = None,
-    ) -> list[AddResult]:
+    def add_dialogue(self, turns: Iterable[Mapping[str, Any]], *, user_id: str | None = None,
+                     agent_id: str | None = None, session_id: str | None = None, restate: bool = False,
+                     allow_forgotten: bool = False, progress: Progress | None = None) -> list[AddResult]:
         """Remember a list of turns (``text``, ``speaker``, ``time``, optional ``id``).
 
         Every turn is validated before any is stored. Turns are written in
@@ -226,17 +200,9 @@ class Memory:
         ))
 
     # -- media -------------------------------------------------------------
-    def add_image(
-        self,
-        image: str | Path | bytes,
-        caption: str | None = None,
-        *,
-        time: str | datetime | None = None,
-        source_id: str | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-    ) -> AddResult:
+    def add_image(self, image: str | Path | bytes, caption: str | None = None, *, time: str | datetime | None = None,
+                  source_id: str | None = None, user_id: str | None = None, agent_id: str | None = None,
+                  session_id: str | None = None) -> AddResult:
         """Remember an image; its bytes go to the cold tier, its caption (or what is known) is searched.
 
         Without a caption the summary comes from the configured vision LLM when
@@ -249,15 +215,8 @@ class Memory:
         source = None if source_id is None else clean_text(source_id, what="source_id")
         return self.engine.add_image(ImageRequest(validate.media_file(image), scope, caption, time, source))
 
-    def add_audio(
-        self,
-        audio: str | Path | bytes,
-        *,
-        time: str | datetime | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        progress: Progress | None = None,
+    def add_audio(self, audio: str | Path | bytes, *, time: str | datetime | None = None, user_id: str | None = None,
+                  agent_id: str | None = None, session_id: str | None = None, progress: Progress | None = None
     ) -> MediaResult:
         """Remember what was said in a recording: one unit per speech segment, silence dropped.
 
@@ -268,27 +227,17 @@ class Memory:
         scope = make_scope(user_id, agent_id, session_id)
         return self.engine.add_audio(AudioRequest(validate.media_file(audio), scope, time, progress))
 
-    def add_video(
-        self,
-        video: str | Path | bytes,
-        *,
-        time: str | datetime | None = None,
-        fps: float = 1.0,
-        max_frames: int = 200,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-    ) -> MediaResult:
+    def add_video(self, video: str | Path | bytes, *, time: str | datetime | None = None, fps: float = 1.0,
+                  max_frames: int = 200, user_id: str | None = None, agent_id: str | None = None,
+                  session_id: str | None = None) -> MediaResult:
         """Remember a video: one event unit, its scene-change frames, and its speech, all linked."""
         fps = validate.real(fps, "fps", low=0.0, high=1000.0, open_low=True)
         max_frames = validate.whole(max_frames, "max_frames", maximum=100_000)
         scope = make_scope(user_id, agent_id, session_id)
         return self.engine.add_video(VideoRequest(validate.media_file(video), scope, time, fps, max_frames))
 
-    def delete(
-        self, unit_id: str, *, reason: str | None = None, chain: bool = False, user_id: str | None = None,
-        agent_id: str | None = None, session_id: str | None = None,
-    ) -> None:
+    def delete(self, unit_id: str, *, reason: str | None = None, chain: bool = False, user_id: str | None = None,
+               agent_id: str | None = None, session_id: str | None = None) -> None:
         """Remove one unit from every tier and index, with no residue (see :meth:`forget`).
 
         A unit it replaced becomes current again (logged against that unit);
@@ -299,19 +248,10 @@ class Memory:
                                          validate.note(reason), chain))
 
     @otel.traced("omnimem.forget", otel.describe_forget, static=otel.memory_static)
-    def forget(
-        self,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        unit_ids: Sequence[str] | None = None,
-        all: bool = False,
-        all_users: bool = False,
-        reason: str | None = None,
-    ) -> int:
+    def forget(self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
+               since: str | datetime | None = None, until: str | datetime | None = None,
+               unit_ids: Sequence[str] | None = None, all: bool = False, all_users: bool = False,
+               reason: str | None = None) -> int:
         """Remove units with zero residue; returns how many.
 
         Select by scope, by event-time range (``since`` inclusive, ``until``
@@ -324,24 +264,21 @@ class Memory:
         ones replaced become current again. What stays is described in the
         README ("What remains after a forget").
         """
-        return self.engine.forget(_forget(user_id, agent_id, session_id, since, until, unit_ids, all, all_users, reason))
+        return self.engine.forget(
+            _forget(user_id, agent_id, session_id, since, until, unit_ids, all, all_users, reason))
 
-    def preview_forget(
-        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
-        since: str | datetime | None = None, until: str | datetime | None = None,
-        unit_ids: Sequence[str] | None = None, all: bool = False, all_users: bool = False,
-        reason: str | None = None,
-    ) -> list[MAU]:
+    def preview_forget(self, *, user_id: str | None = None, agent_id: str | None = None,
+                       session_id: str | None = None, since: str | datetime | None = None,
+                       until: str | datetime | None = None, unit_ids: Sequence[str] | None = None, all: bool = False,
+                       all_users: bool = False, reason: str | None = None) -> list[MAU]:
         """The units :meth:`forget` with the same arguments would remove; removes nothing."""
         return self.engine.preview_forget(
             _forget(user_id, agent_id, session_id, since, until, unit_ids, all, all_users, reason))
 
     # -- reads ------------------------------------------------------------------
-    def units(
-        self, *, modality: str | None = None, speaker: str | None = None, since: str | datetime | None = None,
-        until: str | datetime | None = None, include_superseded: bool = False, limit: int = 50, offset: int = 0,
-        user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
-    ) -> list[MAU]:
+    def units(self, *, modality: str | None = None, speaker: str | None = None, since: str | datetime | None = None,
+              until: str | datetime | None = None, include_superseded: bool = False, limit: int = 50, offset: int = 0,
+              user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None) -> list[MAU]:
         """A page of a scope's units, ordered by event time, then in the order they were stored; filters combine.
 
         ``since`` is inclusive and ``until`` exclusive, on event time; superseded
@@ -353,26 +290,23 @@ class Memory:
             validate.whole(offset, "offset", minimum=0, maximum=1_000_000_000),
         ))
 
-    def count_units(
-        self, *, modality: str | None = None, speaker: str | None = None, since: str | datetime | None = None,
-        until: str | datetime | None = None, include_superseded: bool = False, user_id: str | None = None,
-        agent_id: str | None = None, session_id: str | None = None,
-    ) -> int:
+    def count_units(self, *, modality: str | None = None, speaker: str | None = None,
+                    since: str | datetime | None = None, until: str | datetime | None = None,
+                    include_superseded: bool = False, user_id: str | None = None, agent_id: str | None = None,
+                    session_id: str | None = None) -> int:
         """How many units :meth:`units` would list with these filters (over all pages)."""
         return self.engine.count_units(ListRequest(
             make_scope(user_id, agent_id, session_id), modality, speaker, since, until,
             include_superseded,
         ))
 
-    def get(
-        self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
-    ) -> MAU:
+    def get(self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+            session_id: str | None = None) -> MAU:
         """The unit with this id; NotFoundError if there is none in the given scope."""
         return self.engine.get(UnitRequest(check_id(unit_id), make_scope(user_id, agent_id, session_id)))
 
-    def raw(
-        self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
-    ) -> tuple[bytes, str]:
+    def raw(self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+            session_id: str | None = None) -> tuple[bytes, str]:
         """A unit's raw content (an image, an audio clip, a long text) and its content type.
 
         NotFoundError if the unit is not in the given scope or has no raw content.
@@ -380,19 +314,9 @@ class Memory:
         return self.engine.raw(UnitRequest(check_id(unit_id), make_scope(user_id, agent_id, session_id)))
 
     @otel.traced("omnimem.search", otel.describe_search, static=otel.memory_static)
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int | None = None,
-        theta: float | None = None,
-        budget: int | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        include_superseded: bool = False,
-        as_of: str | datetime | None = None,
-    ) -> Context:
+    def search(self, query: str, *, top_k: int | None = None, theta: float | None = None, budget: int | None = None,
+               user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
+               include_superseded: bool = False, as_of: str | datetime | None = None) -> Context:
         """Hybrid retrieval (dense + BM25, fused) packed into a pyramid context.
 
         ``top_k`` bounds the hits: the context holds at most the ``top_k`` best
@@ -408,26 +332,23 @@ class Memory:
         ))
 
     # -- graph API ------------------------------------------------------------
-    def entities(
-        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
+    def entities(self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
     ) -> list[Entity]:
         """Entities of a scope (``str()`` shows name, type and aliases)."""
         return self.engine.entities(ScopeRequest(make_scope(user_id, agent_id, session_id)))
 
-    def neighbors(
-        self, name: str, *, hops: int = 2, user_id: str | None = None, agent_id: str | None = None,
-        session_id: str | None = None,
-    ) -> list[Neighbor]:
+    def neighbors(self, name: str, *, hops: int = 2, user_id: str | None = None, agent_id: str | None = None,
+                  session_id: str | None = None) -> list[Neighbor]:
         """Entities within ``hops`` of the entity called ``name`` (or with that alias), scored."""
         hops = validate.whole(hops, "hops", minimum=0, maximum=10)
         scope = make_scope(user_id, agent_id, session_id)
         return self.engine.neighbors(EntityRequest(clean_text(name, what="name"), scope, hops))
 
-    def entity_details(
-        self, name: str, *, user_id: str | None = None, agent_id: str | None = None
+    def entity_details(self, name: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> list[dict[str, Any]]:
         """The entities called ``name`` (or with that alias): aliases, relations and the units behind them."""
-        return self.engine.entity_details(EntityRequest(clean_text(name, what="name"), make_scope(user_id, agent_id, None)))
+        return self.engine.entity_details(
+            EntityRequest(clean_text(name, what="name"), make_scope(user_id, agent_id, None)))
 
     @staticmethod
     def exists(path: str | Path) -> bool:
@@ -443,17 +364,9 @@ class Memory:
             return False
 
     @otel.traced("omnimem.ask", otel.describe_ask, static=otel.memory_static)
-    def ask(
-        self,
-        question: str,
-        *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        budget: int | None = None,
-        top_k: int | None = None,
-        instructions: str | None = None,
-    ) -> Answer:
+    def ask(self, question: str, *, user_id: str | None = None, agent_id: str | None = None,
+            session_id: str | None = None, budget: int | None = None, top_k: int | None = None,
+            instructions: str | None = None) -> Answer:
         """Answer from memory with the configured LLM; offline, return the evidence only.
 
         ``instructions`` replaces the default system prompt (benchmarks use it).
@@ -463,28 +376,23 @@ class Memory:
             _budget(budget), instructions,
         ))
 
-    def history(
-        self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None
-    ) -> list[AuditRecord]:
+    def history(self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                session_id: str | None = None) -> list[AuditRecord]:
         """Every logged event about a unit, oldest first (also after it was deleted).
 
         With a scope, a unit outside it (or whose owner is no longer known) is not found.
         """
         return self.engine.history(UnitRequest(check_id(unit_id), make_scope(user_id, agent_id, session_id)))
 
-    def log(
-        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
-        limit: int | None = None,
-    ) -> list[AuditRecord]:
+    def log(self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
+            limit: int | None = None) -> list[AuditRecord]:
         """The audit log (append-only), optionally for one scope and only the last ``limit`` events."""
         scope = make_scope(user_id, agent_id, session_id)
         return self.engine.log(LogRequest(scope, None if limit is None else validate.whole(limit, "limit")))
 
     # -- data access and model changes ------------------------------------------
-    def export(
-        self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
-        all: bool = False,
-    ) -> Iterator[dict[str, Any]]:
+    def export(self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
+               all: bool = False) -> Iterator[dict[str, Any]]:
         """Everything held about a scope as JSON-ready records (see :mod:`omnimem.engine.governance`)."""
         scope, everything = make_scope(user_id, agent_id, session_id), validate.flag(all, "all")
         if scope.is_empty() and not everything:
@@ -531,20 +439,10 @@ class LocalMemory(Memory):
     def __new__(cls, path: str | Path | None = None, *, url: str | None = None, **options: Any) -> LocalMemory:
         return object.__new__(cls)
 
-    def __init__(
-        self,
-        path: str | Path | None = None,
-        *,
-        url: str | None = None,
-        embedder: str | Embedder | None = None,
-        llm: LLM | str | bool | None = None,
-        settings: Settings | None = None,
-        config_file: str | Path | None = None,
-        actor: str | None = None,
-        tokenizer: TokenCounter | str | None = None,
-        read_only: bool = False,
-        **overrides: Any,
-    ) -> None:
+    def __init__(self, path: str | Path | None = None, *, url: str | None = None,
+                 embedder: str | Embedder | None = None, llm: LLM | str | bool | None = None,
+                 settings: Settings | None = None, config_file: str | Path | None = None, actor: str | None = None,
+                 tokenizer: TokenCounter | str | None = None, read_only: bool = False, **overrides: Any) -> None:
         if settings is not None and (overrides or config_file is not None):
             raise ConfigError("pass either settings= or individual settings, not both")
         if url is not None:  # one argument chooses the engine: in memory, a folder, or a URL

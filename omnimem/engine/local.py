@@ -172,7 +172,8 @@ class LocalEngine:
 
     def update(self, request: UpdateRequest) -> AddResult:
         """A corrected version of a text unit that supersedes it (see :meth:`Memory.update`)."""
-        unit_id, text, time, speaker, reason = request.unit_id, request.text, request.time, request.speaker, request.reason
+        r = request
+        unit_id, text, time, speaker, reason = r.unit_id, r.text, r.time, r.speaker, r.reason
         old = lifecycle.scoped_unit(self.parts, unit_id, request.scope)
         if old.modality is not Modality.TEXT:
             raise InvalidInputError("only text units can be updated; add the new media and pass supersedes=")

@@ -214,6 +214,7 @@ def test_every_exclusion_says_why() -> None:
 def test_both_engines_implement_every_engine_verb_with_the_protocols_parameters() -> None:
     assert engine_problems(VERBS) == []
     assert engine_verbs() <= {verb.name for verb in VERBS}
+    assert all(isinstance(getattr(engine, "read_only"), property) for engine in (Engine, LocalEngine, RemoteEngine))
 
 
 def test_a_remote_memory_is_a_memory_without_the_in_process_parts() -> None:
