@@ -79,11 +79,12 @@ class Memory:
         return super().__new__(cls)
 
     @classmethod
-    def register_url_engine(cls, prefixes: Sequence[str], factory: EngineFactory) -> None:
-        """Let ``Memory(url=...)`` with one of these prefixes run on ``factory(url, **options)``'s engine
-        (``omnimem`` registers its own on import: ``http://`` and ``https://`` for the remote engine)."""
+    def register_url_engine(cls, prefixes: Sequence[str], engine: EngineFactory) -> None:
+        """Let ``Memory(url=...)`` with one of these prefixes run on the engine ``engine(url, api_key=...,
+        timeout=..., retries=..., backoff=...)`` makes (an engine class, or a function returning one);
+        ``omnimem`` registers its own on import: ``http://`` and ``https://`` for the remote engine."""
         for prefix in prefixes:
-            Memory._url_engines[prefix] = factory
+            Memory._url_engines[prefix] = engine
 
     # Typed as what __new__ makes: Memory() and Memory(path=...) are a LocalMemory (LocalMemory(url="postgresql://...")
     # types a database one); Memory(url=...) a Memory.

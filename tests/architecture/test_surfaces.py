@@ -31,7 +31,7 @@ from omnimem.engine.local import LocalEngine
 from omnimem.remote.engine import RemoteEngine
 from omnimem.cli.commands import app as cli_app
 from omnimem.engine.verbs import OTHER_COMMANDS, OTHER_ROUTES, VERBS, Excluded, Route, Verb
-from omnimem.errors import OmnimemError
+from omnimem.errors import ConfigError, InvalidInputError, OmnimemError
 from omnimem.mcp import create_mcp
 from omnimem.server.app import create_app
 
@@ -228,8 +228,14 @@ def test_a_remote_memory_is_a_memory_without_the_in_process_parts() -> None:
             assert not hasattr(remote, name), name
         with pytest.raises(OmnimemError, match="top_k"):  # checked once, before the network
             remote.search("x", top_k=0)
+        with pytest.raises(OmnimemError, match="unit_id"):
+            remote.get("")
     finally:
         remote.close()
+    with pytest.raises(ConfigError, match="embedder cannot be set on a remote Memory"):
+        Memory(url="http://127.0.0.1:9", embedder="fake")
+    with pytest.raises(InvalidInputError, match="not both"):
+        Memory("./somewhere", url="http://127.0.0.1:9")
 
 
 def test_an_in_process_memory_is_a_local_memory(memory: Memory) -> None:
