@@ -101,6 +101,15 @@ class RawContent:
     def cost(self, count: TokenCounter = count_tokens) -> int:
         return self.tokens if self.tokens is not None else count(self.text)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The stand-in and its type; the bytes do not travel (``GET /v1/units/{id}/raw`` serves them)."""
+        return {"text": self.text, "mime": self.mime, "tokens": self.tokens}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RawContent:
+        tokens = data.get("tokens")
+        return cls(str(data["text"]), str(data["mime"]), None, None if tokens is None else int(tokens))
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:
@@ -142,8 +151,7 @@ class Hit:
             "tokens": self.tokens,
             "unit": self.unit.to_dict(),
             "text": self.text,
-            "raw": None if self.raw is None else {"text": self.raw.text, "mime": self.raw.mime,
-                                                  "tokens": self.raw.tokens},
+            "raw": None if self.raw is None else self.raw.to_dict(),
         }
 
     @classmethod
@@ -154,7 +162,7 @@ class Hit:
             unit=MAU.from_dict(data["unit"]), score=float(data["score"]), level=int(data["level"]),
             rank=int(data["rank"]), sources=frozenset(data.get("sources", ())), text=str(data.get("text", "")),
             tokens=int(data["tokens"]),
-            raw=None if raw is None else RawContent(str(raw["text"]), str(raw["mime"]), None, raw.get("tokens")),
+            raw=None if raw is None else RawContent.from_dict(raw),
             fused=None if data.get("fused") is None else float(data["fused"]),
             ranks={str(k): int(v) for k, v in (data.get("ranks") or {}).items()},
         )

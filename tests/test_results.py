@@ -52,6 +52,7 @@ VALUES = {
     "Context": context(),
     "Answer": Answer("where is the cat", "on the mat", context().hits, AnswerUsage(12, 3, 1, 0.25), context(),
                      "fake-model", None),
+    "RawContent": RawContent("[image: 640x480]", "image/png", None, 4),
     "AuditRecord": AuditRecord(7, WHEN, "key:ci", "supersede", ("u1", "u2"), SCOPE, "typo", {"old": "u1"}),
     "Entity": Entity("e1", "Ann Lee", ("Ann",), EntityType.PERSON, 0.9, Scope("ann", "helper")),
     "Neighbor": Neighbor(Entity("e2", "Paris", (), EntityType.LOCATION, 0.8, Scope("ann")), 2, 0.64),
