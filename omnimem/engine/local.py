@@ -14,9 +14,9 @@ offers what only exists in-process (``indexes``, ``reembed``, ``export_graph``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

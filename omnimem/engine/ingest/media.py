@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from typing import Any
 from omnimem.errors import InvalidInputError, InvalidTimeError
 from omnimem.engine.ingest.prepare import Pending
 from omnimem.mau import Modality, Scope, content_hash
-from omnimem.results import AddResult
 from omnimem.results import MediaResult as MediaResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
 from omnimem.validate import media_file

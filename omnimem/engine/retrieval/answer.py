@@ -8,10 +8,7 @@ Benchmarks pass their own ``instructions``. Without a model, the answer is
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from omnimem.llm.base import LLM, Message
 from omnimem.results import Answer as Answer, AnswerUsage as AnswerUsage  # defined there; this path keeps working
