@@ -1,10 +1,12 @@
-"""The contracts every storage backend implements (SQLite now, PostgreSQL later).
+"""The contracts every storage backend implements (SQLite and PostgreSQL).
 
-Three small Protocols, each a backend can run on its own terms:
+Small Protocols, each a backend can run on its own terms:
 
 - :class:`UnitStore`: units with their metadata, the meta table, the audit
   log, tombstones and the cold tier (raw bytes). Batch-first: every
-  mutation takes many units and is one transaction.
+  mutation takes many units and is one transaction. It includes
+  :class:`KeyStore`, the server's API keys and console sessions, which the
+  server is handed on its own (``create_app(keys=)``).
 - :class:`GraphRows`: the knowledge graph's and CLIP's rows, written through
   typed methods inside the transaction of their units (``insert(derived=)``)
   and read under the store's lock (``graph_rows()``). No connection crosses.
