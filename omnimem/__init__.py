@@ -15,11 +15,11 @@ from omnimem.errors import (
     SchemaVersionError,
     StoreError,
 )
-from omnimem.engine.ingest.prepare import AddResult
 from omnimem.mau import MAU, Links, Modality, Scope
-from omnimem.memory import Memory
-from omnimem.engine.retrieval.pyramid import Context, Hit, RawContent
-from omnimem.remote.memory import RemoteMemory  # registers Memory(url="http(s)://...")
+from omnimem.memory import LocalMemory, Memory
+from omnimem.memory import Memory as RemoteMemory  # an alias: Memory(url="http(s)://...") is the remote client
+from omnimem.results import AddResult, Context, Hit, RawContent
+from omnimem.remote.engine import RemoteEngine  # registers the engine of Memory(url="http(s)://...")
 
 from omnimem.config import VERSION as __version__
 
@@ -33,6 +33,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidTimeError",
     "Links",
+    "LocalMemory",
     "MalformedDataError",
     "Memory",
     "MissingDependencyError",
@@ -41,6 +42,7 @@ __all__ = [
     "NotFoundError",
     "OmnimemError",
     "RawContent",
+    "RemoteEngine",
     "ReadOnlyStoreError",
     "RemoteMemory",
     "Scope",

@@ -136,7 +136,7 @@ class PayloadTooLargeError(InvalidInputError):
 
 
 class RemoteUnsupportedError(OmnimemError, NotImplementedError):
-    """A facade member that only exists in-process (``store``, ``indexes``, ``reembed``) was used remotely."""
+    """Kept for code that catches it: a remote Memory now has no in-process members at all (``hasattr`` is False)."""
 
     status = 501
 
@@ -145,6 +145,10 @@ class RemoteError(OmnimemError):
     """A server could not be reached, or answered something that is not an omnimem reply."""
 
     status = 502
+
+
+class InvalidExtractionError(InvalidInputError):
+    """An extractor produced an entity or relation that cannot go into the graph."""
 
 
 def all_error_classes() -> list[type[OmnimemError]]:

@@ -88,7 +88,8 @@ def _set_error(span: Any, exc: BaseException, content: bool) -> None:
 def traced(name: str, describe: Describe, *, static: Callable[[Any], Mapping[str, Any]] | None = None,
            ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Run the method in a span ``name`` when tracing is on; ``describe(arguments, result, content)`` gives
-    its attributes (after the call), ``static(self)`` those known before it. Off, the method runs as is."""
+    its attributes (after the call), ``static(self)`` those known before it. Off, the method runs as is, and
+    so it does for an owner whose ``trace_operations`` is False (a remote Memory: its server traces the work)."""
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         signature = inspect.signature(fn)
@@ -96,9 +97,9 @@ def traced(name: str, describe: Describe, *, static: Callable[[Any], Mapping[str
         @functools.wraps(fn)
         def run(*args: P.args, **kwargs: P.kwargs) -> R:
             tr = tracer()
-            if tr is None:
-                return fn(*args, **kwargs)
             owner = args[0]
+            if tr is None or not getattr(owner, "trace_operations", True):
+                return fn(*args, **kwargs)
             content = _settings_content(owner)
             with _operation(tr, name, static(owner) if static else {}, content) as span:
                 result = fn(*args, **kwargs)
@@ -189,6 +190,13 @@ def describe_search(args: Mapping[str, Any], ctx: Any, content: bool) -> Mapping
         out["omnimem.query"] = ctx.query
         out["omnimem.hit_ids"] = [h.unit.id for h in ctx.hits]
     return out
+
+
+def describe_search_request(args: Mapping[str, Any], ctx: Any, content: bool) -> Mapping[str, Any]:
+    """:func:`describe_search` for an engine's search, whose arguments are one request."""
+    request = args["request"]
+    flat = {**request.scope.as_dict(), "top_k": request.top_k, "as_of": request.as_of}
+    return describe_search(flat, ctx, content)
 
 
 def describe_ask(args: Mapping[str, Any], answer: Any, content: bool) -> Mapping[str, Any]:

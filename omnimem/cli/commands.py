@@ -22,11 +22,11 @@ from omnimem.cli.common import OneLineErrors, cli_words as _cli_words, errors as
 
 if TYPE_CHECKING:
     from rich.progress import Progress
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
     from omnimem.engine.retrieval.pyramid import Context, Hit
 
     from omnimem.embed.base import Embedder
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
     from omnimem.engine.retrieval.pyramid import Context
 
 app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False,
@@ -55,20 +55,20 @@ UrlOpt = Annotated[str | None, typer.Option(
 def _memory(
     store: Path | None, embedder: str | Embedder | None = None, *, existing: bool = False, url: str | None = None,
     **settings: Any,
-) -> Iterator[Memory]:
+) -> Iterator[LocalMemory]:
     """The store at ``--store`` (or the database of ``url``, else the global ``--url`` / $OMNIMEM_URL when
     there is no ``--store``); with ``existing``, a path that holds none fails instead of becoming one."""
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
 
     if store is not None and url is not None:
         _fail("pass either --store or --url, not both", 2)
     url = url or (_database_url() if store is None else None)
     if url is not None:  # --url, $OMNIMEM_URL or config 'url': a PostgreSQL database instead of a folder
-        with Memory(url=url, embedder=embedder, **settings) as mem:
+        with LocalMemory(url=url, embedder=embedder, **settings) as mem:
             yield mem
         return
     path = _existing_store(store) if existing else _store_path(store)
-    with Memory(path, embedder=embedder, **settings) as mem:
+    with LocalMemory(path, embedder=embedder, **settings) as mem:
         yield mem
         if mem.settings.enrich == "async" and mem.store.last_write_seq:  # a one-shot process: finish the
             mem.flush()  # enrichment of what it stored (enrich=off leaves it to `omnimem worker`)
@@ -113,7 +113,7 @@ def _target(store: Path | None, url: str | None) -> tuple[Path | None, str | Non
 
 
 @contextmanager
-def _reader(store: Path | None, url: str | None = None) -> Iterator[Memory]:
+def _reader(store: Path | None, url: str | None = None) -> Iterator[LocalMemory]:
     """The store for a command that only reads and embeds queries (``search``, ``ask``).
 
     A store built with the torch MiniLM, folder or database, is opened read-only
@@ -136,7 +136,7 @@ def _writer_embedder(store: Path | None, url: str | None = None) -> Embedder | N
     return write_embedder(*_target(store, url), Settings.load().embedder)
 
 
-def _where(mem: Memory) -> str:
+def _where(mem: LocalMemory) -> str:
     """The store's folder, or its database URL without the password."""
     if mem.path is not None:
         return str(mem.path)
@@ -580,13 +580,13 @@ def demo(
     import tempfile
 
     from omnimem.engine.ingest.loaders import load_jsonl
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
     from omnimem.timeparse import format_time
 
     sample = file or Path(__file__).resolve().parents[2] / "examples" / "sample_conversation.jsonl"
     if not sample.exists():
         _fail(f"sample conversation not found at {sample}; pass --file")
-    with _errors(), tempfile.TemporaryDirectory() as tmp, Memory(store or Path(tmp) / "mem") as mem:
+    with _errors(), tempfile.TemporaryDirectory() as tmp, LocalMemory(store or Path(tmp) / "mem") as mem:
         stored = 0
         for d in load_jsonl(sample):
             stored += sum(r.accepted for r in mem.add_dialogue(d.turns, user_id=d.user_id, session_id=d.session_id))

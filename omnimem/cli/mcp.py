@@ -26,7 +26,7 @@ def mcp_command(
     """Serve the store to an MCP client over stdio (tools: add, add_dialogue, search, ask, get, update, delete,
     forget, history, entities, neighbors; resource omnimem://units/{id}/raw). Every call acts as you, the
     store's owner."""
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
 
     if store is not None and url is not None:
         _fail("pass either --store or --url, not both")
@@ -35,8 +35,8 @@ def mcp_command(
     except ImportError:
         _fail("the MCP server needs fastmcp; install it with: pip install 'omnimem[mcp]'")
     try:
-        memory = Memory(url=url, embedder=embedder) if url is not None else \
-            Memory(_existing_store(store), embedder=embedder)
+        memory = LocalMemory(url=url, embedder=embedder) if url is not None else \
+            LocalMemory(_existing_store(store), embedder=embedder)
     except OmnimemError as exc:
         _fail(str(exc), 2 if exc.status < 500 else 1)
     with memory:

@@ -85,14 +85,14 @@ def pg_load(
     audit history are not copied: use omnimem export / import for those.
     """
     from omnimem.config import Settings
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
     from omnimem.store.postgres.bulk import BulkLoader
 
     try:
         target = url or Settings.load().url
         if not target:
             _fail("pg-load needs a database: pass --url postgresql://user:pw@host:5432/db (or set OMNIMEM_URL)", 2)
-        with Memory(source, read_only=True) as src, Memory(url=str(target), embedder=src.embedder) as dst:
+        with LocalMemory(source, read_only=True) as src, LocalMemory(url=str(target), embedder=src.embedder) as dst:
             if dst.stats()["units"]:
                 _fail("the database already holds units; pg-load fills an empty store (omnimem import merges "
                       "into one)", 2)

@@ -35,14 +35,14 @@ def _memory(store: Path | None, **settings: Any) -> Iterator[Any]:
     """An existing store (these commands never create one), or the database of ``--url`` / ``$OMNIMEM_URL``."""
     from omnimem.config import Settings
     from omnimem.engine.backends import is_database_url
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
 
     configured = Settings.load()
     if store is None and is_database_url(configured.url):
-        with Memory(url=configured.url, **settings) as mem:
+        with LocalMemory(url=configured.url, **settings) as mem:
             yield mem
         return
-    with Memory(_existing_store(store), **settings) as mem:
+    with LocalMemory(_existing_store(store), **settings) as mem:
         yield mem
 
 

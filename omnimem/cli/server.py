@@ -44,9 +44,9 @@ def register(app: typer.Typer) -> None:
 def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
     """The unit store holding the keys; a folder is opened without loading any model."""
     if url is not None:
-        from omnimem.memory import Memory
+        from omnimem.memory import LocalMemory
 
-        with Memory(url=url) as mem:
+        with LocalMemory(url=url) as mem:
             yield mem.store
         return
     from omnimem.store.sqlite.store import SQLiteStore

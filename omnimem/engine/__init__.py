@@ -1,5 +1,6 @@
-"""Engines behind the facade: ``LocalEngine`` (embedded, in this process) today.
+"""Engines behind the facade, and the contract they share (:mod:`omnimem.engine.contract`).
 
-``Memory(path=...)`` and ``Memory()`` choose :class:`omnimem.engine.local.LocalEngine`;
-the PostgreSQL and server engines will sit next to it, chosen by ``url=``.
+``Memory()``, ``Memory(path=...)`` and ``Memory(url="postgresql://...")`` run on
+:class:`omnimem.engine.local.LocalEngine` (this process); ``Memory(url="http(s)://...")``
+on :class:`omnimem.remote.engine.RemoteEngine`, which the remote wing registers.
 """

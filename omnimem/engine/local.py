@@ -3,47 +3,58 @@
 It owns the store (SQLite in memory or in a folder), the dense and sparse
 indexes, the embedder, the optional knowledge graph and CLIP search, the
 LLM, the settings, the token counter and the locks, and runs ingest,
-retrieval, lifecycle and governance on them. The facade validates arguments
-and calls these methods; nothing outside the engine touches its locks.
+retrieval, lifecycle and governance on them. It implements the engine contract
+(:class:`omnimem.engine.contract.Engine`): the facade checks each request once
+and calls one method; what depends on this engine's settings (its time zone,
+search defaults, the query and media limits) and the preparation of units are
+done here. Nothing outside the engine touches its locks. Beyond the contract it
+offers what only exists in-process (``indexes``, ``reembed``, ``export_graph``,
+``full_text``), which :class:`omnimem.memory.LocalMemory` exposes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnimem import otel, validate
 from omnimem.engine import governance, lifecycle, listing
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.engine.backends import open_search, open_store
+from omnimem.engine.contract import (
+    AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, EntityRequest, ExportRequest, ForgetRequest,
+    ImageRequest, ImportRequest, ListRequest, LogRequest, ScopeRequest, SearchRequest, UnitRequest, UpdateRequest,
+    VideoRequest,
+)
 from omnimem.embed.query import query_compatible
 from omnimem.engine.parts import Parts
 from omnimem.engine.writer import Writer
 from omnimem.engine.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
-from omnimem.entities import Entity
+from omnimem.results import Answer, AuditRecord, Context, Entity
 from omnimem.index.manager import IndexSet
 from omnimem.engine.ingest import media
-from omnimem.engine.ingest.media import MediaResult
+from omnimem.results import AddResult, MediaResult
 from omnimem.engine.ingest.pipeline import Ingestor, Progress
-from omnimem.engine.ingest.prepare import AddResult, Pending, prepare
+from omnimem.engine.ingest.prepare import Pending, prepare, prepare_turn
 from omnimem.llm.base import LLM
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.providers import create_provider
-from omnimem.engine.retrieval.pyramid import Context
+from omnimem.engine.retrieval.answer import answer_question
 from omnimem.engine.retrieval.search import Retriever
-from omnimem.store.audit import AuditRecord
 from omnimem.store.base import Store
 from omnimem.index.search import EmbeddedSearch
-from omnimem.timeparse import zone
+from omnimem.timeparse import parse_time, zone
 from omnimem.tokens import TokenCounter
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
-    from omnimem.graph.engine import KnowledgeGraph, Neighbor
+    from omnimem.graph.engine import KnowledgeGraph
+    from omnimem.results import Neighbor
     from omnimem.index.clip import ClipSearch
 
 
@@ -55,6 +66,7 @@ class LocalEngine:
         actor: str, count_tokens: TokenCounter, read_only: bool = False, url: str | None = None,
     ) -> None:
         store = open_store(path, url, settings=settings, read_only=read_only)  # embedded, or PostgreSQL
+        self.path, self.url = path, url  # where the store is (the spans' backend attribute reads them)
         try:
             where = path if url is None else getattr(store, "url", url)
             model = _resolve_embedder(store, where, embedder if embedder is not None else settings.embedder,
@@ -131,6 +143,23 @@ class LocalEngine:
         return self._search.indexes
 
     # -- writes -----------------------------------------------------------------
+    def add(self, request: AddRequest) -> AddResult:
+        """One text unit, which may supersede others of its user and agent (see :meth:`Memory.add`)."""
+        r = request
+        item = prepare(r.text, time=r.time, speaker=r.speaker, source_id=r.source_id, scope=r.scope, tz=self.tz,
+                       metadata=r.metadata)
+        if r.supersedes:
+            self.check_supersedable(r.supersedes, r.scope)
+            item = replace(item, supersedes=r.supersedes)
+        return self.ingest([item], allow_forgotten=r.allow_forgotten, action="supersede" if r.supersedes else "add")[0]
+
+    def add_dialogue(self, request: DialogueRequest) -> list[AddResult]:
+        """Turns validated as a whole, then stored in batches or restated first (see :meth:`Memory.add_dialogue`)."""
+        items = [prepare_turn(t, i, scope=request.scope, tz=self.tz) for i, t in enumerate(request.turns)]
+        if request.restate:
+            return self.restate(items, request.scope, request.progress)
+        return self.ingest(items, request.progress, allow_forgotten=request.allow_forgotten)
+
     def ingest(self, items: Sequence[Pending], progress: Progress | None = None, **options: Any) -> list[AddResult]:
         """Store validated units (see :class:`omnimem.ingest.pipeline.Ingestor`), grouped with concurrent adds."""
         return self.writer.add(items, progress, **options)
@@ -141,10 +170,11 @@ class LocalEngine:
     def check_supersedable(self, ids: Sequence[str], owner: Scope) -> None:
         lifecycle.check_supersedable(self.parts, ids, owner)
 
-    def update(self, unit_id: str, scope: Scope, text: str | None, time: object, speaker: str | None,
-               reason: str | None) -> AddResult:
+    def update(self, request: UpdateRequest) -> AddResult:
         """A corrected version of a text unit that supersedes it (see :meth:`Memory.update`)."""
-        old = lifecycle.scoped_unit(self.parts, unit_id, scope)
+        r = request
+        unit_id, text, time, speaker, reason = r.unit_id, r.text, r.time, r.speaker, r.reason
+        old = lifecycle.scoped_unit(self.parts, unit_id, request.scope)
         if old.modality is not Modality.TEXT:
             raise InvalidInputError("only text units can be updated; add the new media and pass supersedes=")
         lifecycle.check_supersedable(self.parts, [old.id], old.scope)
@@ -158,9 +188,15 @@ class LocalEngine:
         item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,))
         return self.ingest([item], action="update", reason=reason, allow_forgotten=True)[0]
 
-    def add_image(self, item: Pending, phash: str, data: bytes, captioned: bool) -> AddResult:
+    def add_image(self, request: ImageRequest) -> AddResult:
         """One image unit, unless it is the same file or a near-duplicate of a recent image of its scope."""
-        p = self.parts
+        p, r = self.parts, request
+        data, name = media.read_bytes(r.image, limit=media.MAX_IMAGE_BYTES)
+        item, phash = media.image_item(data, filename=name, caption=r.caption, time=r.time, scope=r.scope, tz=p.tz,
+                                       max_pixels=p.settings.max_media_pixels)
+        if r.source_id is not None:
+            item = replace(item, source_id=r.source_id)
+        captioned = r.caption is not None
         if not captioned and p.settings.vision_captions and p.llm is not None and p.settings.enrich == "sync":
             captioner = create_provider("captioner", "vision-llm", llm=p.llm)
             described = captioner.caption(data, str(item.metadata["mime"]))
@@ -181,9 +217,9 @@ class LocalEngine:
                     return AddResult(None, False, f"near-duplicate image (phash distance {distance})", None, unit_id)
             return self.ingestor.ingest([item])[0]
 
-    def add_audio(self, audio: media.Source, time: object, scope: Scope, progress: Progress | None) -> MediaResult:
+    def add_audio(self, request: AudioRequest) -> MediaResult:
         """Speech segments streamed into units, 16 at a time (see :meth:`Memory.add_audio`)."""
-        p = self.parts
+        p, audio, time, scope, progress = self.parts, request.audio, request.time, request.scope, request.progress
         stats: dict[str, float] = {}
         results: list[AddResult] = []
         batch: list[Pending] = []
@@ -201,9 +237,10 @@ class LocalEngine:
             p.store.add_stats({k: v for k, v in stats.items() if k != "speech_segments"})
         return MediaResult(tuple(results), stats)
 
-    def add_video(self, video: media.Source, time: object, scope: Scope, fps: float, max_frames: int) -> MediaResult:
+    def add_video(self, request: VideoRequest) -> MediaResult:
         """A video event unit, its scene-change frames and its speech (see :meth:`Memory.add_video`)."""
-        p = self.parts
+        p, video, time, scope, fps, max_frames = (self.parts, request.video, request.time, request.scope, request.fps,
+                                                  request.max_frames)
         detector = None
         if p.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
             from omnimem.media.scene import EmbeddingChangeDetector
@@ -225,20 +262,19 @@ class LocalEngine:
         """Wait for the enrichment queue to drain (see :meth:`Memory.flush`)."""
         return self.enricher.flush(timeout)
 
-    def delete(self, unit_id: str, scope: Scope, reason: str | None, chain: bool) -> None:
-        lifecycle.delete(self.parts, unit_id, scope, reason, chain)
+    def delete(self, request: DeleteRequest) -> None:
+        lifecycle.delete(self.parts, request.unit_id, request.scope, request.reason, request.chain)
 
-    def forget(self, scope: Scope, **selection: Any) -> int:
-        return lifecycle.forget(self.parts, scope, **selection)
+    def forget(self, request: ForgetRequest) -> int:
+        return lifecycle.forget(self.parts, request.scope, **_selection(request))
 
-    def preview_forget(self, scope: Scope, **selection: Any) -> list[MAU]:
-        return lifecycle.preview_forget(self.parts, scope, **selection)
+    def preview_forget(self, request: ForgetRequest) -> list[MAU]:
+        return lifecycle.preview_forget(self.parts, request.scope, **_selection(request))
 
-    def import_records(self, records: Iterable[Mapping[str, Any]], allow_forgotten: bool,
-                       progress: Progress | None = None) -> dict[str, int]:
+    def import_records(self, request: ImportRequest) -> dict[str, int]:
         self.parts.check_open(write=True)
-        return governance.import_records(self.parts, self.ingestor, records, allow_forgotten=allow_forgotten,
-                                         progress=progress)
+        return governance.import_records(self.parts, self.ingestor, request.records,
+                                         allow_forgotten=request.allow_forgotten, progress=request.progress)
 
     def reembed(self, embedder: Embedder) -> int:
         """Rebuild every vector with ``embedder``; then the engine, its indexes and its graph use it."""
@@ -258,19 +294,20 @@ class LocalEngine:
         return count
 
     # -- reads ------------------------------------------------------------------
-    def get(self, unit_id: str, scope: Scope) -> MAU:
-        return lifecycle.scoped_unit(self.parts, unit_id, scope)
+    def get(self, request: UnitRequest) -> MAU:
+        return lifecycle.scoped_unit(self.parts, request.unit_id, request.scope)
 
-    def units(self, scope: Scope, filters: Mapping[str, Any], limit: object, offset: object) -> list[MAU]:
+    def units(self, request: ListRequest) -> list[MAU]:
         """A page of the scope's units in event-time order (see :mod:`omnimem.engine.listing`)."""
-        return listing.page(self.parts, scope, listing.make_filter(self.parts, **filters), limit, offset)
+        wanted = listing.make_filter(self.parts, **request.filters())
+        return listing.page(self.parts, request.scope, wanted, request.limit, request.offset)
 
-    def count_units(self, scope: Scope, filters: Mapping[str, Any]) -> int:
-        return len(listing.matching(self.parts, scope, listing.make_filter(self.parts, **filters)))
+    def count_units(self, request: ListRequest) -> int:
+        return len(listing.matching(self.parts, request.scope, listing.make_filter(self.parts, **request.filters())))
 
-    def raw(self, unit_id: str, scope: Scope) -> tuple[bytes, str]:
+    def raw(self, request: UnitRequest) -> tuple[bytes, str]:
         """A unit's raw content (cold tier) and its content type; NotFoundError when it has none."""
-        unit = lifecycle.scoped_unit(self.parts, unit_id, scope)
+        unit = lifecycle.scoped_unit(self.parts, request.unit_id, request.scope)
         if unit.raw_ref is None:
             raise NotFoundError(f"unit {unit.id} has no raw content")
         with self.parts.lock:
@@ -281,30 +318,46 @@ class LocalEngine:
     def full_text(self, unit: MAU) -> str | None:
         return self.retriever.full_text(unit)
 
-    def search(self, text: str, k: int, theta: float, budget: int, scope: Scope, include_superseded: bool,
-               as_of: datetime | None) -> Context:
+    def search(self, request: SearchRequest) -> Context:
+        """Hybrid retrieval packed into a pyramid context; ``None`` arguments take this engine's settings."""
+        r, settings = request, self.parts.settings
+        text = validate.query(r.query, settings.max_query_chars)
+        k = settings.top_k if r.top_k is None else r.top_k
+        theta = settings.theta if r.theta is None else r.theta
+        budget = settings.budget if r.budget is None else r.budget
+        as_of = parse_time(r.as_of, default_tz=self.tz) if r.as_of is not None else None
         with self.parts.reading():
-            return self.retriever.search(text, k, theta, budget, scope, include_superseded, as_of)
+            return self.retriever.search(text, k, theta, budget, r.scope, r.include_superseded, as_of)
 
-    def history(self, unit_id: str, scope: Scope) -> list[AuditRecord]:
-        return lifecycle.history(self.parts, unit_id, scope)
+    def ask(self, request: AskRequest) -> Answer:
+        """Search, then answer from the context with this engine's LLM (the evidence only without one)."""
+        ctx = self._evidence(SearchRequest(request.question, request.scope, top_k=request.top_k, budget=request.budget))
+        return answer_question(self.parts.llm, ctx.query, ctx, instructions=request.instructions)
 
-    def log(self, scope: Scope, limit: int | None) -> list[AuditRecord]:
+    @otel.traced("omnimem.search", otel.describe_search_request, static=otel.memory_static)
+    def _evidence(self, request: SearchRequest) -> Context:
+        """The search an ask answers from, in its own span under the ask's (as a ``Memory.search`` has)."""
+        return self.search(request)
+
+    def history(self, request: UnitRequest) -> list[AuditRecord]:
+        return lifecycle.history(self.parts, request.unit_id, request.scope)
+
+    def log(self, request: LogRequest) -> list[AuditRecord]:
         with self.parts.lock:
             self.parts.check_open()
-            return self.parts.store.events(scope=scope, limit=limit)
+            return self.parts.store.events(scope=request.scope, limit=request.limit)
 
-    def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
+    def export(self, request: ExportRequest) -> Iterator[dict[str, Any]]:
         self.parts.check_open()
-        return governance.export_records(self.parts, scope)
+        return governance.export_records(self.parts, request.scope)
 
     def need_graph(self) -> KnowledgeGraph:
         if self.parts.graph is None:
             raise ConfigError("the knowledge graph is off; open the store with Memory(..., graph=True)")
         return self.parts.graph
 
-    def entities(self, scope: Scope) -> list[Entity]:
-        graph = self.need_graph()
+    def entities(self, request: ScopeRequest) -> list[Entity]:
+        graph, scope = self.need_graph(), request.scope
         found = graph.entities(scope)
         if scope.session_id is None:
             return found
@@ -312,8 +365,17 @@ class LocalEngine:
             in_session = set(self.parts.store.ids_in_scope(scope))
         return [e for e in found if in_session & set(graph.details(e)["units"])]
 
-    def neighbors(self, name: str, scope: Scope, hops: int) -> list[Neighbor]:
-        return self.need_graph().neighbors(name, scope, hops)
+    def neighbors(self, request: EntityRequest) -> list[Neighbor]:
+        return self.need_graph().neighbors(request.name, request.scope, request.hops)
+
+    def entity_details(self, request: EntityRequest) -> list[dict[str, Any]]:
+        """The entities called ``name`` (or with that alias): aliases, relations and the units behind them."""
+        graph = self.need_graph()
+        return [graph.details(e) for e in graph.find(request.name, _graph_scope(request.scope))]
+
+    def export_graph(self, scope: Scope, format: str) -> str:
+        """A scope's knowledge graph as ``json`` or ``graphml`` (in-process only: no route serves it)."""
+        return self.need_graph().export(_graph_scope(scope), format)
 
     def stats(self) -> dict[str, Any]:
         p = self.parts
@@ -334,6 +396,18 @@ class LocalEngine:
             usage = p.llm.usage()
             data["llm"] = {"name": p.llm.name, **{k: getattr(usage, k) for k in usage.__dataclass_fields__}}
         return data
+
+
+def _selection(request: ForgetRequest) -> dict[str, Any]:
+    """A forget request as :func:`omnimem.engine.lifecycle.plan_forget` reads it."""
+    return {"since": request.since, "until": request.until,
+            "unit_ids": None if request.unit_ids is None else list(request.unit_ids),
+            "everything": request.everything, "all_users": request.all_users, "reason": request.reason}
+
+
+def _graph_scope(scope: Scope) -> Scope:
+    """Entities belong to a user and an agent, not to a session."""
+    return Scope(scope.user_id, scope.agent_id, None)
 
 
 def _resolve_embedder(store: Store, path: Path | str | None, wanted: str | Embedder | None, *,

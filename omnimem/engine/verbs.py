@@ -1,7 +1,8 @@
 """The verb table: one row per public ``Memory`` verb, naming each surface that carries it.
 
-A verb reaches callers through up to five mirrors: the facade, the remote client,
-an HTTP route, an MCP tool and a CLI command. Each row says which route (method,
+A verb reaches callers through up to five mirrors: the facade, the engine contract
+(:class:`omnimem.engine.contract.Engine`, which both engines implement), an HTTP
+route, an MCP tool and a CLI command. Each row says which route (method,
 path, role), which tool and which command carry the verb, or why a surface leaves
 it out (an :class:`Excluded` with its reason). ``tests/architecture/test_surfaces.py``
 checks every surface against this table: a verb without a row, a row whose route,
@@ -41,8 +42,8 @@ class Verb:
     route: Route | Excluded
     tool: str | Excluded  # the MCP tool's name
     command: str | Excluded  # the CLI command, a group's as "graph show"
-    local_only: bool = False  # exists only in this process: RemoteMemory refuses it
-    composed: bool = False  # built on other verbs in Memory itself: RemoteMemory inherits it
+    local_only: bool = False  # exists only in this process: a LocalMemory method, not an Engine one
+    composed: bool = False  # built on other verbs in Memory itself, for every engine: not an Engine method
 
 
 UPLOAD = Excluded("MCP tools take JSON arguments, not file uploads")

@@ -10,7 +10,7 @@ Their rows live in the store: typed methods of the ``GraphRows`` contract
 (:mod:`omnimem.store.base`), in SQLite through :mod:`omnimem.store.sqlite.graph`.
 
 The value objects import eagerly; everything needing the ``graph`` extra
-(rapidfuzz, spaCy) imports on first use, so ``omnimem.entities`` (and the
+(rapidfuzz, spaCy) imports on first use, so ``omnimem.results`` (and the
 store's graph tables) work without it. spaCy itself loads only when a
 ``SpacyExtractor`` first extracts.
 """
@@ -20,14 +20,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from omnimem.entities import (
+from omnimem.errors import InvalidExtractionError
+from omnimem.results import (
     Entity,
     EntityType,
     ExpansionResult,
     ExtractedEntity,
     ExtractedRelation,
     Extraction,
-    InvalidExtractionError,
     Reached,
     Relation,
 )

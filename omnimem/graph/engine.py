@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,8 @@ import numpy.typing as npt
 
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import Extractor
-from omnimem.entities import Entity, ExtractedEntity, Extraction, Relation
+from omnimem.results import Entity, ExtractedEntity, Extraction, Relation
+from omnimem.results import Neighbor as Neighbor  # defined there; this path keeps working
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 from omnimem.mau import MAU, Scope, search_text
 from omnimem.store.base import GraphRows, GraphSource, RowWriter
@@ -52,25 +53,6 @@ class GraphInfo:
             "seeds": list(self.seeds), "reached": self.reached, "pool": self.pool, "added": list(self.added),
             "edges_skipped": self.edges_skipped, "units_capped": self.units_capped,
         }
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbor:
-    """An entity reached from another, with its hop distance and score."""
-
-    entity: Entity
-    distance: int
-    score: float
-
-    def __str__(self) -> str:
-        return f"{self.entity} d={self.distance} score={self.score:.3f}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"entity": self.entity.to_dict(), "distance": self.distance, "score": self.score}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Neighbor:
-        return cls(Entity.from_dict(data["entity"]), int(data["distance"]), float(data["score"]))
 
 
 def entity_scope(scope: Scope) -> Scope:

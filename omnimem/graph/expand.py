@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from omnimem.errors import InvalidInputError, missing_extra
 from omnimem.graph.extract import Extractor
-from omnimem.entities import Entity, ExpansionResult, Reached, name_key
+from omnimem.results import Entity, ExpansionResult, Reached, name_key
 
 try:
     from rapidfuzz import process

@@ -18,15 +18,14 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from omnimem.errors import missing_extra
-from omnimem.entities import (
+from omnimem.errors import InvalidExtractionError, missing_extra
+from omnimem.results import (
     MAX_NAME_CHARS,
     PERSON_TITLES,
     EntityType,
     ExtractedEntity,
     ExtractedRelation,
     Extraction,
-    InvalidExtractionError,
     name_key,
     normalize_name,
 )

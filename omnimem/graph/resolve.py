@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from omnimem.errors import missing_extra
 from omnimem.mau import Scope
-from omnimem.entities import (
+from omnimem.results import (
     PERSON_TITLES,
     Entity,
     EntityType,

@@ -1,5 +1,5 @@
 """A face: ``omnimem.ingest.prepare.AddResult`` keeps working; it lives in :mod:`omnimem.engine.ingest.prepare`."""
 
-from omnimem.engine.ingest.prepare import AddResult
+from omnimem.results import AddResult
 
 __all__ = ["AddResult"]

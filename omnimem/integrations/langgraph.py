@@ -44,6 +44,7 @@ except ImportError:
 
 from omnimem.engine.ingest.prepare import make_scope, prepare
 from omnimem.mau import MAU
+from omnimem.memory import LocalMemory
 
 META = "langgraph"  # the metadata key that holds an item (namespace, key, value, created_at)
 PAGE = 500  # units read per page when listing
@@ -60,10 +61,10 @@ class OmnimemStore(BaseStore):
     __slots__ = ("memory", "budget")
 
     def __init__(self, memory: Any, *, budget: int | None = None) -> None:
-        if not hasattr(memory, "engine"):
+        if not isinstance(memory, LocalMemory):
             raise ConfigError("OmnimemStore needs a Memory in this process (Memory(), Memory(path=...) or "
                               "Memory(url='postgresql://...')), not a remote one")
-        self.memory = memory
+        self.memory: Any = memory  # typed as given: its verbs take the scope as a **mapping
         self.budget = budget
 
     # -- LangGraph's entry points ------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Annotated, Any, cast
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs this TypedDict on Python < 3.12
 
-from omnimem.entities import Entity
+from omnimem.results import Entity
 from omnimem.engine.ingest.prepare import AddResult
 from omnimem.mau import MAU, Modality
 from omnimem.engine.retrieval.pyramid import Context

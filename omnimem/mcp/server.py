@@ -28,7 +28,7 @@ from omnimem.mcp.results import RAW_URI
 from omnimem.mcp.tools import register_tools
 
 if TYPE_CHECKING:
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
 
 INSTRUCTIONS = """\
 Long-term memory for this conversation's user. Call `search` before answering anything that may depend on what \
@@ -40,7 +40,7 @@ one, `delete` to remove one the user wants gone; `recent` lists the latest memor
 scope), ForbiddenError/ScopeError (your key may not do this), AuthError (no valid key)."""
 
 
-def create_mcp(memory: Memory, *, authorize: Authorize | None = None, name: str = "omnimem") -> FastMCP:
+def create_mcp(memory: LocalMemory, *, authorize: Authorize | None = None, name: str = "omnimem") -> FastMCP:
     """An MCP server whose tools call ``memory``.
 
     ``authorize(token)`` says who calls (a :class:`~omnimem.mcp.caller.Caller`)
@@ -76,7 +76,7 @@ def create_mcp(memory: Memory, *, authorize: Authorize | None = None, name: str 
     return mcp
 
 
-def raw_content(memory: Memory, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+def raw_content(memory: LocalMemory, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                 session_id: str | None = None) -> tuple[bytes, str]:
     """A unit's raw bytes and their content type; NotFoundError when it has none (or is outside ``scope``)."""
     unit = memory.get(unit_id, user_id=user_id, agent_id=agent_id, session_id=session_id)

@@ -27,7 +27,7 @@ from omnimem.mcp.results import (
 from omnimem.validate import MAX_METADATA_BYTES
 
 if TYPE_CHECKING:
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
 
 MAX_TURNS = 5_000  # turns per add_dialogue call; send longer conversations in several calls
 ID_CHARS = 200
@@ -70,7 +70,7 @@ class Turn(BaseModel):
                            min_length=1, max_length=ID_CHARS)
 
 
-def register_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
+def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
     """Add the memory tools to ``mcp``."""
     settings = memory.settings
     query_limit = settings.max_query_chars
@@ -306,7 +306,7 @@ CONTEXT_LAYOUT = {  # what Context.render() writes for each packing (settings.pa
 }
 
 
-def register_graph_tools(mcp: FastMCP, memory: "Memory", gate: Gate) -> None:
+def register_graph_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
     """The knowledge-graph tools (``entities``, ``neighbors``): only on a memory with the graph on."""
 
     @mcp.tool(annotations=READ)

@@ -1,8 +1,9 @@
-"""The HTTP client engine: :mod:`.memory` (``RemoteMemory``, ``Memory(url="http(s)://...")``) over :mod:`.transport`.
+"""The HTTP client engine: :mod:`.engine` (``RemoteEngine``, behind ``Memory(url="http(s)://...")``) over :mod:`.transport`.
 
-A face: this module only re-exports ``RemoteMemory`` (``omnimem.remote.RemoteMemory`` keeps working).
+A face: this module only re-exports (``omnimem.remote.RemoteMemory``, an alias of ``Memory``, keeps working).
 """
 
-from omnimem.remote.memory import RemoteMemory
+from omnimem.memory import Memory as RemoteMemory
+from omnimem.remote.engine import RemoteEngine
 
-__all__ = ["RemoteMemory"]
+__all__ = ["RemoteEngine", "RemoteMemory"]

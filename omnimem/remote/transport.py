@@ -25,7 +25,6 @@ _RETRY_STATUS = (429, 502, 503, 504)
 
 def _load_error_modules() -> None:
     """Error classes defined outside omnimem.errors must be imported to be found by name."""
-    import omnimem.entities  # noqa: F401  (InvalidExtractionError)
     import omnimem.llm.errors  # noqa: F401
     import omnimem.media.errors  # noqa: F401
 

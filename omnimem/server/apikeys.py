@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from omnimem.errors import AuthError, InvalidInputError
 from omnimem.engine.ingest.prepare import clean_id
-from omnimem.store.base import Store
+from omnimem.store.base import KeyStore
 from omnimem.store.keys import ROLES, ApiKey
 
 PREFIX = "omk_"
@@ -31,7 +31,7 @@ def digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def create_key(store: Store, *, name: str, role: str, user_id: str | None = None,
+def create_key(store: KeyStore, *, name: str, role: str, user_id: str | None = None,
                agent_id: str | None = None) -> tuple[str, ApiKey]:
     """Make and store a new key; returns the key (shown once, never stored) and its record."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -52,7 +52,7 @@ def create_key(store: Store, *, name: str, role: str, user_id: str | None = None
     return key, record
 
 
-def check_key(store: Store, presented: str) -> ApiKey:
+def check_key(store: KeyStore, presented: str) -> ApiKey:
     """The active key record ``presented`` proves; AuthError otherwise (the same message for every failure)."""
     match = _SHAPE.fullmatch(presented.strip()) if isinstance(presented, str) else None
     record = store.find_key(match.group(1)) if match else None

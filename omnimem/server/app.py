@@ -24,7 +24,8 @@ from omnimem.server.state import ServerState
 from omnimem.server import tracing
 
 if TYPE_CHECKING:
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
+    from omnimem.store.base import KeyStore
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024  # JSON bodies: a large dialogue batch fits
 DEFAULT_MAX_UPLOAD = 256 * 1024 * 1024  # media uploads and imports (images are held to 50 MiB on top)
@@ -34,8 +35,9 @@ log = logging.getLogger("omnimem.server")
 
 
 def create_app(
-    memory: Memory,
+    memory: LocalMemory,
     *,
+    keys: KeyStore | None = None,
     auth: bool = True,
     rate_limit: RateLimit | None = _DEFAULT_LIMIT,
     max_body: int = DEFAULT_MAX_BODY,
@@ -48,7 +50,10 @@ def create_app(
     auth_failures: RateLimit | None = DEFAULT_AUTH_FAILURES,
     public_metrics: bool = False,
 ) -> FastAPI:
-    """The HTTP API over ``memory``.
+    """The HTTP API over ``memory`` (a Memory in this process).
+
+    ``keys`` holds the API keys and console sessions requests are checked
+    against; by default ``memory``'s own store (``omnimem keys create`` writes there).
 
     ``auth=False`` treats every request as a store-wide admin (``omnimem serve
     --no-auth``, loopback only). ``rate_limit`` is per key (``None``: off);
@@ -74,7 +79,8 @@ def create_app(
     hosts = host_names(allowed_hosts)
     if not auth and ANY_HOST in hosts:
         raise ConfigError("--no-auth answers only for loopback names and --allowed-host names, never for any Host")
-    mcp_app = _mcp_app(memory, auth) if mcp is True else (mcp or None)
+    keys = memory.store if keys is None else keys
+    mcp_app = _mcp_app(memory, keys, auth) if mcp is True else (mcp or None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -92,7 +98,7 @@ def create_app(
     app = FastAPI(lifespan=lifespan, title="omnimem", version="1", summary="Lifelong multimodal memory for AI agents",
                   description="The HTTP API of omnimem; see docs/http-api.md.", docs_url=None, redoc_url=None,
                   **tracing.fastapi_options())
-    state = ServerState(memory, auth, RateLimiter(rate_limit) if rate_limit is not None else None, Metrics(),
+    state = ServerState(memory, keys, auth, RateLimiter(rate_limit) if rate_limit is not None else None, Metrics(),
                         max_body, max_upload, session_ttl,
                         FailureThrottle(auth_failures) if auth_failures is not None and auth else None)
     app.state.omnimem = state
@@ -149,7 +155,7 @@ def _warm_up(state: ServerState) -> None:
     state.ready = True
 
 
-def _mcp_app(memory: Memory, auth: bool) -> Any:
+def _mcp_app(memory: LocalMemory, keys: KeyStore, auth: bool) -> Any:
     """The MCP server over ``memory``, as a streamable-HTTP ASGI app; API keys are its bearer tokens."""
     from omnimem.server.apikeys import check_key
     from omnimem.errors import AuthError
@@ -158,7 +164,7 @@ def _mcp_app(memory: Memory, auth: bool) -> Any:
     def authorize(token: str | None) -> Caller:
         if not token:
             raise AuthError("missing API key: send Authorization: Bearer <key>")
-        record = check_key(memory.store, token)
+        record = check_key(keys, token)
         return Caller(f"key:{record.name}", record.role, record.user_id, record.agent_id)
 
     return create_mcp(memory, authorize=authorize if auth else None).http_app(path="/")

@@ -115,7 +115,7 @@ def throttled(request: Request, state: ServerState, attempt: Callable[[], T]) ->
 
 
 def _principal(request: Request, state: ServerState) -> Principal:
-    store = state.memory.store
+    store = state.keys
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, token = header.partition(" ")

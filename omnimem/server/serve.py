@@ -28,7 +28,7 @@ from omnimem.server.guard import ANY_HOST, DEFAULT_BODY_TIMEOUT, LOOPBACK_HOSTS,
 from omnimem.server.limits import RateLimit
 
 if TYPE_CHECKING:
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
 
 ENV = "OMNIMEM_SERVE_OPTIONS"
 LOOPBACK = LOOPBACK_HOSTS
@@ -81,11 +81,11 @@ class ServeOptions:
         return (*bound, *self.allowed_hosts)
 
 
-def open_memory(options: ServeOptions) -> Memory:
-    from omnimem.memory import Memory
+def open_memory(options: ServeOptions) -> LocalMemory:
+    from omnimem.memory import LocalMemory
 
     extra: dict[str, Any] = {"embedder": options.embedder} if options.embedder else {}
-    return Memory(options.store, **extra) if options.store is not None else Memory(url=options.url, **extra)
+    return LocalMemory(options.store, **extra) if options.store is not None else LocalMemory(url=options.url, **extra)
 
 
 def build_app(options: ServeOptions) -> FastAPI:

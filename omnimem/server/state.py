@@ -9,14 +9,16 @@ from omnimem.server.limits import FailureThrottle, RateLimiter
 from omnimem.server.metrics import Metrics
 
 if TYPE_CHECKING:
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
+    from omnimem.store.base import KeyStore
 
 
 @dataclass
 class ServerState:
-    """The Memory, whether keys are required, the limits, the metrics and the readiness."""
+    """The Memory, the key store, whether keys are required, the limits, the metrics and the readiness."""
 
-    memory: Memory
+    memory: LocalMemory
+    keys: KeyStore  # API keys and console sessions, handed to create_app (by default the memory's store)
     auth: bool
     limiter: RateLimiter | None
     metrics: Metrics

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from omnimem.mau import Scope
+from omnimem.results import AuditRecord as AuditRecord  # defined there; this path keeps working
 
 AUDIT_SCHEMA = [
     """CREATE TABLE IF NOT EXISTS audit_log (
@@ -59,38 +60,6 @@ class AuditEvent:
     scope: Scope = field(default_factory=Scope)
     reason: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class AuditRecord:
-    """A logged event as read back."""
-
-    seq: int
-    time: datetime
-    actor: str
-    action: str
-    unit_ids: tuple[str, ...]
-    scope: Scope
-    reason: str | None
-    details: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq, "time": self.time.isoformat(), "actor": self.actor, "action": self.action,
-            "unit_ids": list(self.unit_ids), **self.scope.as_dict(), "reason": self.reason, "details": self.details,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AuditRecord:
-        return cls(int(data["seq"]), datetime.fromisoformat(data["time"]), str(data["actor"]), str(data["action"]),
-                   tuple(data.get("unit_ids", ())), Scope(data.get("user_id"), data.get("agent_id"),
-                                                          data.get("session_id")),
-                   data.get("reason"), dict(data.get("details") or {}))
-
-    def __str__(self) -> str:
-        ids = ", ".join(self.unit_ids[:3]) + (f" (+{len(self.unit_ids) - 3})" if len(self.unit_ids) > 3 else "")
-        why = f" ({self.reason})" if self.reason else ""
-        return f"#{self.seq} {self.time:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {ids}{why}"
 
 
 def log_event(conn: sqlite3.Connection, event: AuditEvent) -> int:

@@ -1,10 +1,12 @@
-"""The contracts every storage backend implements (SQLite now, PostgreSQL later).
+"""The contracts every storage backend implements (SQLite and PostgreSQL).
 
-Three small Protocols, each a backend can run on its own terms:
+Small Protocols, each a backend can run on its own terms:
 
 - :class:`UnitStore`: units with their metadata, the meta table, the audit
   log, tombstones and the cold tier (raw bytes). Batch-first: every
-  mutation takes many units and is one transaction.
+  mutation takes many units and is one transaction. It includes
+  :class:`KeyStore`, the server's API keys and console sessions, which the
+  server is handed on its own (``create_app(keys=)``).
 - :class:`GraphRows`: the knowledge graph's and CLIP's rows, written through
   typed methods inside the transaction of their units (``insert(derived=)``)
   and read under the store's lock (``graph_rows()``). No connection crosses.
@@ -28,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.entities import Entity, Relation
+from omnimem.results import Entity, Relation
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.keys import ApiKey, ApiSession
@@ -103,7 +105,34 @@ class GraphSource(Protocol):
         ...
 
 
-class UnitStore(GraphSource, Protocol):
+class KeyStore(Protocol):
+    """API keys and console sessions of a server (hashed; see omnimem.store.keys): what the server's
+    authentication needs, handed to :func:`omnimem.server.app.create_app` on its own."""
+
+    def put_key(self, key: ApiKey) -> None:
+        """Store a new key (its hash, never the secret)."""
+        ...
+
+    def find_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key, revoked ones too, oldest first."""
+        ...
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Revoke a key and end its sessions; whether an active key was found."""
+        ...
+
+    def put_session(self, session: ApiSession) -> None:
+        """Store a console login (expired ones may be dropped on the way)."""
+        ...
+
+    def find_session(self, token_hash: str) -> ApiSession | None: ...
+
+    def drop_session(self, token_hash: str) -> None: ...
+
+
+class UnitStore(GraphSource, KeyStore, Protocol):
     """Hot tier (units, embeddings, metadata), audit log, tombstones, and the cold tier for raw content."""
 
     read_only: bool
@@ -202,28 +231,6 @@ class UnitStore(GraphSource, Protocol):
         """Make deleted bytes unreadable (free pages, write-ahead log); whether it completed."""
         ...
 
-    # -- API keys and console sessions of a server (hashed; see omnimem.store.keys) --
-    def put_key(self, key: ApiKey) -> None:
-        """Store a new key (its hash, never the secret)."""
-        ...
-
-    def find_key(self, key_id: str) -> ApiKey | None: ...
-
-    def list_keys(self) -> list[ApiKey]:
-        """Every key, revoked ones too, oldest first."""
-        ...
-
-    def revoke_key(self, key_id: str) -> bool:
-        """Revoke a key and end its sessions; whether an active key was found."""
-        ...
-
-    def put_session(self, session: ApiSession) -> None:
-        """Store a console login (expired ones may be dropped on the way)."""
-        ...
-
-    def find_session(self, token_hash: str) -> ApiSession | None: ...
-
-    def drop_session(self, token_hash: str) -> None: ...
     # -- the job queue (see :mod:`omnimem.store.jobs` for the states) ----------
     def enqueue(self, jobs: Sequence[NewJob]) -> None:
         """Add jobs in their own transaction; a job whose key is already queued is not added again."""

@@ -1,10 +1,11 @@
 """Every surface carries the verbs the verb table says, and docs/http-api.md lists the app's routes.
 
 ``omnimem/engine/verbs.py`` has one row per public ``Memory`` verb. Here each mirror is
-read from the real thing (the facade class, ``RemoteMemory``, the FastAPI app and its
-routers, the fastmcp server, the typer app) and compared with the table, so a verb that
-is added to one surface and forgotten on another, or a row naming a route, tool or
-command that does not exist or calls another verb, fails.
+read from the real thing (the facade classes ``Memory`` and ``LocalMemory``, the
+``Engine`` Protocol with its two engines, the FastAPI app and its routers, the fastmcp
+server, the typer app) and compared with the table, so a verb that is added to one
+surface and forgotten on another, or a row naming a route, tool or command that does
+not exist or calls another verb, fails.
 """
 
 from __future__ import annotations
@@ -24,19 +25,32 @@ import pytest
 import typer
 
 import omnimem.server.routes
-from omnimem import Memory, RemoteMemory
+from omnimem import LocalMemory, Memory, RemoteMemory
+from omnimem.engine.contract import Engine
+from omnimem.engine.local import LocalEngine
+from omnimem.remote.engine import RemoteEngine
 from omnimem.cli.commands import app as cli_app
 from omnimem.engine.verbs import OTHER_COMMANDS, OTHER_ROUTES, VERBS, Excluded, Route, Verb
-from omnimem.errors import OmnimemError
+from omnimem.errors import ConfigError, InvalidInputError, OmnimemError
 from omnimem.mcp import create_mcp
 from omnimem.server.app import create_app
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "http-api.md"
 
 
+def public_methods(cls: type) -> set[str]:
+    """A class's own public methods (properties, static and class methods are not verbs)."""
+    return {name for name, member in vars(cls).items() if inspect.isfunction(member) and not name.startswith("_")}
+
+
 def facade_verbs() -> set[str]:
-    """Memory's public methods (properties, static and class methods are not verbs)."""
-    return {name for name, member in vars(Memory).items() if inspect.isfunction(member) and not name.startswith("_")}
+    """The verbs of every Memory (``Memory``) and those only an in-process one has (``LocalMemory``)."""
+    return public_methods(Memory) | public_methods(LocalMemory)
+
+
+def engine_verbs() -> set[str]:
+    """The methods of the Engine Protocol."""
+    return {name for name in dir(Engine) if not name.startswith("_") and inspect.isfunction(getattr(Engine, name))}
 
 
 def is_memory(node: ast.expr) -> bool:
@@ -153,20 +167,29 @@ def command_problems(table: Iterable[Verb], commands: dict[str, Any]) -> list[st
     return problems
 
 
-def remote_problems(table: Iterable[Verb]) -> list[str]:
-    problems = []
+def engine_problems(table: Iterable[Verb], engines: Iterable[type] = (LocalEngine, RemoteEngine)) -> list[str]:
+    """Every verb that is neither local-only nor composed is an Engine method that each engine has with the
+    Protocol's parameters and annotations; the others are not engine methods; no Engine method lacks a row."""
+    problems, engines = [], list(engines)
     for verb in table:
-        own = vars(RemoteMemory).get(verb.name)
-        if verb.composed:
-            if own is not None:
-                problems.append(f"{verb.name}: composed of other verbs, yet RemoteMemory overrides it")
+        contract = getattr(Engine, verb.name, None)
+        if verb.composed or verb.local_only:
+            if contract is not None:
+                problems.append(f"{verb.name}: {'composed' if verb.composed else 'local-only'}, yet an Engine method")
             continue
-        if own is None or not inspect.isfunction(own):
-            problems.append(f"{verb.name}: RemoteMemory has no method of its own")
+        if contract is None:
+            problems.append(f"{verb.name}: no Engine method")
             continue
-        local, remote = list(inspect.signature(getattr(Memory, verb.name)).parameters), list(inspect.signature(own).parameters)
-        if local != remote:
-            problems.append(f"{verb.name}: Memory takes {local}, RemoteMemory {remote}")
+        wanted = inspect.signature(contract)
+        for engine in engines:
+            method = getattr(engine, verb.name, None)
+            if method is None or not inspect.isfunction(method):
+                problems.append(f"{verb.name}: {engine.__name__} has no method")
+            elif [(p.name, p.kind, p.annotation) for p in inspect.signature(method).parameters.values()] != \
+                    [(p.name, p.kind, p.annotation) for p in wanted.parameters.values()] \
+                    or inspect.signature(method).return_annotation != wanted.return_annotation:
+                problems.append(f"{verb.name}: {engine.__name__}{inspect.signature(method)}, Engine{wanted}")
+    problems += [f"Engine method {name!r} has no row" for name in sorted(engine_verbs() - {v.name for v in table})]
     return problems
 
 
@@ -176,6 +199,11 @@ def test_every_public_memory_verb_has_one_row() -> None:
     assert set(names) == facade_verbs()
 
 
+def test_the_local_only_verbs_are_the_ones_only_a_local_memory_has() -> None:
+    assert public_methods(LocalMemory) == {verb.name for verb in VERBS if verb.local_only}
+    assert not public_methods(LocalMemory) & public_methods(Memory)  # LocalMemory adds, it overrides no verb
+
+
 def test_every_exclusion_says_why() -> None:
     for verb in VERBS:
         for surface in (verb.route, verb.tool, verb.command):
@@ -183,21 +211,36 @@ def test_every_exclusion_says_why() -> None:
     assert all(reason.strip() for reason in [*OTHER_ROUTES.values(), *OTHER_COMMANDS.values()])
 
 
-def test_remote_memory_mirrors_every_verb_with_the_same_parameters() -> None:
-    assert remote_problems(VERBS) == []
+def test_both_engines_implement_every_engine_verb_with_the_protocols_parameters() -> None:
+    assert engine_problems(VERBS) == []
+    assert engine_verbs() <= {verb.name for verb in VERBS}
+    assert all(isinstance(getattr(engine, "read_only"), property) for engine in (Engine, LocalEngine, RemoteEngine))
 
 
-def test_remote_memory_refuses_the_local_only_verbs_before_the_network() -> None:
-    remote = Memory(url="http://127.0.0.1:9")  # nothing listens there: a refusal must not need the server
+def test_a_remote_memory_is_a_memory_without_the_in_process_parts() -> None:
+    remote = Memory(url="http://127.0.0.1:9")  # nothing listens there: none of this needs the server
     try:
-        for verb in (v for v in VERBS if v.local_only):
-            method = getattr(remote, verb.name)
-            arguments = ["x"] * sum(p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
-                                    for p in inspect.signature(method).parameters.values())
-            with pytest.raises(OmnimemError, match="not available on a remote Memory"):
-                method(*arguments)
+        assert type(remote) is Memory and isinstance(remote, Memory) and isinstance(remote.engine, RemoteEngine)
+        assert RemoteMemory is Memory  # the old name, kept as an alias
+        assert remote.settings is None  # the server's settings apply
+        for name in ("store", "indexes", "embedder", "llm", "graph", "clip", "count_tokens",
+                     *(v.name for v in VERBS if v.local_only)):
+            assert not hasattr(remote, name), name
+        with pytest.raises(OmnimemError, match="top_k"):  # checked once, before the network
+            remote.search("x", top_k=0)
+        with pytest.raises(OmnimemError, match="unit_id"):
+            remote.get("")
     finally:
         remote.close()
+    with pytest.raises(ConfigError, match="embedder cannot be set on a remote Memory"):
+        Memory(url="http://127.0.0.1:9", embedder="fake")
+    with pytest.raises(InvalidInputError, match="not both"):
+        Memory("./somewhere", url="http://127.0.0.1:9")
+
+
+def test_an_in_process_memory_is_a_local_memory(memory: Memory) -> None:
+    assert type(memory) is LocalMemory and isinstance(memory, Memory) and isinstance(memory.engine, LocalEngine)
+    assert isinstance(memory.engine, Engine)
 
 
 def test_every_route_is_in_the_table_with_its_role_and_calls_its_verb(routes, openapi) -> None:
@@ -217,7 +260,9 @@ def test_a_verb_added_to_the_table_without_its_surfaces_fails(routes, openapi, t
     assert route_problems([*VERBS, added], routes, openapi) == ["pin: no route ('POST', '/v1/pins')"]
     assert tool_problems([*VERBS, added], tools) == ["pin: no MCP tool 'pin'"]
     assert command_problems([*VERBS, added], commands) == ["pin: no CLI command 'pin'"]
-    assert remote_problems([*VERBS, added]) == ["pin: RemoteMemory has no method of its own"]
+    assert engine_problems([*VERBS, added]) == ["pin: no Engine method"]
+    assert engine_problems(VERBS, [type("Partial", (), {"search": LocalEngine.search})])[0] == \
+        "add: Partial has no method"
     wrong = Verb("get", Route("GET", "/v1/units/{unit_id}", "admin"), "search", "history")
     assert route_problems([wrong], routes, openapi)[0] == \
         "get: ('GET', '/v1/units/{unit_id}') needs ['ScopeQuery', 'reader'], the table says admin"

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
 from omnimem.errors import InvalidInputError, InvalidTimeError
-from omnimem.engine.ingest.prepare import AddResult, Pending
+from omnimem.engine.ingest.prepare import Pending
 from omnimem.mau import Modality, Scope, content_hash
+from omnimem.results import MediaResult as MediaResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
 from omnimem.validate import media_file
 
@@ -27,27 +27,6 @@ MAX_IMAGE_BYTES = 50 * 1024 * 1024
 ANONYMOUS_UPLOAD = "upload"  # the file name the remote client sends for raw bytes: stored without a name
 
 Source = str | Path | bytes
-
-
-@dataclass(frozen=True, slots=True)
-class MediaResult:
-    """What ingesting one media file did: per-unit results and the filters' counts."""
-
-    results: tuple[AddResult, ...]
-    stats: dict[str, float] = field(default_factory=dict)
-    event_id: str | None = None  # video: the unit that stands for the whole clip
-
-    @property
-    def ids(self) -> list[str]:
-        return [r.id for r in self.results if r.id is not None]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"event_id": self.event_id, "stats": dict(self.stats), "results": [r.to_dict() for r in self.results]}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> MediaResult:
-        return cls(tuple(AddResult.from_dict(r) for r in data.get("results", ())),
-                   {str(k): float(v) for k, v in (data.get("stats") or {}).items()}, data.get("event_id"))
 
 
 def read_bytes(source: Source, *, limit: int) -> tuple[bytes, str | None]:

@@ -15,37 +15,12 @@ import unicodedata
 
 from omnimem.errors import InvalidInputError
 from omnimem.mau import Modality, Scope, content_hash
+from omnimem.results import AddResult as AddResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
 from omnimem.validate import metadata as clean_metadata
 
 
 MAX_TEXT_CHARS = 10_000_000  # one unit's text; export writes it and import reads it back
-
-
-@dataclass(frozen=True, slots=True)
-class AddResult:
-    """What happened to one input: stored (with its id) or skipped (and why)."""
-
-    id: str | None
-    accepted: bool
-    reason: str
-    similarity: float | None = None
-    duplicate_of: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "accepted": self.accepted,
-            "reason": self.reason,
-            "similarity": self.similarity,
-            "duplicate_of": self.duplicate_of,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AddResult:
-        similarity = data.get("similarity")
-        return cls(data.get("id"), bool(data["accepted"]), str(data["reason"]),
-                   None if similarity is None else float(similarity), data.get("duplicate_of"))
 
 
 @dataclass(frozen=True, slots=True)

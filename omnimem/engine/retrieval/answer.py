@@ -8,13 +8,11 @@ Benchmarks pass their own ``instructions``. Without a model, the answer is
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from omnimem.llm.base import LLM, Message
-from omnimem.engine.retrieval.pyramid import Context, Hit
+from omnimem.results import Answer as Answer, AnswerUsage as AnswerUsage  # defined there; this path keeps working
+from omnimem.results import Context
 
 NO_MODEL_NOTE = (
     "no language model is configured (set OMNIMEM_LLM_BASE_URL and OMNIMEM_LLM_MODEL, or pass llm=); "
@@ -28,64 +26,6 @@ DEFAULT_INSTRUCTIONS = (
     "give the answer itself, not an explanation. If the memories do not contain the answer, say that "
     "the information is not in memory; never guess."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerUsage:
-    """What answering cost: tokens and calls of the model, and wall time."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    latency_s: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "calls": self.calls,
-            "latency_s": round(self.latency_s, 4),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AnswerUsage:
-        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
-                   int(data.get("calls", 0)), float(data.get("latency_s", 0.0)))
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """An answer (or ``None`` offline) with the evidence it was given."""
-
-    question: str
-    answer: str | None
-    evidence: tuple[Hit, ...]
-    usage: AnswerUsage
-    context: Context
-    model: str | None = None
-    note: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "answer": self.answer,
-            "model": self.model,
-            "note": self.note,
-            "usage": self.usage.to_dict(),
-            "evidence": [hit.to_dict() for hit in self.evidence],
-            "tokens": self.context.tokens,
-            "context": self.context.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Answer:
-        """The inverse of :meth:`to_dict` (the remote client reads answers with it)."""
-        return cls(
-            question=str(data["question"]), answer=data.get("answer"),
-            evidence=tuple(Hit.from_dict(h) for h in data.get("evidence", ())),
-            usage=AnswerUsage.from_dict(data.get("usage", {})), context=Context.from_dict(data["context"]),
-            model=data.get("model"), note=data.get("note"),
-        )
 
 
 def build_messages(question: str, context: Context, *, instructions: str | None = None,

@@ -10,33 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
-from omnimem.mau import MAU, Modality
-from omnimem.timeparse import format_time
+from omnimem.mau import MAU
+# The value objects and their line rules are defined in omnimem.results; these paths keep working.
+from omnimem.results import Context as Context, Hit as Hit, RawContent as RawContent
+from omnimem.results import group_header as group_header, group_key as group_key, media_label as media_label
+from omnimem.results import session_line as session_line, unit_line as unit_line
 from omnimem.tokens import TokenCounter, count_many, count_tokens
-
-_TEXT = Modality.TEXT
-
-
-@dataclass(frozen=True, slots=True)
-class RawContent:
-    """Raw content attached at level 3: a textual stand-in plus the payload.
-
-    ``text`` is what goes into a text prompt (and what is counted); ``data``
-    and ``mime`` let a multimodal prompt include the real bytes.
-    """
-
-    text: str
-    mime: str
-    data: bytes | None = None
-    tokens: int | None = None  # explicit cost when the payload is not text
-
-    def cost(self, count: TokenCounter = count_tokens) -> int:
-        return self.tokens if self.tokens is not None else count(self.text)
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -47,170 +28,6 @@ class Candidate:
     sources: frozenset[str]
     fused: float | None = None
     ranks: Mapping[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One unit in the context, with the pyramid level it reached.
-
-    ``score`` is the cosine similarity of the query and the unit (what level 2
-    compares with ``theta``); the order of hits is ``rank``, which follows the
-    fused ranking: ``fused`` is that ranking's score (reciprocal rank fusion:
-    the sum over retrievers of weight / (rrf_k + rank); None for units no
-    ranked retriever found, such as neighbours and graph additions, and under
-    ``fusion="union"``), and ``ranks`` the unit's 1-based rank in each retriever
-    that found it (``{"dense": 3, "sparse": 1}``), so the order can be explained.
-    With a reranker (``Memory(reranker=...)``) the best candidates are in the
-    reranker's order instead, which ``ranks["rerank"]`` gives.
-    """
-
-    unit: MAU
-    score: float
-    level: int
-    rank: int
-    sources: frozenset[str]
-    text: str
-    tokens: int
-    raw: RawContent | None = None
-    fused: float | None = None
-    ranks: Mapping[str, int] = field(default_factory=dict)
-
-    def render(self) -> str:
-        return self.text if self.raw is None else f"{self.text}\n{self.raw.text}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rank": self.rank,
-            "score": self.score,  # exact: a remote Context equals the local one
-            "level": self.level,
-            "sources": sorted(self.sources),
-            "fused": self.fused,
-            "ranks": dict(sorted(self.ranks.items())),
-            "tokens": self.tokens,
-            "unit": self.unit.to_dict(),
-            "text": self.text,
-            "raw": None if self.raw is None else {"text": self.raw.text, "mime": self.raw.mime,
-                                                  "tokens": self.raw.tokens},
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
-        """The inverse of :meth:`to_dict`; raw bytes do not travel (``raw.data`` is None)."""
-        raw = data.get("raw")
-        return cls(
-            unit=MAU.from_dict(data["unit"]), score=float(data["score"]), level=int(data["level"]),
-            rank=int(data["rank"]), sources=frozenset(data.get("sources", ())), text=str(data.get("text", "")),
-            tokens=int(data["tokens"]),
-            raw=None if raw is None else RawContent(str(raw["text"]), str(raw["mime"]), None, raw.get("tokens")),
-            fused=None if data.get("fused") is None else float(data["fused"]),
-            ranks={str(k): int(v) for k, v in (data.get("ranks") or {}).items()},
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """What a search returns: ranked hits, their levels and the tokens used."""
-
-    query: str
-    hits: tuple[Hit, ...]
-    tokens: int
-    budget: int
-    candidates: int = 0
-    dropped: tuple[str, ...] = field(default=())
-    graph: dict[str, Any] | None = None  # what graph expansion did, when it ran
-    packing: str = "line"
-
-    def render(self) -> str:
-        """Prompt-ready text; ``tokens`` is its exact token count.
-
-        ``line`` packing: one ``[time] speaker: text`` line per hit, in rank
-        order. ``session`` packing: hits grouped by session and time under one
-        ``[time]`` header, groups in chronological order, so a conversation
-        reads as one and its date is paid once.
-        """
-        return "\n".join(self.lines())
-
-    def lines(self) -> list[str]:
-        """The pieces :meth:`render` joins with line breaks: each hit's text, and group headers."""
-        if self.packing == "line":
-            return [hit.render() for hit in self.hits]
-        groups: dict[tuple[Any, ...], list[Hit]] = {}
-        for hit in sorted(self.hits, key=lambda h: _chronological(h.unit)):
-            groups.setdefault(group_key(hit.unit), []).append(hit)
-        lines: list[str] = []
-        for members in groups.values():
-            lines.append(group_header(members[0].unit))
-            lines.extend(hit.render() for hit in members)
-        return lines
-
-    def levels(self) -> dict[int, int]:
-        counts = {1: 0, 2: 0, 3: 0}
-        for hit in self.hits:
-            counts[hit.level] += 1
-        return counts
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "candidates": self.candidates,
-            "dropped": list(self.dropped),
-            "packing": self.packing,
-            "graph": self.graph,
-            "hits": [hit.to_dict() for hit in self.hits],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Context:
-        """The inverse of :meth:`to_dict` (``render()`` gives the same text)."""
-        return cls(
-            query=str(data["query"]), hits=tuple(Hit.from_dict(h) for h in data.get("hits", ())),
-            tokens=int(data["tokens"]), budget=int(data["budget"]), candidates=int(data.get("candidates", 0)),
-            dropped=tuple(data.get("dropped", ())), graph=data.get("graph"), packing=str(data.get("packing", "line")),
-        )
-
-
-def unit_line(unit: MAU, body: str) -> str:
-    """One rendered memory: when, who, what."""
-    return f"[{format_time(unit.event_time)}] {session_line(unit, body)}"
-
-
-def session_line(unit: MAU, body: str) -> str:
-    """A memory under its group header: who and what."""
-    who = f"{unit.speaker}: " if unit.speaker else ""
-    kind = "" if unit.modality == _TEXT else f"({media_label(unit)}) "  # a member, not its .value: faster
-    return f"{kind}{who}{body}"
-
-
-def media_label(unit: MAU) -> str:
-    """``image``, ``audio`` ... with the file name or source id, so an answer can name the item."""
-    name = unit.metadata.get("filename") or (unit.source_ids[0] if unit.source_ids else None)
-    return f"{unit.modality.value} {name}" if name else unit.modality.value
-
-
-def group_key(unit: MAU) -> tuple[Any, ...]:
-    """Hits of one session at one time share a header."""
-    return (unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, unit.event_time)
-
-
-def group_header(unit: MAU) -> str:
-    when = unit.event_time
-    return _header(when, None if when is None else when.utcoffset())
-
-
-@lru_cache(maxsize=65_536)
-def _header(when: datetime | None, offset: timedelta | None) -> str:
-    """A header's text per time, remembered: every hit of a search renders one, and most times recur.
-
-    Keyed by the offset too: two aware datetimes of the same instant in other
-    zones are equal (and hash alike) but show different wall times.
-    """
-    return f"[{format_time(when)}]"
-
-
-def _chronological(unit: MAU) -> tuple[Any, ...]:
-    return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time)
 
 
 NEWLINE = 1  # what packing charges for the line break before a line (BPE may merge it: an upper bound)

@@ -12,10 +12,10 @@ from omnimem.engine.parts import acting_as
 from omnimem.server.auth import Principal, state_of
 
 if TYPE_CHECKING:
-    from omnimem.memory import Memory
+    from omnimem.memory import LocalMemory
 
 
-def memory_of(request: Request) -> Memory:
+def memory_of(request: Request) -> LocalMemory:
     return state_of(request).memory
 
 

@@ -27,10 +27,10 @@ def login(body: SessionBody, request: Request, response: Response) -> dict[str, 
         state.limiter.take(f"login:{client_address(request)}")
     if not state.auth:
         raise AuthError("this server runs with --no-auth: no login is needed (GET /v1/session)")
-    record = throttled(request, state, lambda: check_key(state.memory.store, body.api_key))
+    record = throttled(request, state, lambda: check_key(state.keys, body.api_key))
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     expires = datetime.now(timezone.utc) + timedelta(seconds=state.session_ttl)
-    state.memory.store.put_session(ApiSession(token_digest(token), record.key_id, csrf, expires))
+    state.keys.put_session(ApiSession(token_digest(token), record.key_id, csrf, expires))
     response.set_cookie(SESSION_COOKIE, token, max_age=int(state.session_ttl), httponly=True, samesite="strict",
                         path="/", secure=request.url.scheme == "https")
     return from_key(record, csrf).session_body()
@@ -47,7 +47,7 @@ def logout(request: Request, principal: Principal = Depends(authenticate)) -> Re
     """End the session (needs the CSRF header like every cookie-authenticated write)."""
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
-        state_of(request).memory.store.drop_session(token_digest(cookie))
+        state_of(request).keys.drop_session(token_digest(cookie))
     response = Response(status_code=204)
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
     return response

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.entities import Entity, EntityType, Relation, name_key
+from omnimem.results import Entity, EntityType, Relation, name_key
 from omnimem.mau import Scope
 from omnimem.store.sqlite.graph import relation_id
 from omnimem.store.postgres.governance_sql import tenant_of

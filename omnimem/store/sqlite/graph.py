@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.entities import Entity, EntityType, Relation, name_key
+from omnimem.results import Entity, EntityType, Relation, name_key
 from omnimem.mau import Scope
 
 GRAPH_SCHEMA: tuple[str, ...] = (

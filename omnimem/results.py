@@ -1,0 +1,571 @@
+"""Every public value object the facade returns, each with ``to_dict``/``from_dict``.
+
+One module, on the ground floor, for what crosses a surface: the HTTP server
+writes these with ``to_dict``, the remote engine rebuilds them with
+``from_dict``, and an embedded ``Memory`` returns the very same classes, so a
+result compares equal whichever engine made it (``tests/test_results.py``
+round-trips each one). Writes return :class:`AddResult` / :class:`MediaResult`;
+searches a :class:`Context` of :class:`Hit` (with :class:`RawContent` at pyramid
+level 3), rendered by the line rules below; ``ask`` an :class:`Answer`; the
+audit log :class:`AuditRecord`; the knowledge graph :class:`Entity` and
+:class:`Neighbor`, beside the graph's other value types (what extractors emit,
+what expansion reaches), which are frozen and validated on construction so a
+bad value fails where it is made rather than deep inside the store.
+
+The old import paths (``omnimem.entities``, ``omnimem.engine.ingest.prepare.AddResult``,
+``omnimem.engine.retrieval.pyramid.Context`` ...) re-export these classes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import Enum
+from functools import lru_cache
+from typing import Any
+
+from omnimem.errors import InvalidExtractionError
+from omnimem.mau import MAU, Modality, Scope
+from omnimem.timeparse import format_time
+from omnimem.tokens import TokenCounter, count_tokens
+
+_TEXT = Modality.TEXT
+
+
+# -- writes --------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What happened to one input: stored (with its id) or skipped (and why)."""
+
+    id: str | None
+    accepted: bool
+    reason: str
+    similarity: float | None = None
+    duplicate_of: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "accepted": self.accepted,
+            "reason": self.reason,
+            "similarity": self.similarity,
+            "duplicate_of": self.duplicate_of,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AddResult:
+        similarity = data.get("similarity")
+        return cls(data.get("id"), bool(data["accepted"]), str(data["reason"]),
+                   None if similarity is None else float(similarity), data.get("duplicate_of"))
+
+
+@dataclass(frozen=True, slots=True)
+class MediaResult:
+    """What ingesting one media file did: per-unit results and the filters' counts."""
+
+    results: tuple[AddResult, ...]
+    stats: dict[str, float] = field(default_factory=dict)
+    event_id: str | None = None  # video: the unit that stands for the whole clip
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.results if r.id is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event_id": self.event_id, "stats": dict(self.stats), "results": [r.to_dict() for r in self.results]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MediaResult:
+        return cls(tuple(AddResult.from_dict(r) for r in data.get("results", ())),
+                   {str(k): float(v) for k, v in (data.get("stats") or {}).items()}, data.get("event_id"))
+
+
+# -- searches: the context and its hits -------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RawContent:
+    """Raw content attached at level 3: a textual stand-in plus the payload.
+
+    ``text`` is what goes into a text prompt (and what is counted); ``data``
+    and ``mime`` let a multimodal prompt include the real bytes.
+    """
+
+    text: str
+    mime: str
+    data: bytes | None = None
+    tokens: int | None = None  # explicit cost when the payload is not text
+
+    def cost(self, count: TokenCounter = count_tokens) -> int:
+        return self.tokens if self.tokens is not None else count(self.text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stand-in and its type; the bytes do not travel (``GET /v1/units/{id}/raw`` serves them)."""
+        return {"text": self.text, "mime": self.mime, "tokens": self.tokens}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RawContent:
+        tokens = data.get("tokens")
+        return cls(str(data["text"]), str(data["mime"]), None, None if tokens is None else int(tokens))
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One unit in the context, with the pyramid level it reached.
+
+    ``score`` is the cosine similarity of the query and the unit (what level 2
+    compares with ``theta``); the order of hits is ``rank``, which follows the
+    fused ranking: ``fused`` is that ranking's score (reciprocal rank fusion:
+    the sum over retrievers of weight / (rrf_k + rank); None for units no
+    ranked retriever found, such as neighbours and graph additions, and under
+    ``fusion="union"``), and ``ranks`` the unit's 1-based rank in each retriever
+    that found it (``{"dense": 3, "sparse": 1}``), so the order can be explained.
+    With a reranker (``Memory(reranker=...)``) the best candidates are in the
+    reranker's order instead, which ``ranks["rerank"]`` gives.
+    """
+
+    unit: MAU
+    score: float
+    level: int
+    rank: int
+    sources: frozenset[str]
+    text: str
+    tokens: int
+    raw: RawContent | None = None
+    fused: float | None = None
+    ranks: Mapping[str, int] = field(default_factory=dict)
+
+    def render(self) -> str:
+        return self.text if self.raw is None else f"{self.text}\n{self.raw.text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "score": self.score,  # exact: a remote Context equals the local one
+            "level": self.level,
+            "sources": sorted(self.sources),
+            "fused": self.fused,
+            "ranks": dict(sorted(self.ranks.items())),
+            "tokens": self.tokens,
+            "unit": self.unit.to_dict(),
+            "text": self.text,
+            "raw": None if self.raw is None else self.raw.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
+        """The inverse of :meth:`to_dict`; raw bytes do not travel (``raw.data`` is None)."""
+        raw = data.get("raw")
+        return cls(
+            unit=MAU.from_dict(data["unit"]), score=float(data["score"]), level=int(data["level"]),
+            rank=int(data["rank"]), sources=frozenset(data.get("sources", ())), text=str(data.get("text", "")),
+            tokens=int(data["tokens"]),
+            raw=None if raw is None else RawContent.from_dict(raw),
+            fused=None if data.get("fused") is None else float(data["fused"]),
+            ranks={str(k): int(v) for k, v in (data.get("ranks") or {}).items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a search returns: ranked hits, their levels and the tokens used."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    tokens: int
+    budget: int
+    candidates: int = 0
+    dropped: tuple[str, ...] = field(default=())
+    graph: dict[str, Any] | None = None  # what graph expansion did, when it ran
+    packing: str = "line"
+
+    def render(self) -> str:
+        """Prompt-ready text; ``tokens`` is its exact token count.
+
+        ``line`` packing: one ``[time] speaker: text`` line per hit, in rank
+        order. ``session`` packing: hits grouped by session and time under one
+        ``[time]`` header, groups in chronological order, so a conversation
+        reads as one and its date is paid once.
+        """
+        return "\n".join(self.lines())
+
+    def lines(self) -> list[str]:
+        """The pieces :meth:`render` joins with line breaks: each hit's text, and group headers."""
+        if self.packing == "line":
+            return [hit.render() for hit in self.hits]
+        groups: dict[tuple[Any, ...], list[Hit]] = {}
+        for hit in sorted(self.hits, key=lambda h: _chronological(h.unit)):
+            groups.setdefault(group_key(hit.unit), []).append(hit)
+        lines: list[str] = []
+        for members in groups.values():
+            lines.append(group_header(members[0].unit))
+            lines.extend(hit.render() for hit in members)
+        return lines
+
+    def levels(self) -> dict[int, int]:
+        counts = {1: 0, 2: 0, 3: 0}
+        for hit in self.hits:
+            counts[hit.level] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "candidates": self.candidates,
+            "dropped": list(self.dropped),
+            "packing": self.packing,
+            "graph": self.graph,
+            "hits": [hit.to_dict() for hit in self.hits],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Context:
+        """The inverse of :meth:`to_dict` (``render()`` gives the same text)."""
+        return cls(
+            query=str(data["query"]), hits=tuple(Hit.from_dict(h) for h in data.get("hits", ())),
+            tokens=int(data["tokens"]), budget=int(data["budget"]), candidates=int(data.get("candidates", 0)),
+            dropped=tuple(data.get("dropped", ())), graph=data.get("graph"), packing=str(data.get("packing", "line")),
+        )
+
+
+def unit_line(unit: MAU, body: str) -> str:
+    """One rendered memory: when, who, what."""
+    return f"[{format_time(unit.event_time)}] {session_line(unit, body)}"
+
+
+def session_line(unit: MAU, body: str) -> str:
+    """A memory under its group header: who and what."""
+    who = f"{unit.speaker}: " if unit.speaker else ""
+    kind = "" if unit.modality == _TEXT else f"({media_label(unit)}) "  # a member, not its .value: faster
+    return f"{kind}{who}{body}"
+
+
+def media_label(unit: MAU) -> str:
+    """``image``, ``audio`` ... with the file name or source id, so an answer can name the item."""
+    name = unit.metadata.get("filename") or (unit.source_ids[0] if unit.source_ids else None)
+    return f"{unit.modality.value} {name}" if name else unit.modality.value
+
+
+def group_key(unit: MAU) -> tuple[Any, ...]:
+    """Hits of one session at one time share a header."""
+    return (unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, unit.event_time)
+
+
+def group_header(unit: MAU) -> str:
+    when = unit.event_time
+    return _header(when, None if when is None else when.utcoffset())
+
+
+@lru_cache(maxsize=65_536)
+def _header(when: datetime | None, offset: timedelta | None) -> str:
+    """A header's text per time, remembered: every hit of a search renders one, and most times recur.
+
+    Keyed by the offset too: two aware datetimes of the same instant in other
+    zones are equal (and hash alike) but show different wall times.
+    """
+    return f"[{format_time(when)}]"
+
+
+def _chronological(unit: MAU) -> tuple[Any, ...]:
+    return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time)
+
+
+# -- answers -----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class AnswerUsage:
+    """What answering cost: tokens and calls of the model, and wall time."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    latency_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "calls": self.calls,
+            "latency_s": round(self.latency_s, 4),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerUsage:
+        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
+                   int(data.get("calls", 0)), float(data.get("latency_s", 0.0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer (or ``None`` offline) with the evidence it was given."""
+
+    question: str
+    answer: str | None
+    evidence: tuple[Hit, ...]
+    usage: AnswerUsage
+    context: Context
+    model: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "model": self.model,
+            "note": self.note,
+            "usage": self.usage.to_dict(),
+            "evidence": [hit.to_dict() for hit in self.evidence],
+            "tokens": self.context.tokens,
+            "context": self.context.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Answer:
+        """The inverse of :meth:`to_dict` (the remote client reads answers with it)."""
+        return cls(
+            question=str(data["question"]), answer=data.get("answer"),
+            evidence=tuple(Hit.from_dict(h) for h in data.get("evidence", ())),
+            usage=AnswerUsage.from_dict(data.get("usage", {})), context=Context.from_dict(data["context"]),
+            model=data.get("model"), note=data.get("note"),
+        )
+
+
+# -- the audit log ---------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """A logged event as read back."""
+
+    seq: int
+    time: datetime
+    actor: str
+    action: str
+    unit_ids: tuple[str, ...]
+    scope: Scope
+    reason: str | None
+    details: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq, "time": self.time.isoformat(), "actor": self.actor, "action": self.action,
+            "unit_ids": list(self.unit_ids), **self.scope.as_dict(), "reason": self.reason, "details": self.details,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditRecord:
+        return cls(int(data["seq"]), datetime.fromisoformat(data["time"]), str(data["actor"]), str(data["action"]),
+                   tuple(data.get("unit_ids", ())), Scope(data.get("user_id"), data.get("agent_id"),
+                                                          data.get("session_id")),
+                   data.get("reason"), dict(data.get("details") or {}))
+
+    def __str__(self) -> str:
+        ids = ", ".join(self.unit_ids[:3]) + (f" (+{len(self.unit_ids) - 3})" if len(self.unit_ids) > 3 else "")
+        why = f" ({self.reason})" if self.reason else ""
+        return f"#{self.seq} {self.time:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {ids}{why}"
+
+
+# -- the knowledge graph -------------------------------------------------------
+MAX_NAME_CHARS = 200
+"""Longer "names" are sentences an extractor mistook for an entity."""
+
+_SPACE = re.compile(r"\s+")
+
+PERSON_TITLES = frozenset(
+    "dr doctor mr mrs ms miss mx prof professor sir dame lord lady rev reverend "
+    "fr father sr sister capt captain sgt sergeant officer coach judge".split()
+)
+"""Words that may precede a person's name, lowercased and without the dot."""
+
+
+class EntityType(str, Enum):
+    """The seven node types; the value is the name stored in the database."""
+
+    PERSON = "Person"
+    LOCATION = "Location"
+    EVENT = "Event"
+    CONCEPT = "Concept"
+    TIME = "Time"
+    ORGANIZATION = "Organization"
+    OBJECT = "Object"
+
+    @classmethod
+    def parse(cls, text: str) -> EntityType:
+        """Read a type name case-insensitively ("person", "PERSON", "Person")."""
+        key = text.strip().lower()
+        for member in cls:
+            if member.value.lower() == key:
+                return member
+        raise InvalidExtractionError(f"unknown entity type {text!r}")
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def normalize_name(text: str) -> str:
+    """Collapse whitespace and trim; the form every name is stored in."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def name_key(text: str) -> str:
+    """Case-insensitive comparison key for a name (exact-alias lookups use it)."""
+    return normalize_name(text).casefold()
+
+
+def _check_name(name: str, what: str) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidExtractionError(f"{what} is empty")
+    if len(name) > MAX_NAME_CHARS:
+        raise InvalidExtractionError(f"{what} is longer than {MAX_NAME_CHARS} characters: {name[:40]!r}...")
+
+
+def _check_confidence(value: float, what: str) -> None:
+    if not isinstance(value, (int, float)) or math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidExtractionError(f"{what} confidence must be in [0, 1], got {value!r}")
+
+
+@dataclass(frozen=True)
+class ExtractedEntity:
+    """An entity mention as an extractor saw it; not yet tied to a stored entity."""
+
+    name: str
+    type: EntityType
+    confidence: float
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "entity name")
+        if not isinstance(self.type, EntityType):
+            raise InvalidExtractionError(f"entity type must be an EntityType, got {self.type!r}")
+        _check_confidence(self.confidence, "entity")
+
+
+@dataclass(frozen=True)
+class ExtractedRelation:
+    """A directed relation between two extracted entity names of the same text."""
+
+    source: str
+    target: str
+    label: str
+    confidence: float
+
+    def __post_init__(self) -> None:
+        _check_name(self.source, "relation source")
+        _check_name(self.target, "relation target")
+        _check_name(self.label, "relation label")
+        if name_key(self.source) == name_key(self.target):
+            raise InvalidExtractionError(f"relation {self.label!r} is a self-loop on {self.source!r}")
+        _check_confidence(self.confidence, "relation")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Everything extracted from one text."""
+
+    entities: tuple[ExtractedEntity, ...] = ()
+    relations: tuple[ExtractedRelation, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A node of the graph: one real-world thing, known under a name and aliases."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+    type: EntityType
+    confidence: float
+    scope: Scope = Scope()
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "entity name")
+        _check_confidence(self.confidence, "entity")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The canonical name first, then the aliases."""
+        return (self.name, *self.aliases)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "aliases": list(self.aliases), "type": self.type.value,
+                "confidence": self.confidence, **self.scope.as_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Entity:
+        """The inverse of :meth:`to_dict` (the remote client reads entities with it)."""
+        return cls(str(data["id"]), str(data["name"]), tuple(str(a) for a in data.get("aliases", ())),
+                   EntityType(data["type"]), float(data["confidence"]),
+                   Scope(data.get("user_id"), data.get("agent_id"), data.get("session_id")))
+
+    def __str__(self) -> str:
+        if not self.aliases:
+            return f"{self.name} ({self.type})"
+        return f"{self.name} ({self.type}; aka {', '.join(self.aliases)})"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A directed, labelled edge, with the memory units that attest it."""
+
+    source_id: str
+    target_id: str
+    label: str
+    confidence: float
+    unit_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_name(self.label, "relation label")
+        if self.source_id == self.target_id:
+            raise InvalidExtractionError(f"relation {self.label!r} is a self-loop on {self.source_id!r}")
+        _check_confidence(self.confidence, "relation")
+
+
+@dataclass(frozen=True)
+class Reached:
+    """An entity (by id) found by graph expansion.
+
+    ``distance`` is the hop count of the path that gave the best ``score``;
+    ``via`` is the previous entity on that path (``None`` for seeds).
+    """
+
+    entity: str
+    distance: int
+    score: float
+    via: str | None = None
+
+
+@dataclass(frozen=True)
+class ExpansionResult:
+    """What :func:`omnimem.graph.expand.expand` found, best score first, and what it cut.
+
+    ``nodes_visited`` counts entities whose neighbours were fetched (once
+    each); ``edges_skipped`` the edges dropped by the fan-out cap;
+    ``hit_max_nodes`` whether some entity was left out for lack of room.
+    """
+
+    reached: tuple[Reached, ...]
+    nodes_visited: int
+    edges_skipped: int
+    hit_max_nodes: bool
+
+    def scores(self) -> dict[str, float]:
+        return {r.entity: r.score for r in self.reached}
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbor:
+    """An entity reached from another, with its hop distance and score."""
+
+    entity: Entity
+    distance: int
+    score: float
+
+    def __str__(self) -> str:
+        return f"{self.entity} d={self.distance} score={self.score:.3f}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entity": self.entity.to_dict(), "distance": self.distance, "score": self.score}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Neighbor:
+        return cls(Entity.from_dict(data["entity"]), int(data["distance"]), float(data["score"]))
