@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+import anyio
 
 from omnimem.server.limits import FailureThrottle, RateLimiter
 from omnimem.server.metrics import Metrics
 
 if TYPE_CHECKING:
     from omnimem.memory import Memory
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -26,3 +31,8 @@ class ServerState:
     auth_failures: FailureThrottle | None = None
     ready: bool = False  # the embedder answered once (GET /readyz)
     not_ready: str = "the embedding model is loading"
+    reads: anyio.CapacityLimiter | None = None  # searches and asks at once (None: only the thread pool's limit)
+
+    async def read(self, work: Callable[[], T]) -> T:
+        """Run a read (search, ask) in a thread, holding one of the read slots while it runs."""
+        return await anyio.to_thread.run_sync(work, limiter=self.reads)
