@@ -85,7 +85,7 @@ def serve(
                                                        "take to arrive (408 and the connection closed beyond; "
                                                        "0: no limit).")] = 10.0,
     search_concurrency: Annotated[int | None, typer.Option(
-        help="Searches and asks served at once (others wait their turn; adds never wait for these slots; 0: only "
+        help="Searches served at once (others wait their turn; adds never wait for these slots; 0: only "
              "the thread pool's limit). Default: the CPU count, at least 2.")] = None,
 ) -> None:
     """Serve the HTTP API (docs/http-api.md) with uvicorn until interrupted."""

@@ -71,7 +71,7 @@ def create_app(
     authentications per client address (``None``: off). ``/metrics`` needs an
     admin key unless ``public_metrics``. At start the embedder is loaded in
     the background; ``/readyz`` answers 200 once it has embedded once.
-    At most ``search_concurrency`` searches and asks run at once (``None``:
+    At most ``search_concurrency`` searches run at once (``None``:
     only the thread pool's limit); writes never wait for one of those slots.
     """
     if max_body < 1 or max_upload < 1 or not session_ttl > 0:

@@ -57,7 +57,7 @@ class ServeOptions:
     public_metrics: bool = False
     body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds a request body may take to arrive (0: no limit)
     header_timeout: float = DEFAULT_HEADER_TIMEOUT  # seconds a request head may take to arrive (0: no limit)
-    search_concurrency: int = DEFAULT_SEARCH_CONCURRENCY  # searches and asks at once (0: the thread pool's 40)
+    search_concurrency: int = DEFAULT_SEARCH_CONCURRENCY  # searches at once (0: the thread pool's 40)
 
     def check(self) -> None:
         if (self.store is None) == (self.url is None):

@@ -31,12 +31,12 @@ class ServerState:
     auth_failures: FailureThrottle | None = None
     ready: bool = False  # the embedder answered once (GET /readyz)
     not_ready: str = "the embedding model is loading"
-    reads: anyio.CapacityLimiter | None = None  # searches and asks at once (None: only the thread pool's limit)
+    reads: anyio.CapacityLimiter | None = None  # searches at once (None: only the thread pool's limit)
 
     async def write(self, work: Callable[[], T]) -> T:
         """Run a write (an add) in a thread of the pool: it never waits for a read slot."""
         return await anyio.to_thread.run_sync(work)
 
     async def read(self, work: Callable[[], T]) -> T:
-        """Run a read (search, ask) in a thread, holding one of the read slots while it runs."""
+        """Run a read (a search) in a thread, holding one of the read slots while it runs."""
         return await anyio.to_thread.run_sync(work, limiter=self.reads)

@@ -1,10 +1,11 @@
 """Search and ask: a pyramid context (with its rendered text) or an answer with its evidence.
 
-Both run in a thread under the app's read limiter (``--search-concurrency``,
+Searches run in a thread under the app's read limiter (``--search-concurrency``,
 :attr:`ServerState.reads`): at most that many at once, the others wait
 their turn without a thread. Adds and other writes do not take a read slot,
 so under a flood of searches a write still gets a thread and the CPU at once
-instead of queueing behind every search in flight.
+instead of queueing behind every search in flight. ``ask`` takes no slot: it
+mostly waits for the LLM, and a few slow answers must not hold up searches.
 """
 
 from __future__ import annotations
@@ -34,10 +35,8 @@ async def search(body: SearchBody, request: Request, principal: Principal = Depe
 
 
 @router.post("/ask")
-async def ask(body: AskBody, request: Request, principal: Principal = Depends(reader)) -> dict[str, Any]:
+def ask(body: AskBody, request: Request, principal: Principal = Depends(reader)) -> dict[str, Any]:
     """Answer from memory with the server's LLM; without one, the evidence only (``Memory.ask``)."""
-    def run() -> dict[str, Any]:
-        return memory_of(request).ask(body.question, top_k=body.top_k, budget=body.budget,
-                                      instructions=body.instructions, **principal.scope(*body.scope_args())).to_dict()
-
-    return await state_of(request).read(run)
+    answer = memory_of(request).ask(body.question, top_k=body.top_k, budget=body.budget,
+                                    instructions=body.instructions, **principal.scope(*body.scope_args()))
+    return answer.to_dict()
