@@ -2,8 +2,11 @@
 
 The server is a real ``omnimem serve`` process on a fresh store (seeded with
 synthetic dialogue), reached with an API key over 127.0.0.1. Each client is a
-thread with its own ``httpx.Client`` (kept-alive connection) that sends
-``/v1/search`` or ``/v1/units`` (an add; ``--add-share``, 20%) as fast as it is answered.
+kept-alive connection that sends ``/v1/search`` or ``/v1/units`` (an add;
+``--add-share``, 20%) as soon as its previous answer is in. All clients run in
+one thread of raw sockets with prepared requests (:mod:`benchmarks.rawhttp`):
+the clients share the server's cores, so a thread with an ``httpx.Client``
+per client spent on them CPU that the timings then counted as the server's.
 Reported: requests/s, p50/p95/p99 latency per kind, errors (any non-2xx or
 transport failure), and, after the run, how many acknowledged adds are
 missing (each is fetched back by id). For ratios measured in the same run
@@ -13,7 +16,7 @@ the facade and then one at a time over HTTP (the server's overhead per
 request: the ratio of the two p50s), and the p50 under load is given relative
 to the in-process one.
 Also before the load, with ``--burst N``: lone adds one at a time, then
-bursts of N adds sent at the same moment (N threads released by a barrier),
+bursts of N adds written out at the same moment on N connections opened before,
 and the burst p95 relative to the lone p95 (concurrent adds are written as
 one group, :mod:`omnimem.engine.writer`; each burst add is fetched back too).
 
@@ -34,7 +37,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -43,7 +45,8 @@ from typing import Any
 
 import httpx
 
-from benchmarks import synthetic
+from benchmarks import rawhttp, synthetic
+from omnimem.server.app import DEFAULT_SEARCH_CONCURRENCY
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -101,89 +104,104 @@ def _start_server(store: Path, port: int, workers: int, embedder: str) -> subpro
     raise RuntimeError("omnimem serve did not start within 180 s")
 
 
-def _client(url: str, key: str, seed: int, deadline: float, add_share: float, users: int,
-            questions: list[tuple[str, str]], tally: Tally) -> None:
-    rng = random.Random(seed)
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120) as client:
-        n = 0
-        while time.monotonic() < deadline:
-            n += 1
-            adding = rng.random() < add_share
-            if adding:
-                text = synthetic.turn_text(rng, rng.sample(synthetic.NOUNS, 3), datetime(2023, 1, 1))
-                body: dict[str, Any] = {"text": f"{text} (client {seed} note {n})", "user_id": f"user-{rng.randrange(users)}"}
-                path = "/v1/units"
+def _load(port: int, key: str, clients: int, deadline: float, add_share: float, users: int,
+          questions: list[tuple[str, str]]) -> Tally:
+    """``clients`` kept-alive connections, each sending its next request as soon as its answer is in."""
+    tally = Tally()
+    rngs = [random.Random(seed) for seed in range(clients)]
+    counts = [0] * clients
+    adding = [False] * clients
+
+    def next_request(conn: rawhttp.Conn) -> bytes | None:
+        n = conn.tag
+        if time.monotonic() >= deadline:
+            return None
+        rng = rngs[n]
+        counts[n] += 1
+        adding[n] = rng.random() < add_share
+        if adding[n]:
+            text = synthetic.turn_text(rng, rng.sample(synthetic.NOUNS, 3), datetime(2023, 1, 1))
+            body: dict[str, Any] = {"text": f"{text} (client {n} note {counts[n]})", "user_id": f"user-{rng.randrange(users)}"}
+            return rawhttp.encode("POST", "/v1/units", port, key, body)
+        question, user = rng.choice(questions)
+        return rawhttp.encode("POST", "/v1/search", port, key, {"query": question, "user_id": user})
+
+    def answered(conn: rawhttp.Conn, answer: rawhttp.Answer) -> bytes | None:
+        path = "/v1/units" if adding[conn.tag] else "/v1/search"
+        if not 200 <= answer.status < 300:
+            tally.errors.append(f"{path}: {answer.status} {answer.body[:120]!r}")
+        elif adding[conn.tag]:
+            tally.add_ms.append(answer.ms)
+            result = answer.json()
+            if result["accepted"]:
+                tally.acknowledged.append(result["id"])
             else:
-                question, user = rng.choice(questions)
-                body, path = {"query": question, "user_id": user}, "/v1/search"
-            started = time.perf_counter()
-            try:
-                response = client.post(path, json=body)
-            except httpx.HTTPError as exc:
-                tally.errors.append(f"{path}: {type(exc).__name__}")
-                continue
-            elapsed = (time.perf_counter() - started) * 1000
-            if response.is_error:
-                tally.errors.append(f"{path}: {response.status_code} {response.text[:120]}")
-                continue
-            if adding:
-                tally.add_ms.append(elapsed)
-                result = response.json()
-                if result["accepted"]:
-                    tally.acknowledged.append(result["id"])
-                else:
-                    tally.not_novel += 1
-            else:
-                tally.search_ms.append(elapsed)
+                tally.not_novel += 1
+        else:
+            tally.search_ms.append(answer.ms)
+        return next_request(conn)
+
+    conns = rawhttp.connect(port, clients, warm=rawhttp.encode("GET", "/healthz", port, key))
+    try:
+        rawhttp.run(conns, answered, first=next_request)
+    finally:
+        for conn in conns:
+            conn.close()
+    return tally
 
 
-def _burst(url: str, key: str, size: int, rounds: int, lone: int) -> dict[str, Any]:
-    """``lone`` adds one at a time, then ``rounds`` bursts of ``size`` adds released together by a barrier."""
+def _one_at_a_time(port: int, key: str, questions: list[tuple[str, str]]) -> list[float]:
+    """The searches over one kept-alive connection, one after the other (milliseconds each)."""
+    times: list[float] = []
+
+    def note(conn: rawhttp.Conn, answer: rawhttp.Answer) -> None:
+        if answer.status != 200:
+            raise RuntimeError(f"search failed: {answer.status} {answer.body[:200]!r}")
+        times.append(answer.ms)
+
+    conns = rawhttp.connect(port, 1)
+    for question, user in questions:
+        request = rawhttp.encode("POST", "/v1/search", port, key, {"query": question, "user_id": user})
+        rawhttp.run(conns, note, first=lambda conn: request)
+    conns[0].close()
+    return times
+
+
+def _burst(url: str, port: int, key: str, size: int, rounds: int, lone: int) -> dict[str, Any]:
+    """``lone`` adds one at a time, then ``rounds`` bursts of ``size`` adds written out at the same moment."""
     rng = random.Random(7)
     headers = {"Authorization": f"Bearer {key}"}
 
-    def body(tag: str) -> dict[str, Any]:
+    def body(tag: str) -> bytes:
         text = synthetic.turn_text(rng, rng.sample(synthetic.NOUNS, 3), datetime(2023, 2, 1))
-        return {"text": f"{text} ({tag})", "user_id": f"burst-{tag}"}
+        return rawhttp.encode("POST", "/v1/units", port, key, {"text": f"{text} ({tag})", "user_id": f"burst-{tag}"})
 
     acknowledged: list[str] = []
     errors: list[str] = []
     lone_ms: list[float] = []
-    with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
-        for n in range(lone):
-            began = time.perf_counter()
-            response = client.post("/v1/units", json=body(f"lone {n}"))
-            lone_ms.append((time.perf_counter() - began) * 1000)
-            if response.is_error:
-                errors.append(f"lone: {response.status_code}")
-            elif response.json()["accepted"]:
-                acknowledged.append(response.json()["id"])
     burst_ms: list[float] = []
-    lock = threading.Lock()
+
+    def answered(into: list[float]) -> Any:
+        def note(conn: rawhttp.Conn, answer: rawhttp.Answer) -> None:
+            if not 200 <= answer.status < 300:
+                errors.append(f"add: {answer.status}")
+                return
+            into.append(answer.ms)
+            if answer.json()["accepted"]:
+                acknowledged.append(answer.json()["id"])
+        return note
+
+    warm = rawhttp.encode("GET", "/healthz", port, key)
+    conns = rawhttp.connect(port, 1, warm=warm)
+    for n in range(lone):
+        rawhttp.run(conns, answered(lone_ms), first=lambda conn: body(f"lone {n}"))
+    conns[0].close()
     for r in range(rounds):
-        barrier = threading.Barrier(size)
+        conns = rawhttp.connect(port, size, warm=warm)  # connected first: the burst times adds, not connects
         bodies = [body(f"burst {r}.{i}") for i in range(size)]
-
-        def one(payload: dict[str, Any]) -> None:
-            with httpx.Client(base_url=url, headers=headers, timeout=120) as own:
-                own.get("/healthz")  # connected before the barrier: the burst times adds, not connects
-                barrier.wait()
-                began = time.perf_counter()
-                response = own.post("/v1/units", json=payload)
-                elapsed = (time.perf_counter() - began) * 1000
-            with lock:
-                if response.is_error:
-                    errors.append(f"burst: {response.status_code}")
-                    return
-                burst_ms.append(elapsed)
-                if response.json()["accepted"]:
-                    acknowledged.append(response.json()["id"])
-
-        threads = [threading.Thread(target=one, args=(b,)) for b in bodies]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        rawhttp.run(conns, answered(burst_ms), first=lambda conn: bodies[conn.tag])
+        for conn in conns:
+            conn.close()
     with httpx.Client(base_url=url, headers=headers, timeout=60) as check:
         lost = [i for i in acknowledged if check.get(f"/v1/units/{i}").status_code != 200]
         writer = check.get("/v1/stats").json().get("writer")
@@ -216,26 +234,17 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     server = _start_server(store, port, workers, embedder)
-    tallies = [Tally() for _ in range(clients)]
     try:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=300) as one:
             for question, user in questions[:20]:  # load the model and the indexes before timing
                 one.post("/v1/search", json={"query": question, "user_id": user}).raise_for_status()
-            sequential = []
-            for question, user in questions[:one_at_a_time]:
-                began = time.perf_counter()
-                one.post("/v1/search", json={"query": question, "user_id": user}).raise_for_status()
-                sequential.append((time.perf_counter() - began) * 1000)
-        bursts = _burst(url, key, burst, burst_rounds, lone=20) if burst else None
+        sequential = _one_at_a_time(port, key, questions[:one_at_a_time])
+        bursts = _burst(url, port, key, burst, burst_rounds, lone=20) if burst else None
         started = time.monotonic()
-        deadline = started + seconds
-        threads = [threading.Thread(target=_client, args=(url, key, i, deadline, add_share, users, questions,
-                                                          tallies[i])) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        cpu_before = time.process_time()
+        tallies = [_load(port, key, clients, started + seconds, add_share, users, questions)]
         wall = time.monotonic() - started
+        client_cpu = time.process_time() - cpu_before
         load_during = os.getloadavg()[0]
         acknowledged = [i for t in tallies for i in t.acknowledged]
         lost = []
@@ -262,8 +271,12 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
         "machine": f"{os.cpu_count()} CPU cores (shared), loopback, server and clients on the same machine",
         "load_average_1min": {"before": round(load_before, 1), "end_of_load": round(load_during, 1)},
         "config": {"clients": clients, "seconds": seconds, "workers": workers, "embedder": embedder,
-                   "add_share": add_share, "seed_turns": seed_turns, "seeded_units": seeded, "auth": "API key"},
+                   "add_share": add_share, "seed_turns": seed_turns, "seeded_units": seeded, "auth": "API key",
+                   "search_concurrency": DEFAULT_SEARCH_CONCURRENCY},
         "requests": len(search) + len(adds) + len(errors),
+        "client": {"kind": "one thread of raw sockets, kept-alive connections, prepared requests (benchmarks/rawhttp.py)",
+                   "cpu_s_during_load": round(client_cpu, 2),
+                   "cpu_ms_per_request": round(1000 * client_cpu / max(1, len(search) + len(adds) + len(errors)), 3)},
         "requests_per_s": round((len(search) + len(adds)) / wall, 1),
         "wall_s": round(wall, 1),
         "search": {"count": len(search), "p50_ms": http_p50, "p95_ms": _percentile(search, 95),
@@ -312,7 +325,9 @@ def table(result: dict[str, Any]) -> str:
         "",
         f"{c['clients']} clients for {c['seconds']:g} s, {int(100 - 100 * c['add_share'])}% search / "
         f"{int(100 * c['add_share'])}% add, {c['workers']} worker(s), embedder {c['embedder']}, "
-        f"{c['seeded_units']} units seeded, every request with an API key.",
+        f"{c['seeded_units']} units seeded, every request with an API key; the server's defaults"
+        + (f" (at most {c['search_concurrency']} searches at once, adds never wait for them)."
+           if c.get("search_concurrency") else ".") + f" {_client_line(result)}",
         "",
         "| | requests | p50 ms | p95 ms | p99 ms |",
         "|---|---:|---:|---:|---:|",
@@ -332,6 +347,14 @@ def table(result: dict[str, Any]) -> str:
         *_burst_lines(result.get("burst")),
         "",
     ])
+
+
+def _client_line(result: dict[str, Any]) -> str:
+    client = result.get("client")
+    if not client:
+        return ""
+    return (f"Clients: {client['kind']} (CPU of the client process during the load: {client['cpu_s_during_load']} s "
+            f"for {result['requests']} requests, {client['cpu_ms_per_request']} ms each).")
 
 
 def _burst_lines(burst: dict[str, Any] | None) -> list[str]:

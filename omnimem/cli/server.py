@@ -81,6 +81,12 @@ def serve(
                                                                           "(default: an admin key).")] = False,
     body_timeout: Annotated[float, typer.Option(help="Seconds a request body may take to arrive (408 and the "
                                                      "connection closed beyond; 0: no limit).")] = 60.0,
+    header_timeout: Annotated[float, typer.Option(help="Seconds a request's head (request line and headers) may "
+                                                       "take to arrive (408 and the connection closed beyond; "
+                                                       "0: no limit).")] = 10.0,
+    search_concurrency: Annotated[int | None, typer.Option(
+        help="Searches served at once (others wait their turn; adds never wait for these slots; 0: only "
+             "the thread pool's limit). Default: the CPU count, at least 2.")] = None,
 ) -> None:
     """Serve the HTTP API (docs/http-api.md) with uvicorn until interrupted."""
     from omnimem.server.serve import ServeOptions
@@ -92,7 +98,8 @@ def serve(
                            auth=not no_auth, workers=workers, rate=rate_limit, burst=burst, max_body=max_body,
                            max_upload=max_upload, embedder=embedder, allowed_hosts=tuple(allowed_host or ()),
                            forwarded_allow_ips=forwarded_allow_ips, public_metrics=public_metrics,
-                           body_timeout=body_timeout)
+                           body_timeout=body_timeout, header_timeout=header_timeout,
+                           **({"search_concurrency": search_concurrency} if search_concurrency is not None else {}))
     with _errors():
         run(options)
 

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
 from omnimem.errors import ConfigError
 from omnimem.server import errors
-from omnimem.server.auth import Principal, admin, authenticate
+from omnimem.server.auth import Principal, authenticate
 from omnimem.server.console import mount_console
 from omnimem.server.docs import mount_docs
 from omnimem.server.guard import ANY_HOST, DEFAULT_BODY_TIMEOUT, RequestGuard, host_names
-from omnimem.server.limits import DEFAULT_AUTH_FAILURES, BodyLimit, FailureThrottle, RateLimit, RateLimiter
+from omnimem.server.limits import (DEFAULT_AUTH_FAILURES, BodyLimit, FailureThrottle, RateLimit, RateLimiter,
+                                   ThrottledAuth)
 from omnimem.server.metrics import Metrics, MetricsMiddleware
 from omnimem.server.routes import governance, graph, media, search, session, units
 from omnimem.server.state import ServerState
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_BODY = 16 * 1024 * 1024  # JSON bodies: a large dialogue batch fits
 DEFAULT_MAX_UPLOAD = 256 * 1024 * 1024  # media uploads and imports (images are held to 50 MiB on top)
 UPLOAD_PATHS = ("/v1/images", "/v1/audio", "/v1/videos", "/v1/import")
+DEFAULT_SEARCH_CONCURRENCY = max(2, os.cpu_count() or 2)  # enough to keep the cores busy; the rest wait their turn
 _DEFAULT_LIMIT = RateLimit()
 log = logging.getLogger("omnimem.server")
 
@@ -49,6 +53,7 @@ def create_app(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     auth_failures: RateLimit | None = DEFAULT_AUTH_FAILURES,
     public_metrics: bool = False,
+    search_concurrency: int | None = DEFAULT_SEARCH_CONCURRENCY,
 ) -> FastAPI:
     """The HTTP API over ``memory`` (a Memory in this process).
 
@@ -71,11 +76,15 @@ def create_app(
     authentications per client address (``None``: off). ``/metrics`` needs an
     admin key unless ``public_metrics``. At start the embedder is loaded in
     the background; ``/readyz`` answers 200 once it has embedded once.
+    At most ``search_concurrency`` searches run at once (``None``:
+    only the thread pool's limit); writes never wait for one of those slots.
     """
     if max_body < 1 or max_upload < 1 or not session_ttl > 0:
         raise ConfigError("max_body, max_upload and session_ttl must be positive")
     if body_timeout is not None and not body_timeout > 0:
         raise ConfigError("body_timeout must be positive (None: no limit)")
+    if search_concurrency is not None and search_concurrency < 1:
+        raise ConfigError("search_concurrency must be at least 1 (None: no limit of its own)")
     hosts = host_names(allowed_hosts)
     if not auth and ANY_HOST in hosts:
         raise ConfigError("--no-auth answers only for loopback names and --allowed-host names, never for any Host")
@@ -100,26 +109,31 @@ def create_app(
                   **tracing.fastapi_options())
     state = ServerState(memory, keys, auth, RateLimiter(rate_limit) if rate_limit is not None else None, Metrics(),
                         max_body, max_upload, session_ttl,
-                        FailureThrottle(auth_failures) if auth_failures is not None and auth else None)
+                        FailureThrottle(auth_failures) if auth_failures is not None and auth else None,
+                        reads=anyio.CapacityLimiter(search_concurrency) if search_concurrency is not None else None)
     app.state.omnimem = state
     errors.install(app)
     for module in (units, media, search, governance, graph, session):
         app.include_router(module.router)
 
     @app.get("/healthz", tags=["ops"])
-    def healthz() -> dict[str, Any]:
+    async def healthz() -> dict[str, Any]:
         """Liveness (no auth), and whether the store is read-only."""
         return {"status": "ok", "read_only": memory.read_only}
 
     @app.get("/readyz", tags=["ops"], responses={503: {"description": "Not ready yet (the model is loading)"}})
-    def readyz() -> JSONResponse:
+    async def readyz() -> JSONResponse:
         """Readiness (no auth): 200 once the embedding model is loaded, 503 (and why) before."""
         if state.ready:
             return JSONResponse({"status": "ready"})
         return JSONResponse({"status": "starting", "message": state.not_ready}, status_code=503)
 
     def metrics_reader(request: Request) -> Principal | None:
-        return None if public_metrics else admin(authenticate(request))
+        if public_metrics:
+            return None
+        principal = authenticate(request)
+        principal.require("admin")
+        return principal
 
     @app.get("/metrics", tags=["ops"], response_class=Response,
              responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}})
@@ -129,8 +143,9 @@ def create_app(
         return Response(state.metrics.render(), media_type=state.metrics.content_type)
 
     # -- MCP: the MCP server (omnimem.mcp.create_mcp) is mounted here, at /mcp, when given ----------
-    if mcp_app is not None:
-        app.mount("/mcp", mcp_app)  # clients connect to /mcp/
+    if mcp_app is not None:  # clients connect to /mcp/; its bad keys count against the address like the API's
+        mounted: Any = ThrottledAuth(mcp_app, state.auth_failures) if state.auth_failures is not None else mcp_app
+        app.mount("/mcp", mounted)
     mount_console(app)  # the web console at / (assets under /console/), with its CSP
     mount_docs(app)  # /docs and /redoc from the package's own files, with their CSP
 

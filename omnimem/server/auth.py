@@ -138,16 +138,18 @@ def _principal(request: Request, state: ServerState) -> Principal:
     return from_key(record, session.csrf_token)
 
 
-def reader(principal: Principal = Depends(authenticate)) -> Principal:
+# The role checks are ``async``: they only compare strings, and FastAPI runs every sync dependency in a
+# thread of its own (a hand-off to the pool and back per dependency, per request).
+async def reader(principal: Principal = Depends(authenticate)) -> Principal:
     principal.require("read")
     return principal
 
 
-def writer(principal: Principal = Depends(authenticate)) -> Principal:
+async def writer(principal: Principal = Depends(authenticate)) -> Principal:
     principal.require("write")
     return principal
 
 
-def admin(principal: Principal = Depends(authenticate)) -> Principal:
+async def admin(principal: Principal = Depends(authenticate)) -> Principal:
     principal.require("admin")
     return principal

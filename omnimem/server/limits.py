@@ -1,5 +1,6 @@
 """Request limits: a per-key token bucket (429 + ``Retry-After``), a per-address bucket of failed
-authentications, and a request body limit (413).
+authentications (for the API and, through :class:`ThrottledAuth`, the MCP server), and a request body
+limit (413).
 
 The body limit is a pure ASGI middleware: it refuses a declared
 ``Content-Length`` over the limit before reading anything and counts the
@@ -113,6 +114,40 @@ class FailureThrottle:
             pass
 
 
+class ThrottledAuth:
+    """ASGI wrapper that puts :class:`FailureThrottle` in front of an app checking its own credentials.
+
+    The MCP server at ``/mcp`` verifies bearer keys itself (its transport
+    answers 401); this wrapper counts each 401 it sends against the client's
+    address and refuses that address with 429 while its failures are used up,
+    before the app reads anything. The throttle is the HTTP API's own
+    instance, so guesses on ``/v1`` and ``/mcp`` share one budget.
+    """
+
+    def __init__(self, app: ASGIApp, throttle: FailureThrottle) -> None:
+        self.app = app
+        self.throttle = throttle
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Any], send: Callable[[Message], Any]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        address = str(client[0]) if client else "?"  # as auth.client_address: the peer, or a trusted proxy's word
+        try:
+            self.throttle.check(address)
+        except RateLimitError as exc:
+            await answer_error(send, exc, [(b"retry-after", retry_after_header(exc).encode())])
+            return
+
+        async def noting(message: Message) -> None:
+            if message["type"] == "http.response.start" and message.get("status") == 401:
+                self.throttle.failed(address)
+            await send(message)
+
+        await self.app(scope, receive, noting)
+
+
 def retry_after_header(exc: RateLimitError) -> str:
     """Whole seconds, at least 1 (the header takes integers)."""
     return str(max(1, math.ceil(exc.retry_after)))
@@ -158,12 +193,13 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-async def answer_error(send: Callable[[Message], Any], error: OmnimemError) -> None:
+async def answer_error(send: Callable[[Message], Any], error: OmnimemError,
+                       headers: list[tuple[bytes, bytes]] | None = None) -> None:
     """Answer with ``error``'s status and JSON body and close the connection (a middleware's refusal)."""
     body = json.dumps({"error": error.code, "message": str(error)}).encode("utf-8")
     await send({"type": "http.response.start", "status": error.status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+                            (b"connection", b"close"), *(headers or [])]})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -11,6 +11,8 @@ The app answers only for loopback Host names, the ``--host`` interface and
 ``X-Forwarded-For``/``-Proto`` only from ``--forwarded-allow-ips`` (its own
 default would trust 127.0.0.1, so any local process could claim any address).
 Each worker loads the embedding model when it starts (``/readyz``).
+A request head must arrive within ``--header-timeout`` seconds
+(:mod:`omnimem.server.headtimeout`), its body within ``--body-timeout``.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 
 from omnimem.errors import ConfigError
-from omnimem.server.app import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, create_app
+from omnimem.server.app import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, DEFAULT_SEARCH_CONCURRENCY, create_app
 from omnimem.server.guard import ANY_HOST, DEFAULT_BODY_TIMEOUT, LOOPBACK_HOSTS, host_names
+from omnimem.server.headtimeout import DEFAULT_HEADER_TIMEOUT, ENV_TIMEOUT
 from omnimem.server.limits import RateLimit
 
 if TYPE_CHECKING:
@@ -53,6 +56,8 @@ class ServeOptions:
     forwarded_allow_ips: str | None = None  # proxies whose X-Forwarded-For/-Proto are believed (None: nobody)
     public_metrics: bool = False
     body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds a request body may take to arrive (0: no limit)
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT  # seconds a request head may take to arrive (0: no limit)
+    search_concurrency: int = DEFAULT_SEARCH_CONCURRENCY  # searches at once (0: the thread pool's 40)
 
     def check(self) -> None:
         if (self.store is None) == (self.url is None):
@@ -72,8 +77,10 @@ class ServeOptions:
         hosts = host_names(self.allowed_hosts)  # a malformed name fails here, in one line
         if not self.auth and ANY_HOST in hosts:
             raise ConfigError("--no-auth needs a Host allow-list: --allowed-host '*' is only allowed with API keys")
-        if self.body_timeout < 0:
-            raise ConfigError("--body-timeout must be >= 0 seconds (0: no limit)")
+        if self.body_timeout < 0 or self.header_timeout < 0:
+            raise ConfigError("--body-timeout and --header-timeout must be >= 0 seconds (0: no limit)")
+        if self.search_concurrency < 0:
+            raise ConfigError("--search-concurrency must be >= 0 (0: no limit of its own)")
 
     def hosts(self) -> tuple[str, ...]:
         """The Host names served: loopback, the --host interface when it names one, and --allowed-host."""
@@ -94,7 +101,8 @@ def build_app(options: ServeOptions) -> FastAPI:
     limit = RateLimit(options.rate, options.burst) if options.rate > 0 else None
     return create_app(memory, auth=options.auth, rate_limit=limit, max_body=options.max_body,
                       max_upload=options.max_upload, close_memory=True, allowed_hosts=options.hosts(),
-                      body_timeout=options.body_timeout or None, public_metrics=options.public_metrics)
+                      body_timeout=options.body_timeout or None, public_metrics=options.public_metrics,
+                      search_concurrency=options.search_concurrency or None)
 
 
 def app_from_env() -> FastAPI:
@@ -115,6 +123,10 @@ def serve(options: ServeOptions) -> None:
     os.environ[ENV] = json.dumps(asdict(options))
     open_memory(options).close()  # a bad store or setting fails here, with one clear line, not in each worker
     trusted = options.forwarded_allow_ips  # uvicorn's default would trust 127.0.0.1: here nobody unless named
+    protocol: dict[str, Any] = {}
+    if options.header_timeout:  # by import path: the worker processes build the class themselves
+        os.environ[ENV_TIMEOUT] = repr(options.header_timeout)
+        protocol["http"] = "omnimem.server.headtimeout:HeadTimeoutProtocol"
     uvicorn.run("omnimem.server.serve:app_from_env", factory=True, host=options.host, port=options.port,
                 workers=options.workers, log_level="info", proxy_headers=trusted is not None,
-                forwarded_allow_ips=trusted if trusted is not None else "")
+                forwarded_allow_ips=trusted if trusted is not None else "", **protocol)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+import anyio
 
 from omnimem.server.limits import FailureThrottle, RateLimiter
 from omnimem.server.metrics import Metrics
@@ -11,6 +14,8 @@ from omnimem.server.metrics import Metrics
 if TYPE_CHECKING:
     from omnimem.memory import LocalMemory
     from omnimem.store.base import KeyStore
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -28,3 +33,12 @@ class ServerState:
     auth_failures: FailureThrottle | None = None
     ready: bool = False  # the embedder answered once (GET /readyz)
     not_ready: str = "the embedding model is loading"
+    reads: anyio.CapacityLimiter | None = None  # searches at once (None: only the thread pool's limit)
+
+    async def write(self, work: Callable[[], T]) -> T:
+        """Run a write (an add) in a thread of the pool: it never waits for a read slot."""
+        return await anyio.to_thread.run_sync(work)
+
+    async def read(self, work: Callable[[], T]) -> T:
+        """Run a read (a search) in a thread, holding one of the read slots while it runs."""
+        return await anyio.to_thread.run_sync(work, limiter=self.reads)

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from conftest import connect
+from fastmcp.exceptions import McpError
 
 from omnimem import Memory
 from omnimem.server.apikeys import create_key
+from omnimem.server.limits import RateLimit
 from tests.serving import LiveServer
 
 
@@ -49,3 +51,30 @@ def test_the_served_mcp_endpoint_refuses_missing_and_revoked_keys(live: LiveServ
     assert "clear authentication tokens" not in gone.text + gone.headers["www-authenticate"]  # not OAuth advice
     missing = httpx.post(f"{live.url}/mcp/", json=hello, headers=accept)
     assert missing.json() == {"error": "AuthError", "message": "missing API key: send Authorization: Bearer <key>"}
+
+
+def test_bad_keys_on_the_mcp_endpoint_are_throttled_per_address_like_the_apis(memory: Memory) -> None:
+    live = LiveServer(memory, rate_limit=None, auth_failures=RateLimit(rate=0.001, burst=3))  # ~no refill in a test
+    try:
+        key, _ = create_key(memory.store, name="ann-agent", role="write", user_id="ann")
+        with connect(f"{live.url}/mcp/", auth=key) as ann:  # a good key works, and successes cost no budget
+            ann.call("add", text="Ann keeps a red kayak at the lake")
+        for _ in range(3):  # a guesser with the real MCP client: each try is a 401 that counts
+            with pytest.raises(McpError):
+                with connect(f"{live.url}/mcp/", auth="omk_guess_wrong"):
+                    pass
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "1"}}}
+        headers = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {key}"}
+        refused = httpx.post(f"{live.url}/mcp/", json=hello, headers=headers)  # even the right key, from there
+        assert refused.status_code == 429 and refused.json()["error"] == "RateLimitError"
+        assert int(refused.headers["retry-after"]) >= 1
+        with pytest.raises(McpError):
+            with connect(f"{live.url}/mcp/", auth=key):
+                pass
+        api = httpx.get(f"{live.url}/v1/units", headers={"authorization": f"Bearer {key}"})
+        assert api.status_code == 429  # one budget per address for /v1 and /mcp
+    finally:
+        live.stop()
+    assert memory.stats()["units"] == 1

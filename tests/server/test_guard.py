@@ -1,6 +1,7 @@
 """The server against a hostile web page and hostile clients: Host allow-list (DNS rebinding), cross-origin
 writes in every content type, body timeouts, throttled key guessing, /metrics behind a key, offline docs,
-readiness, and history that names only the caller's units. Real servers on loopback, real clients."""
+readiness, history that names only the caller's units, and adds served while every search slot is taken.
+Real servers on loopback, real clients."""
 
 from __future__ import annotations
 
@@ -189,3 +190,47 @@ def test_history_after_a_store_wide_forget_by_session_names_only_the_callers_uni
     assert all(e["unit_ids"] == [bob_id] for e in events)
     whole = served.client("root").get(f"/v1/units/{bob_id}/history").json()["events"]
     assert set(whole[-1]["unit_ids"]) == {alice_id, bob_id}  # a store-wide admin sees the event whole
+
+
+class HeldQueries(FakeEmbedder):
+    """The fake embedder, except that embedding a text containing "held" waits for ``release``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.holding = threading.Semaphore(0)  # one release per text that started waiting
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if any("held" in t for t in texts):
+            self.holding.release()
+            self.release.wait(30)
+        return np.asarray(super().embed(texts))
+
+
+def test_adds_are_served_while_every_search_slot_is_taken(tmp_path: Path) -> None:
+    """``search_concurrency=1``: one search runs, the next waits its turn, and an add goes through meanwhile."""
+    embedder = HeldQueries()
+    with Memory(tmp_path / "store", embedder=embedder) as memory:
+        live = LiveServer(memory, auth=False, rate_limit=None, search_concurrency=1)
+        answers: dict[str, int] = {}
+
+        def search(name: str) -> None:
+            answers[name] = httpx.post(f"{live.url}/v1/search", json={"query": f"held {name}"}, timeout=30).status_code
+
+        try:
+            first = threading.Thread(target=search, args=("first",))
+            first.start()
+            assert embedder.holding.acquire(timeout=10)  # the first search holds the only slot, inside its embedding
+            second = threading.Thread(target=search, args=("second",))
+            second.start()
+            added = httpx.post(f"{live.url}/v1/units", json={"text": "a note written while searches wait"}, timeout=10)
+            assert added.status_code == 201 and added.json()["accepted"]
+            assert not embedder.holding.acquire(timeout=0.5)  # the second search has not started: it waits for a slot
+            assert answers == {}
+            embedder.release.set()
+            first.join(10)
+            second.join(10)
+            assert answers == {"first": 200, "second": 200}
+        finally:
+            embedder.release.set()
+            live.stop()

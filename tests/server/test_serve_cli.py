@@ -65,6 +65,8 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     (["--no-auth", "--allowed-host", "*"], "--allowed-host '*'"),
     (["--allowed-host", "http://x/"], "not a host name"),
     (["--body-timeout", "-1"], "--body-timeout"),
+    (["--header-timeout", "-1"], "--header-timeout"),
+    (["--search-concurrency", "-1"], "--search-concurrency"),
 ])
 def test_serve_refuses_bad_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     with Memory(tmp_path / "s", embedder="fake"):  # serve opens only a store that exists
@@ -188,3 +190,31 @@ def test_serve_trusts_forwarded_for_only_from_named_proxies(tmp_path: Path) -> N
         assert httpx.get(f"{url}/metrics").status_code == 200
         assert httpx.get(f"{url}/metrics", headers={"authorization": f"Bearer {admin_key}"}).status_code == 200
         assert httpx.get(f"{url}/healthz", headers={"host": "memory.lan"}).status_code == 200
+
+
+def _held_for(url: str, sent: bytes) -> tuple[float, bytes]:
+    """Open a raw connection, send ``sent`` and nothing more; seconds until the server closes it, and its answer."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(sent)
+        started = time.monotonic()
+        answer = b""
+        while chunk := sock.recv(65536):  # until the server closes the connection
+            answer += chunk
+        return time.monotonic() - started, answer
+
+
+def test_a_request_head_that_never_finishes_is_closed_after_the_header_timeout(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with Memory(store, embedder="fake"):
+        pass
+    with _serving(store, "--no-auth", "--header-timeout", "1") as url:
+        waited, answer = _held_for(url, b"GET /v1/units HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")  # half a line
+        assert answer.startswith(b"HTTP/1.1 408") and b"RequestTimeoutError" in answer and b"head" in answer
+        assert 0.9 <= waited < 8  # the bound, give or take a loaded machine
+        waited, answer = _held_for(url, b"")  # a connection that never sends a byte is let go too
+        assert answer.startswith(b"HTTP/1.1 408") and waited < 8
+        with httpx.Client(base_url=url) as client:  # whole heads, also on a kept-alive connection, are served
+            assert client.get("/v1/units").status_code == 200
+            time.sleep(1.5)  # idle between requests is keep-alive's business (5 s), not the head's
+            assert client.get("/v1/units").status_code == 200

@@ -1,4 +1,12 @@
-"""Search and ask: a pyramid context (with its rendered text) or an answer with its evidence."""
+"""Search and ask: a pyramid context (with its rendered text) or an answer with its evidence.
+
+Searches run in a thread under the app's read limiter (``--search-concurrency``,
+:attr:`ServerState.reads`): at most that many at once, the others wait
+their turn without a thread. Adds and other writes do not take a read slot,
+so under a flood of searches a write still gets a thread and the CPU at once
+instead of queueing behind every search in flight. ``ask`` takes no slot: it
+mostly waits for the LLM, and a few slow answers must not hold up searches.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 
-from omnimem.server.auth import Principal, reader
+from omnimem.server.auth import Principal, reader, state_of
 from omnimem.server.errors import ERROR_RESPONSES
 from omnimem.server.models import AskBody, SearchBody
 from omnimem.server.routes.common import memory_of
@@ -15,12 +23,15 @@ router = APIRouter(prefix="/v1", tags=["search"], responses=ERROR_RESPONSES)
 
 
 @router.post("/search")
-def search(body: SearchBody, request: Request, principal: Principal = Depends(reader)) -> dict[str, Any]:
+async def search(body: SearchBody, request: Request, principal: Principal = Depends(reader)) -> dict[str, Any]:
     """Hybrid retrieval packed into a pyramid context (``Memory.search``); ``rendered`` is the prompt text."""
-    context = memory_of(request).search(
-        body.query, top_k=body.top_k, theta=body.theta, budget=body.budget,
-        include_superseded=body.include_superseded, as_of=body.as_of, **principal.scope(*body.scope_args()))
-    return {**context.to_dict(), "rendered": context.render()}
+    def run() -> dict[str, Any]:
+        context = memory_of(request).search(
+            body.query, top_k=body.top_k, theta=body.theta, budget=body.budget,
+            include_superseded=body.include_superseded, as_of=body.as_of, **principal.scope(*body.scope_args()))
+        return {**context.to_dict(), "rendered": context.render()}
+
+    return await state_of(request).read(run)
 
 
 @router.post("/ask")

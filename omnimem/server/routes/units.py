@@ -1,4 +1,10 @@
-"""Units: add (text, dialogue), list, get, raw content, update, delete, history."""
+"""Units: add (text, dialogue), list, get, raw content, update, delete, history.
+
+The adds are ``async`` routes that hand their whole work to one thread
+(:meth:`ServerState.write`): a sync route costs a second hop to the thread
+pool and back to check its response model, per request, and in a burst of
+adds those hops queue for the event loop and the GIL like the work does.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from omnimem.server.auth import Principal, reader, writer
+from omnimem.server.auth import Principal, reader, state_of, writer
 from omnimem.server.errors import ERROR_RESPONSES
 from omnimem.server.models import AddBody, AddResultBody, DialogueBody, UpdateBody
 from omnimem.server.routes.common import ScopeQuery, acting, memory_of
@@ -15,23 +21,31 @@ router = APIRouter(prefix="/v1", tags=["units"], responses=ERROR_RESPONSES)
 
 
 @router.post("/units", status_code=201, response_model=AddResultBody)
-def add(body: AddBody, request: Request, principal: Principal = Depends(writer)) -> dict[str, Any]:
+async def add(body: AddBody, request: Request, principal: Principal = Depends(writer)) -> dict[str, Any]:
     """Remember one piece of text (``Memory.add``)."""
-    with acting(principal):
-        return memory_of(request).add(
-            body.text, time=body.time, speaker=body.speaker, source_id=body.source_id, metadata=body.metadata,
-            supersedes=body.supersedes, allow_forgotten=body.allow_forgotten,
-            **principal.scope(*body.scope_args())).to_dict()
+    def run() -> dict[str, Any]:
+        with acting(principal):
+            return memory_of(request).add(
+                body.text, time=body.time, speaker=body.speaker, source_id=body.source_id, metadata=body.metadata,
+                supersedes=body.supersedes, allow_forgotten=body.allow_forgotten,
+                **principal.scope(*body.scope_args())).to_dict()
+
+    return await state_of(request).write(run)
 
 
 @router.post("/dialogues")
-def add_dialogue(body: DialogueBody, request: Request, principal: Principal = Depends(writer)) -> dict[str, Any]:
+async def add_dialogue(body: DialogueBody, request: Request, principal: Principal = Depends(writer)) -> dict[str, Any]:
     """Remember a list of turns in order (``Memory.add_dialogue``)."""
     turns = [turn.model_dump(exclude_none=True) for turn in body.turns]
-    with acting(principal):
-        results = memory_of(request).add_dialogue(
-            turns, restate=body.restate, allow_forgotten=body.allow_forgotten, **principal.scope(*body.scope_args()))
-    return {"results": [r.to_dict() for r in results]}
+
+    def run() -> dict[str, Any]:
+        with acting(principal):
+            results = memory_of(request).add_dialogue(
+                turns, restate=body.restate, allow_forgotten=body.allow_forgotten,
+                **principal.scope(*body.scope_args()))
+        return {"results": [r.to_dict() for r in results]}
+
+    return await state_of(request).write(run)
 
 
 @router.get("/units")
