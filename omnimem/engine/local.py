@@ -1,10 +1,11 @@
 """``LocalEngine``: the embedded engine behind ``Memory()`` and ``Memory(path=...)``.
 
-It owns the store (SQLite in memory or in a folder), the dense and sparse
-indexes, the embedder, the optional knowledge graph and CLIP search, the
-LLM, the settings, the token counter and the locks, and runs ingest,
-retrieval, lifecycle and governance on them. The facade validates arguments
-and calls these methods; nothing outside the engine touches its locks.
+It opens the store (SQLite in memory or in a folder, or PostgreSQL), the
+dense and sparse indexes, the embedder, the optional knowledge graph and CLIP
+search, builds the parts, the writer (:mod:`omnimem.engine.writer`, the one
+door for every write and the owner of the locks), the retriever and the
+enricher, and delegates each verb to the room that does it. The facade
+validates arguments and calls these methods.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from omnimem.engine.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from omnimem.entities import Entity
 from omnimem.index.manager import IndexSet
-from omnimem.engine.ingest import media
+from omnimem.engine.ingest import media, media_adds
 from omnimem.engine.ingest.media import MediaResult
 from omnimem.engine.ingest.pipeline import Ingestor, Progress
 from omnimem.engine.ingest.prepare import AddResult, Pending, prepare
@@ -37,7 +38,7 @@ from omnimem.providers import create_provider
 from omnimem.engine.retrieval.pyramid import Context
 from omnimem.engine.retrieval.search import Retriever
 from omnimem.store.audit import AuditRecord
-from omnimem.store.base import Store
+from omnimem.store.base import CandidateSearch, Store
 from omnimem.index.search import EmbeddedSearch
 from omnimem.timeparse import zone
 from omnimem.tokens import TokenCounter
@@ -68,9 +69,9 @@ class LocalEngine:
             self.parts.graph = self._make_graph() if settings.graph else None
             self.parts.clip = self._make_clip() if settings.clip_model else None
             self.ingestor = Ingestor(self.parts)
-            self.writer = Writer(self.parts, self.ingestor)  # concurrent adds share one embedding and commit
+            self.writer = Writer(self.parts, self.ingestor)  # every write; concurrent adds share one embedding
             self.retriever = Retriever(self.parts)
-            self.enricher = Enricher(self.parts)
+            self.enricher = Enricher(self.parts, self.writer)
             if settings.enrich == "async" and not read_only:  # threads start with the first job
                 self.parts.wake = self.enricher.wake
                 depth = store.queue_depth()
@@ -101,18 +102,8 @@ class LocalEngine:
     # -- lifecycle of the engine ----------------------------------------------
     def close(self) -> None:
         """Persist the indexes and release the store. Safe to call twice."""
-        p = self.parts
         self.enricher.stop()  # after the job each worker is running; the rest stay queued in the store
-        with p.lock:
-            if p.closed:
-                return
-            p.closed = True  # no new search starts from here
-        p.wait_for_reads()  # searches run outside the lock: let those in flight finish first
-        with p.lock:
-            try:
-                p.search.save()
-            finally:
-                p.store.close()
+        self.writer.close()
 
     @property
     def read_only(self) -> bool:
@@ -136,7 +127,7 @@ class LocalEngine:
         return self.writer.add(items, progress, **options)
 
     def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
-        return self.ingestor.restate(items, scope, progress)
+        return self.ingestor.restate(items, scope, progress, self.writer.ingest)
 
     def check_supersedable(self, ids: Sequence[str], owner: Scope) -> None:
         lifecycle.check_supersedable(self.parts, ids, owner)
@@ -160,76 +151,25 @@ class LocalEngine:
 
     def add_image(self, item: Pending, phash: str, data: bytes, captioned: bool) -> AddResult:
         """One image unit, unless it is the same file or a near-duplicate of a recent image of its scope."""
-        p = self.parts
-        if not captioned and p.settings.vision_captions and p.llm is not None and p.settings.enrich == "sync":
-            captioner = create_provider("captioner", "vision-llm", llm=p.llm)
-            described = captioner.caption(data, str(item.metadata["mime"]))
-            item = replace(item, text=described, metadata={**item.metadata, "caption": "vision-llm"})
-        with p.write_lock:
-            with p.lock:
-                if p.store.find_hashes([item.content_hash]):  # the very same file: reported as a duplicate
-                    return self.ingestor.ingest([item])[0]  # not through the writer: we hold its lock
-                recent = p.store.recent_metadata(item.scope, Modality.IMAGE, p.settings.novelty_window * 5)
-            from omnimem.media import hash_distance, is_near_duplicate
-
-            for unit_id, meta in recent:
-                other = meta.get("phash")
-                if other and is_near_duplicate(phash, other):
-                    distance = hash_distance(phash, other)
-                    with p.lock:
-                        p.store.add_stats({"image_near_duplicate": 1})
-                    return AddResult(None, False, f"near-duplicate image (phash distance {distance})", None, unit_id)
-            return self.ingestor.ingest([item])[0]
+        return media_adds.add_image(self.parts, self.writer, item, phash, data, captioned)
 
     def add_audio(self, audio: media.Source, time: object, scope: Scope, progress: Progress | None) -> MediaResult:
         """Speech segments streamed into units, 16 at a time (see :meth:`Memory.add_audio`)."""
-        p = self.parts
-        stats: dict[str, float] = {}
-        results: list[AddResult] = []
-        batch: list[Pending] = []
-        for item in media.audio_items(audio, time=time, scope=scope, tz=p.tz, stats=stats,
-                                      max_seconds=p.settings.max_media_seconds,
-                                      transcriber=create_provider("transcriber", "whisper"),
-                                      detector=create_provider("vad", "silero")):
-            batch.append(item)
-            if len(batch) >= 16:
-                results.extend(self.ingest(batch, progress, keep_chain=bool(results)))
-                batch = []
-        if batch:
-            results.extend(self.ingest(batch, progress, keep_chain=bool(results)))
-        with p.write_lock, p.lock:
-            p.store.add_stats({k: v for k, v in stats.items() if k != "speech_segments"})
-        return MediaResult(tuple(results), stats)
+        return media_adds.add_audio(self.parts, self.writer, audio, time, scope, progress)
 
     def add_video(self, video: media.Source, time: object, scope: Scope, fps: float, max_frames: int) -> MediaResult:
         """A video event unit, its scene-change frames and its speech (see :meth:`Memory.add_video`)."""
-        p = self.parts
-        detector = None
-        if p.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
-            from omnimem.media.scene import EmbeddingChangeDetector
-
-            clip = p.clip.embedder
-            detector = EmbeddingChangeDetector(lambda image: clip.embed_images([image])[0])
-        items, stats, event_id = media.video_items(
-            video, time=time, scope=scope, tz=p.tz, fps=fps, max_frames=max_frames, detector=detector,
-            max_pixels=p.settings.max_media_pixels, max_seconds=p.settings.max_media_seconds,
-        )
-        results = self.ingest(items)
-        if not results[0].accepted:  # the same video again: nothing new was stored
-            return MediaResult(tuple(results), stats, results[0].duplicate_of)
-        with p.write_lock, p.lock:
-            p.store.add_stats(stats)
-        return MediaResult(tuple(results), stats, event_id)
+        return media_adds.add_video(self.parts, self.writer, video, time, scope, fps, max_frames)
 
     def flush(self, timeout: float | None) -> bool:
         """Wait for the enrichment queue to drain (see :meth:`Memory.flush`)."""
         return self.enricher.flush(timeout)
 
     def delete(self, unit_id: str, scope: Scope, reason: str | None, chain: bool) -> None:
-        lifecycle.delete(self.parts, unit_id, scope, reason, chain)
+        lifecycle.delete(self.parts, self.writer, unit_id, scope, reason, chain)
 
     def forget(self, scope: Scope, **selection: Any) -> int:
-        return lifecycle.forget(self.parts, scope, **selection)
+        return lifecycle.forget(self.parts, self.writer, scope, **selection)
 
     def preview_forget(self, scope: Scope, **selection: Any) -> list[MAU]:
         return lifecycle.preview_forget(self.parts, scope, **selection)
@@ -237,25 +177,21 @@ class LocalEngine:
     def import_records(self, records: Iterable[Mapping[str, Any]], allow_forgotten: bool,
                        progress: Progress | None = None) -> dict[str, int]:
         self.parts.check_open(write=True)
-        return governance.import_records(self.parts, self.ingestor, records, allow_forgotten=allow_forgotten,
+        return governance.import_records(self.parts, self.writer, records, allow_forgotten=allow_forgotten,
                                          progress=progress)
 
     def reembed(self, embedder: Embedder) -> int:
         """Rebuild every vector with ``embedder``; then the engine, its indexes and its graph use it."""
-        p = self.parts
-        with p.write_lock, p.lock:
-            p.check_open(write=True)
-            count = governance.rewrite_vectors(p, embedder)
-            p.embedder = embedder
-            if isinstance(self._search, EmbeddedSearch):
-                old = self._search.indexes
-                self._search = EmbeddedSearch(self._search.store, IndexSet(
-                    self._search.store, embedder.dim, old.folder, sparse_context=old.sparse_context))  # counter moved
-            p.search = self._search
-            p.search.save()
-            if p.graph is not None:  # entity resolution compares names with the same model
-                p.graph.use_embedder(embedder.embed)
-        return count
+        return self.writer.reembed(embedder, lambda rows: governance.new_vectors(self.parts, embedder, rows),
+                                   self._new_search)
+
+    def _new_search(self, embedder: Embedder) -> CandidateSearch:
+        """The search over re-embedded vectors: new in-process indexes (counter carried over), or the database."""
+        if isinstance(self._search, EmbeddedSearch):
+            old = self._search.indexes
+            self._search = EmbeddedSearch(self._search.store, IndexSet(
+                self._search.store, embedder.dim, old.folder, sparse_context=old.sparse_context))
+        return self._search
 
     # -- reads ------------------------------------------------------------------
     def get(self, unit_id: str, scope: Scope) -> MAU:
@@ -273,7 +209,7 @@ class LocalEngine:
         unit = lifecycle.scoped_unit(self.parts, unit_id, scope)
         if unit.raw_ref is None:
             raise NotFoundError(f"unit {unit.id} has no raw content")
-        with self.parts.lock:
+        with self.parts.reading():
             data = self.parts.store.read_raw(unit.raw_ref)
         fallback = "text/plain; charset=utf-8" if unit.modality is Modality.TEXT else "application/octet-stream"
         return data, str(unit.metadata.get("mime") or fallback)
@@ -290,8 +226,7 @@ class LocalEngine:
         return lifecycle.history(self.parts, unit_id, scope)
 
     def log(self, scope: Scope, limit: int | None) -> list[AuditRecord]:
-        with self.parts.lock:
-            self.parts.check_open()
+        with self.parts.reading():
             return self.parts.store.events(scope=scope, limit=limit)
 
     def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
@@ -308,7 +243,7 @@ class LocalEngine:
         found = graph.entities(scope)
         if scope.session_id is None:
             return found
-        with self.parts.lock:
+        with self.parts.reading():
             in_session = set(self.parts.store.ids_in_scope(scope))
         return [e for e in found if in_session & set(graph.details(e)["units"])]
 
@@ -317,8 +252,7 @@ class LocalEngine:
 
     def stats(self) -> dict[str, Any]:
         p = self.parts
-        with p.lock:
-            p.check_open()
+        with p.reading():
             data: dict[str, Any] = {
                 "path": str(p.path) if p.path else None,
                 "embedder": p.embedder.name,
