@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 released: list[float] = []
                 took: list[float] = [0.0] * args.burst
                 ids: list[str | None] = [None] * args.burst
-                before = mem.engine.writer.stats()["groups"]
+                before = mem.stats()["writer"]["groups"]
 
                 def one(n: int, text: str) -> None:
                     profile = cProfile.Profile() if args.profile else None
@@ -111,11 +111,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                     thread.join()
                 burst.extend(took)
                 acknowledged += [i for i in ids if i]
-                groups.append(mem.engine.writer.stats()["groups"] - before)
+                groups.append(mem.stats()["writer"]["groups"] - before)
             lost = sum(1 for uid in acknowledged if not _found(mem, uid))
         finally:
             mem.close()
     load_after = os.getloadavg()
+    stages: dict[str, float] = {}
     if args.profile and profiles:
         import pstats
 
@@ -123,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for extra in profiles[1:]:
             stats.add(extra)
         stats.dump_stats(args.profile)
+        stages = _stages(stats)
     rows = [_row("lone add", lone, lone), _row(f"add in a burst of {args.burst}", burst, lone)]
     result = {
         "benchmark": "writer-burst",
@@ -131,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "version": __version__, "python": platform.python_version(), "cpus": os.cpu_count(),
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "load_before": [round(x, 1) for x in load_before], "load_after": [round(x, 1) for x in load_after],
-        "rows": rows, "groups_per_burst": groups, "acknowledged": len(acknowledged), "lost": lost,
+        "rows": rows, "groups_per_burst": groups, "burst_stages_s": stages, "acknowledged": len(acknowledged), "lost": lost,
         "lone_s": [round(x, 5) for x in lone], "burst_s": [round(x, 5) for x in burst],
     }
     out = Path(args.out)
@@ -147,8 +149,38 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"lost: {lost}. Load average before {result['load_before']}, after {result['load_after']} on "
         f"{os.cpu_count()} shared cores: read the ratios rather than the milliseconds.\n\n"
         "| call | n | p50 ms | p95 ms | mean ms | p50 / lone p50 | p95 / lone p95 |\n|---|---|---|---|---|---|---|\n"
-        f"{table}\n\nCommand: `{result['command']}`\n")
+        f"{table}\n\n{_stage_table(stages)}Command: `{result['command']}`\n")
     print(json.dumps(rows, indent=2), "groups per burst", groups, "lost", lost)
+
+
+# Where the burst adds' time went (cProfile, summed over every burst add's thread): the functions below
+# are the same in every version of the writer, so runs of different versions compare stage by stage.
+STAGES = {
+    "groups written (the leader's whole share)": ("writer", "_lead"),
+    "embedding calls": ("embed/minilm.py", "embed"),
+    "store transactions of the units": ("store/sqlite/store.py", "insert"),
+    "index updates": ("index/manager.py", "added"),
+    "counter writes": ("store/sqlite/store.py", "add_stats"),
+}
+
+
+def _stages(stats: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, (where, function) in STAGES.items():
+        out[name] = round(sum(v[3] for (path, _, func), v in stats.stats.items()
+                              if func == function and where in path), 3)
+        out[name + ": calls"] = sum(v[1] for (path, _, func), v in stats.stats.items()
+                                    if func == function and where in path)
+    return out
+
+
+def _stage_table(stages: dict[str, float]) -> str:
+    if not stages:
+        return ""
+    lines = [f"| {name} | {stages[name]} | {stages[name + ': calls']} |" for name in STAGES]
+    return ("Where the burst adds' time went (`--profile`: cProfile of every burst add's thread, summed; "
+            "profiling slows Python, so these seconds exceed the table's):\n\n| stage | seconds | calls |\n"
+            "|---|---|---|\n" + "\n".join(lines) + "\n\n")
 
 
 def _found(mem: Memory, unit_id: str) -> bool:

@@ -12,16 +12,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from typing import Any
 
 from omnimem.engine.parts import Parts
 from omnimem.errors import ConfigError
-from omnimem.text import EmbedInput, embed_texts
 from omnimem.engine.ingest.pipeline import Ingestor, restated_metadata
 from omnimem.engine.writer import Writer
 from omnimem.engine.ingest.prepare import Pending
-from omnimem.mau import MAU, Links, Modality, content_hash, search_text
+from omnimem.mau import MAU, Modality, content_hash
 from omnimem.store.audit import AuditEvent
 from omnimem.store.base import RowWriter
 from omnimem.store.jobs import Job
@@ -126,26 +124,17 @@ def _write_version(parts: Parts, writer: Writer, unit: MAU, new_id: str, change:
                    tasks: Sequence[str], job: Job) -> MAU:
     """Have the writer store the enriched version with its graph rows, superseding ``unit``, in one transaction."""
     summary, extra = change
-    settings = parts.settings
-    history: dict[Any, list[str]] = {}
-    if settings.embed_context:
-        with parts.reading():
-            history[unit.scope] = [search_text(sp, su) for sp, su in
-                                   parts.store.recent_lines(unit.scope, settings.embed_context)]
-    texts = embed_texts([EmbedInput(unit.scope, unit.speaker, summary, unit.modality, unit.event_time)],
-                        context=settings.embed_context, dates=settings.embed_dates, history=history)
-    vectors = parts.embedder.embed(texts)
-    version = replace(unit, id=new_id, summary=summary, record_time=datetime.now(timezone.utc),
-                      links=Links(unit.links.prev_id, None, unit.source_ids), embedding=vectors[0],
-                      metadata={**unit.metadata, **extra, "enriched_from": unit.id},
-                      superseded_by=None, superseded_at=None)
-    derived: list[RowWriter] = []
-    if "graph" in tasks and parts.graph is not None:
-        derived.append(parts.graph.writer([version], parts.graph.extract([version])))
+
+    def derive(version: MAU) -> list[RowWriter]:  # its graph rows, written in the version's transaction
+        if "graph" in tasks and parts.graph is not None:
+            return [parts.graph.writer([version], parts.graph.extract([version]))]
+        return []
+
     actor = f"llm:{parts.llm.name}" if parts.llm is not None else "omnimem"
     event = AuditEvent("enrich", actor, (new_id, unit.id), unit.scope, f"enriched version ({', '.join(tasks)})",
                        {"supersedes": {new_id: [unit.id]}, "job": job.key})
-    return writer.write_version(version, vectors, derived, event, {new_id: [unit.id]})
+    return writer.write_version(unit, new_id, summary, {**unit.metadata, **extra, "enriched_from": unit.id}, derive,
+                                event)
 
 
 def restate_turns(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from omnimem.embed.base import Embedder
@@ -27,10 +29,11 @@ from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
 from omnimem.engine.parts import Parts
 from omnimem.engine.writer.group import GroupCommit
 from omnimem.engine.writer.written import Verdict, Written
-from omnimem.mau import MAU, Modality, Scope
+from omnimem.mau import MAU, Links, Modality, Scope, search_text
 from omnimem.store.audit import AuditEvent
 from omnimem.store.base import CandidateSearch, RowWriter, SearchFilter
 from omnimem.store.jobs import Job
+from omnimem.text import EmbedInput, embed_texts
 
 T = TypeVar("T")
 
@@ -195,14 +198,28 @@ class Writer:
             with self.parts.lock:
                 self.parts.store.add_stats(counts)
 
-    def write_version(self, version: MAU, vectors: Any, derived: Sequence[RowWriter], event: AuditEvent,
-                      supersedes: dict[str, list[str]]) -> MAU:
-        """Store a new version of a unit (enrichment's) with its derived rows and supersession; index it."""
+    def write_version(self, unit: MAU, new_id: str, summary: str, metadata: dict[str, Any],
+                      derive: Callable[[MAU], Sequence[RowWriter]], event: AuditEvent) -> MAU:
+        """Embed and store a new version of ``unit`` (enrichment's: a new summary or caption) with its derived
+        rows (``derive(version)``), superseding ``unit`` in one transaction; index it. The stored version."""
         p = self.parts
+        settings = p.settings
+        history: dict[Scope, list[str]] = {}
+        if settings.embed_context:  # embedded with the same context as an add of it would be
+            with p.reading():
+                history[unit.scope] = [search_text(sp, su) for sp, su in
+                                       p.store.recent_lines(unit.scope, settings.embed_context)]
+        texts = embed_texts([EmbedInput(unit.scope, unit.speaker, summary, unit.modality, unit.event_time)],
+                            context=settings.embed_context, dates=settings.embed_dates, history=history)
+        vectors = p.embedder.embed(texts)
+        version = replace(unit, id=new_id, summary=summary, record_time=datetime.now(timezone.utc),
+                          links=Links(unit.links.prev_id, None, unit.source_ids), embedding=vectors[0],
+                          metadata=metadata, superseded_by=None, superseded_at=None)
+        derived = derive(version)
         with p.write_lock, p.lock:
             p.check_open(write=True)
             p.search.sync()
-            rows = p.store.insert([version], {}, derived=derived, event=event, supersedes=supersedes)
+            rows = p.store.insert([version], {}, derived=derived, event=event, supersedes={new_id: [unit.id]})
             p.search.added(rows, vectors, p.store.last_write_seq)
         return rows[0][1]
 
