@@ -16,11 +16,11 @@ write lock, then everything queued by then (up to ``max_items`` items), and
    so each unit is searchable when its add returns;
 4. wakes the followers, each with exactly its own results or its own error.
 
-Before it takes the group, a new leader gathers briefly: while adds keep
-arriving (each within ``gather_s`` of the one before, ``GATHER_MAX_S`` at
-most) it waits for them, so a burst released at once forms one group rather
-than its first add alone and the rest behind it. A lone add pays one
-``gather_s`` (a millisecond). Requests that queue while a group is being
+Before it takes the group, a new leader gathers briefly: it yields once, and
+if adds arrived meanwhile it waits while they keep arriving (each within
+``gather_s`` of the one before, ``GATHER_MAX_S`` at most), so a burst
+released at once forms one group rather than its first add alone and the
+rest behind it. A lone add sees no arrival after the yield and waits no more. Requests that queue while a group is being
 written form the next group, so a burst of N adds costs about one embedding
 call and one index update, not N.
 
@@ -158,12 +158,16 @@ class GroupCommit:
 
     # -- the leader ---------------------------------------------------------------------------------------------
     def _gather(self) -> None:
-        """Wait while adds keep arriving (a burst), each within ``gather_s`` of the last, ``GATHER_MAX_S`` at most."""
+        """Let a burst reach the queue: after a yield, while adds keep arriving, wait for each next one up to
+        ``gather_s`` (``GATHER_MAX_S`` in all). A lone add finds no arrival after the yield and waits no more."""
         if self.gather_s <= 0:
             return
+        with self._arrived:
+            seen = len(self._queue)
+        time.sleep(0)  # threads released with ours (a barrier, a burst of requests) run and queue now
         deadline = time.monotonic() + GATHER_MAX_S
         with self._arrived:
-            while len(self._queue) < self.max_items:
+            while seen < len(self._queue) < self.max_items:
                 seen = len(self._queue)
                 wait = min(self.gather_s, deadline - time.monotonic())
                 if wait <= 0 or not self._arrived.wait_for(lambda: len(self._queue) > seen, wait):
