@@ -111,6 +111,22 @@ def _acting(actor: str, call: Callable[[], AddResult]) -> AddResult:
         return call()
 
 
+def test_a_group_indexed_at_once_catches_up_with_another_process_writing_between(tmp_path: Path) -> None:
+    """The group's transactions are indexed in one update; another process's write among them is seen too."""
+    path = tmp_path / "mem"
+    with Memory(path, embedder="fake") as mine, Memory(path, embedder="fake") as other:
+        burst = Burst(mine)
+        with burst.writer.paused():
+            for n in range(4):
+                burst.start(lambda n=n: mine.add(_fact(n), user_id="ann"), n + 1)
+            theirs = other.add(_fact(20), user_id="ann")  # committed before the group's transactions
+        results = burst.join()
+        assert all(r.accepted for r in results)
+        for n, result in [*enumerate(results), (20, theirs)]:
+            assert result.id in [h.unit.id for h in mine.search(_fact(n), user_id="ann", top_k=3).hits]
+        assert mine.stats()["index"] == {"dense": 5, "sparse": 5}  # each unit indexed once
+
+
 def test_identical_texts_at_once_store_one(mem: Memory) -> None:
     burst = Burst(mem)
     with burst.writer.paused():

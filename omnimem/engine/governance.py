@@ -25,16 +25,16 @@ from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.engine.ingest import history
 from omnimem.engine.ingest.dump import FORMAT, VERSION, Checked, check_dump
 from omnimem.text import EmbedInput, embed_texts
-from omnimem.engine.ingest.pipeline import Ingestor, Progress
+from omnimem.engine.ingest.pipeline import Progress
+from omnimem.engine.writer import Changes, Writer
 from omnimem.mau import Modality, Scope
 from omnimem.engine.retrieval.search import full_text
 from omnimem.store.audit import AuditEvent
 
 
-
 def export_records(parts: Parts, scope: Scope) -> Iterator[dict[str, Any]]:
     """Everything the store holds about ``scope``, as JSON-ready records."""
-    with parts.lock:
+    with parts.reading():
         units = parts.store.get(parts.store.ids_in_scope(scope))
     yield {"kind": "header", "format": FORMAT, "version": VERSION, "embedder": parts.embedder.name,
            "exported_at": datetime.now(timezone.utc).isoformat(), **scope.as_dict(), "units": len(units)}
@@ -57,10 +57,11 @@ def export_records(parts: Parts, scope: Scope) -> Iterator[dict[str, Any]]:
 
 
 def import_records(
-    parts: Parts, ingestor: Ingestor, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
+    parts: Parts, writer: Writer, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Validate a whole dump, then store its units (skipping ones already present or forgotten).
+    """Validate a whole dump, then have the writer store its units (skipping ones already present or forgotten),
+    their supersession links and their audit events.
 
     ``progress(n)`` is told of every unit dealt with: those skipped up front at once, then each stored batch.
     """
@@ -69,7 +70,7 @@ def import_records(
     records = list(records)
     checked = _checked_media(parts, check_dump(records))
     past = history.check_events(records)  # the source's audit events, checked before anything is stored
-    with parts.lock:
+    with parts.reading():
         present = {u.id: u for u in parts.store.get([c.item.unit_id or "" for c in checked])}
     todo: list[Checked] = []
     for c in checked:
@@ -84,12 +85,11 @@ def import_records(
     stored = 0
     for group in _by_scope(todo):  # one audit event per scope, so each user's log shows its import
         items = [c.item for c in group]
-        results = ingestor.ingest(items, progress, allow_forgotten=allow_forgotten, action="import", reason="import")
+        results = writer.ingest(items, progress, allow_forgotten=allow_forgotten, action="import", reason="import")
         stored += sum(r.accepted for r in results)
         forgotten += sum(r.reason.startswith("forgotten") for r in results)
-    _link_versions(parts, checked)
-    with parts.write_lock, parts.lock:
-        events = history.restore(parts.store, past)
+    _link_versions(parts, writer, checked)
+    events = writer.change(lambda changes: history.restore(parts.store, past, changes.log))
     return {"units": len(checked), "stored": stored, "skipped": len(checked) - stored, "forgotten": forgotten,
             "events": events}
 
@@ -135,7 +135,7 @@ def _not_forgotten(parts: Parts, todo: list[Checked], allow: bool) -> tuple[list
         return todo, 0
     since: dict[tuple[str | None, str | None], datetime | None] = {}
     kept: list[Checked] = []
-    with parts.lock:
+    with parts.reading():
         for c in todo:
             owner = (c.item.scope.user_id, c.item.scope.agent_id)
             if owner not in since:
@@ -153,41 +153,37 @@ def _by_scope(todo: list[Checked]) -> list[list[Checked]]:
     return list(groups.values())
 
 
-def _link_versions(parts: Parts, checked: list[Checked]) -> None:
+def _link_versions(parts: Parts, writer: Writer, checked: list[Checked]) -> None:
     """Restore supersession between imported units (already checked to share user and agent)."""
     pairs = [(c.item.unit_id or "", c.superseded_by) for c in checked if c.superseded_by]
-    if not pairs:
-        return
-    with parts.write_lock, parts.lock:
-        units = {u.id: u for u in parts.store.get(list({i for pair in pairs for i in pair if i}))}
-        todo: dict[str, list[str]] = {}
-        for old, new in pairs:
-            if old in units and new in units and units[old].active and (
-                    units[old].user_id, units[old].agent_id) == (units[new].user_id, units[new].agent_id):
-                todo.setdefault(new or "", []).append(old)
-        if todo:
-            replaced = tuple(o for olds in todo.values() for o in olds)
-            parts.store.supersede(todo, AuditEvent("supersede", parts.actor, (*todo, *replaced), reason="import",
-                                                 details={"supersedes": todo}))
-            parts.search.sync()
+    if pairs:
+        writer.change(lambda changes: _link(parts, changes, pairs))
 
 
-def rewrite_vectors(parts: Parts, embedder: Embedder, *, batch: int = 256) -> int:
-    """Replace every stored vector with ``embedder``'s and record it as the store's embedder.
+def _link(parts: Parts, changes: Changes, pairs: list[tuple[str, str]]) -> None:
+    """Supersede each pair's old unit by its new one, where both are here, current and of one owner."""
+    units = {u.id: u for u in parts.store.get(list({i for pair in pairs for i in pair if i}))}
+    todo: dict[str, list[str]] = {}
+    for old, new in pairs:
+        if old in units and new in units and units[old].active and (
+                units[old].user_id, units[old].agent_id) == (units[new].user_id, units[new].agent_id):
+            todo.setdefault(new or "", []).append(old)
+    if todo:
+        replaced = tuple(o for olds in todo.values() for o in olds)
+        changes.supersede(todo, AuditEvent("supersede", parts.actor, (*todo, *replaced), reason="import",
+                                           details={"supersedes": todo}))
 
-    The caller (the engine) holds the write lock and swaps its embedder and
-    indexes afterwards (see :meth:`omnimem.engine.local.LocalEngine.reembed`).
+
+def new_vectors(parts: Parts, embedder: Embedder, rows: list[Any], *, batch: int = 256) -> list[Any]:
+    """Every stored unit's vector with ``embedder``, from its ``embed_rows`` row (the text it is embedded by).
+
+    The writer (:meth:`omnimem.engine.writer.Writer.reembed`) stores them and swaps the engine's embedder
+    and indexes afterwards.
     """
-    with parts.lock:
-        rows = list(parts.store.embed_rows())
     inputs = [EmbedInput(scope, sp, su, Modality(mod), datetime.fromisoformat(when) if when else None)
               for _, scope, sp, su, mod, when in rows]
     texts = embed_texts(inputs, context=parts.settings.embed_context, dates=parts.settings.embed_dates)
     vectors: list[Any] = []
     for start in range(0, len(texts), batch):
         vectors.extend(embedder.embed(texts[start : start + batch]))
-    with parts.lock:
-        parts.store.replace_vectors([row[0] for row in rows], vectors, embedder.name, embedder.dim,
-                                    AuditEvent("reembed", parts.actor, (), details={"units": len(rows)},
-                                               reason=f"{parts.embedder.name} -> {embedder.name}"))
-    return len(rows)
+    return vectors

@@ -15,6 +15,7 @@ from typing import Any
 
 from omnimem import validate
 from omnimem.engine.parts import Parts
+from omnimem.engine.writer import Changes, Writer
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.mau import MAU, Scope
 from omnimem.store import tombstones
@@ -36,8 +37,7 @@ def _missing(unit_id: str) -> NotFoundError:
 def scoped_unit(parts: Parts, unit_id: object, scope: Scope) -> MAU:
     """The unit with this id if it lies in ``scope``; else NotFoundError (never "exists elsewhere")."""
     uid = check_id(unit_id)
-    with parts.lock:
-        parts.check_open()
+    with parts.reading():
         found = parts.store.get([uid])
     if not found or not scope.contains(found[0].scope):
         raise _missing(uid)
@@ -48,7 +48,7 @@ def check_supersedable(parts: Parts, ids: Sequence[str], owner: Scope) -> None:
     """Units a new unit of ``owner`` may replace: current ones of the same user and agent."""
     if isinstance(ids, str) or not all(isinstance(i, str) for i in ids):
         raise InvalidInputError("supersedes must be a list of unit ids")
-    with parts.lock:
+    with parts.reading():
         found = {u.id: u for u in parts.store.get(list(ids))}
     for uid in ids:
         unit = found.get(uid)
@@ -64,7 +64,7 @@ def versions(parts: Parts, unit: MAU) -> list[str]:
     seen = {unit.id}
     todo = [unit.id]
     while todo:
-        with parts.lock:
+        with parts.reading():
             linked = parts.store.predecessors(todo) + [u.superseded_by for u in parts.store.get(todo) if u.superseded_by]
             units = [u for u in parts.store.get(linked) if (u.user_id, u.agent_id) == owner and u.id not in seen]
         todo = [u.id for u in units]
@@ -94,20 +94,22 @@ def enrichment_family(parts: Parts, unit: MAU) -> list[str]:
     return sorted(seen)
 
 
-def delete(parts: Parts, unit_id: object, scope: Scope, reason: str | None, chain: bool) -> None:
+def delete(parts: Parts, writer: Writer, unit_id: object, scope: Scope, reason: str | None, chain: bool) -> None:
+    """Remove a unit with its versions (``chain``) or its enrichment family, chosen with no write in between."""
     if not isinstance(chain, bool):
         raise InvalidInputError("chain must be True or False")
-    with parts.write_lock, parts.lock:
-        parts.check_open(write=True)
+
+    def change(changes: Changes) -> None:
         unit = scoped_unit(parts, unit_id, scope)
         ids = versions(parts, unit) if chain else enrichment_family(parts, unit)
-        remove(parts, ids, AuditEvent("delete", parts.actor, (unit.id,), unit.scope, reason, {"chain": chain}))
+        changes.remove(ids, AuditEvent("delete", parts.actor, (unit.id,), unit.scope, reason, {"chain": chain}))
+
+    writer.change(change)
 
 
 def history(parts: Parts, unit_id: object, scope: Scope) -> list[AuditRecord]:
     uid = check_id(unit_id)
-    with parts.lock:
-        parts.check_open()
+    with parts.reading():
         if not scope.is_empty():
             found = parts.store.get([uid])
             owner = found[0].scope if found else parts.store.tombstone_owner(uid)
@@ -130,16 +132,6 @@ def _within(parts: Parts, events: list[AuditRecord], owner: Scope) -> list[Audit
     mine = {uid for uid, scope in owners.items() if owner.contains(scope)}
     return [e if mine.issuperset(e.unit_ids) else replace(e, unit_ids=tuple(i for i in e.unit_ids if i in mine))
             for e in events]
-
-
-def remove(parts: Parts, ids: list[str], event: AuditEvent, forgotten: Scope | None = None) -> None:
-    """Delete units everywhere, then scrub: rewrite index files, checkpoint the WAL."""
-    parts.search.sync()
-    removed = parts.store.delete(ids, event=event, forgotten=forgotten)
-    if removed:
-        parts.search.removed([rid for rid, _ in removed], parts.store.last_write_seq)
-    parts.search.save()  # the files on disk must not keep forgotten vectors or words
-    parts.store.scrub()
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +175,7 @@ def plan_forget(
 
 
 def forget_selection(parts: Parts, plan: ForgetPlan) -> list[str]:
-    """The ids a plan selects (the caller holds the store's lock)."""
+    """The ids a plan selects."""
     chosen = parts.store.ids_in_scope(plan.scope)
     if plan.start is not None or plan.end is not None:  # only a time range needs the units themselves
         chosen = [u.id for u in parts.store.get(chosen) if _in_range(u, plan.start, plan.end)]
@@ -193,22 +185,23 @@ def forget_selection(parts: Parts, plan: ForgetPlan) -> list[str]:
     return chosen
 
 
-def forget(parts: Parts, scope: Scope, **selection: Any) -> int:
-    """Select and remove units (see :meth:`Memory.forget`)."""
+def forget(parts: Parts, writer: Writer, scope: Scope, **selection: Any) -> int:
+    """Select and remove units (see :meth:`Memory.forget`), with no write between the selection and the removal."""
     plan = plan_forget(parts, scope, **selection)
-    with parts.write_lock, parts.lock:
-        parts.check_open(write=True)
+
+    def change(changes: Changes) -> int:
         chosen = forget_selection(parts, plan)
-        event = AuditEvent("forget", parts.actor, (), plan.scope, plan.reason, dict(plan.details))
-        remove(parts, chosen, event, forgotten=plan.whole)
+        changes.remove(chosen, AuditEvent("forget", parts.actor, (), plan.scope, plan.reason, dict(plan.details)),
+                       forgotten=plan.whole)
         return len(chosen)
+
+    return writer.change(change)
 
 
 def preview_forget(parts: Parts, scope: Scope, **selection: Any) -> list[MAU]:
     """The units :func:`forget` would remove with these arguments; removes nothing."""
     plan = plan_forget(parts, scope, **selection)
-    with parts.lock:
-        parts.check_open()
+    with parts.reading():
         return parts.store.get(forget_selection(parts, plan))
 
 

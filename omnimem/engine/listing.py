@@ -80,8 +80,7 @@ def _order(row: tuple[int, MAU]) -> tuple[datetime, int]:
 
 def matching(parts: Parts, scope: Scope, wanted: UnitFilter) -> list[MAU]:
     """Every unit of ``scope`` the filter admits, in listing order."""
-    with parts.lock:
-        parts.check_open()
+    with parts.reading():
         rows = parts.store.get_with_rids(parts.store.ids_in_scope(scope))
     return [unit for _, unit in sorted((r for r in rows if wanted.admits(r[1])), key=_order)]
 

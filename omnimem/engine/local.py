@@ -1,15 +1,16 @@
 """``LocalEngine``: the embedded engine behind ``Memory()`` and ``Memory(path=...)``.
 
-It owns the store (SQLite in memory or in a folder), the dense and sparse
-indexes, the embedder, the optional knowledge graph and CLIP search, the
-LLM, the settings, the token counter and the locks, and runs ingest,
-retrieval, lifecycle and governance on them. It implements the engine contract
-(:class:`omnimem.engine.contract.Engine`): the facade checks each request once
-and calls one method; what depends on this engine's settings (its time zone,
-search defaults, the query and media limits) and the preparation of units are
-done here. Nothing outside the engine touches its locks. Beyond the contract it
-offers what only exists in-process (``indexes``, ``reembed``, ``export_graph``,
-``full_text``), which :class:`omnimem.memory.LocalMemory` exposes.
+It opens the store (SQLite in memory or in a folder, or PostgreSQL), the
+dense and sparse indexes, the embedder, the optional knowledge graph and CLIP
+search, builds the parts, the writer (:mod:`omnimem.engine.writer`, the one
+door for every write and the owner of the locks), the retriever and the
+enricher, and delegates each verb to the room that does it. It implements the
+engine contract (:class:`omnimem.engine.contract.Engine`): the facade checks
+each request once and calls one method; what depends on this engine's settings
+(its time zone, search defaults, the query and media limits) and the
+preparation of units are done here. Beyond the contract it offers what only
+exists in-process (``indexes``, ``reembed``, ``export_graph``, ``full_text``),
+which :class:`omnimem.memory.LocalMemory` exposes.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from omnimem.engine.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from omnimem.results import Answer, AuditRecord, Context, Entity
 from omnimem.index.manager import IndexSet
-from omnimem.engine.ingest import media
+from omnimem.engine.ingest import media, media_adds
 from omnimem.results import AddResult, MediaResult
 from omnimem.engine.ingest.pipeline import Ingestor, Progress
 from omnimem.engine.ingest.prepare import Pending, prepare, prepare_turn
@@ -47,7 +48,7 @@ from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.providers import create_provider
 from omnimem.engine.retrieval.answer import answer_question
 from omnimem.engine.retrieval.search import Retriever
-from omnimem.store.base import Store
+from omnimem.store.base import CandidateSearch, Store
 from omnimem.index.search import EmbeddedSearch
 from omnimem.timeparse import parse_time, zone
 from omnimem.tokens import TokenCounter
@@ -80,9 +81,9 @@ class LocalEngine:
             self.parts.graph = self._make_graph() if settings.graph else None
             self.parts.clip = self._make_clip() if settings.clip_model else None
             self.ingestor = Ingestor(self.parts)
-            self.writer = Writer(self.parts, self.ingestor)  # concurrent adds share one embedding and commit
+            self.writer = Writer(self.parts, self.ingestor)  # every write; concurrent adds share one embedding
             self.retriever = Retriever(self.parts)
-            self.enricher = Enricher(self.parts)
+            self.enricher = Enricher(self.parts, self.writer)
             if settings.enrich == "async" and not read_only:  # threads start with the first job
                 self.parts.wake = self.enricher.wake
                 depth = store.queue_depth()
@@ -113,18 +114,8 @@ class LocalEngine:
     # -- lifecycle of the engine ----------------------------------------------
     def close(self) -> None:
         """Persist the indexes and release the store. Safe to call twice."""
-        p = self.parts
         self.enricher.stop()  # after the job each worker is running; the rest stay queued in the store
-        with p.lock:
-            if p.closed:
-                return
-            p.closed = True  # no new search starts from here
-        p.wait_for_reads()  # searches run outside the lock: let those in flight finish first
-        with p.lock:
-            try:
-                p.search.save()
-            finally:
-                p.store.close()
+        self.writer.close()
 
     @property
     def read_only(self) -> bool:
@@ -165,7 +156,7 @@ class LocalEngine:
         return self.writer.add(items, progress, **options)
 
     def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
-        return self.ingestor.restate(items, scope, progress)
+        return self.ingestor.restate(items, scope, progress, self.writer.ingest)
 
     def check_supersedable(self, ids: Sequence[str], owner: Scope) -> None:
         lifecycle.check_supersedable(self.parts, ids, owner)
@@ -196,102 +187,48 @@ class LocalEngine:
                                        max_pixels=p.settings.max_media_pixels)
         if r.source_id is not None:
             item = replace(item, source_id=r.source_id)
-        captioned = r.caption is not None
-        if not captioned and p.settings.vision_captions and p.llm is not None and p.settings.enrich == "sync":
-            captioner = create_provider("captioner", "vision-llm", llm=p.llm)
-            described = captioner.caption(data, str(item.metadata["mime"]))
-            item = replace(item, text=described, metadata={**item.metadata, "caption": "vision-llm"})
-        with p.write_lock:
-            with p.lock:
-                if p.store.find_hashes([item.content_hash]):  # the very same file: reported as a duplicate
-                    return self.ingestor.ingest([item])[0]  # not through the writer: we hold its lock
-                recent = p.store.recent_metadata(item.scope, Modality.IMAGE, p.settings.novelty_window * 5)
-            from omnimem.media import hash_distance, is_near_duplicate
-
-            for unit_id, meta in recent:
-                other = meta.get("phash")
-                if other and is_near_duplicate(phash, other):
-                    distance = hash_distance(phash, other)
-                    with p.lock:
-                        p.store.add_stats({"image_near_duplicate": 1})
-                    return AddResult(None, False, f"near-duplicate image (phash distance {distance})", None, unit_id)
-            return self.ingestor.ingest([item])[0]
+        return media_adds.add_image(p, self.writer, item, phash, data, r.caption is not None)
 
     def add_audio(self, request: AudioRequest) -> MediaResult:
         """Speech segments streamed into units, 16 at a time (see :meth:`Memory.add_audio`)."""
-        p, audio, time, scope, progress = self.parts, request.audio, request.time, request.scope, request.progress
-        stats: dict[str, float] = {}
-        results: list[AddResult] = []
-        batch: list[Pending] = []
-        for item in media.audio_items(audio, time=time, scope=scope, tz=p.tz, stats=stats,
-                                      max_seconds=p.settings.max_media_seconds,
-                                      transcriber=create_provider("transcriber", "whisper"),
-                                      detector=create_provider("vad", "silero")):
-            batch.append(item)
-            if len(batch) >= 16:
-                results.extend(self.ingest(batch, progress, keep_chain=bool(results)))
-                batch = []
-        if batch:
-            results.extend(self.ingest(batch, progress, keep_chain=bool(results)))
-        with p.write_lock, p.lock:
-            p.store.add_stats({k: v for k, v in stats.items() if k != "speech_segments"})
-        return MediaResult(tuple(results), stats)
+        r = request
+        return media_adds.add_audio(self.parts, self.writer, r.audio, r.time, r.scope, r.progress)
 
     def add_video(self, request: VideoRequest) -> MediaResult:
         """A video event unit, its scene-change frames and its speech (see :meth:`Memory.add_video`)."""
-        p, video, time, scope, fps, max_frames = (self.parts, request.video, request.time, request.scope, request.fps,
-                                                  request.max_frames)
-        detector = None
-        if p.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
-            from omnimem.media.scene import EmbeddingChangeDetector
-
-            clip = p.clip.embedder
-            detector = EmbeddingChangeDetector(lambda image: clip.embed_images([image])[0])
-        items, stats, event_id = media.video_items(
-            video, time=time, scope=scope, tz=p.tz, fps=fps, max_frames=max_frames, detector=detector,
-            max_pixels=p.settings.max_media_pixels, max_seconds=p.settings.max_media_seconds,
-        )
-        results = self.ingest(items)
-        if not results[0].accepted:  # the same video again: nothing new was stored
-            return MediaResult(tuple(results), stats, results[0].duplicate_of)
-        with p.write_lock, p.lock:
-            p.store.add_stats(stats)
-        return MediaResult(tuple(results), stats, event_id)
+        r = request
+        return media_adds.add_video(self.parts, self.writer, r.video, r.time, r.scope, r.fps, r.max_frames)
 
     def flush(self, timeout: float | None) -> bool:
         """Wait for the enrichment queue to drain (see :meth:`Memory.flush`)."""
         return self.enricher.flush(timeout)
 
     def delete(self, request: DeleteRequest) -> None:
-        lifecycle.delete(self.parts, request.unit_id, request.scope, request.reason, request.chain)
+        lifecycle.delete(self.parts, self.writer, request.unit_id, request.scope, request.reason, request.chain)
 
     def forget(self, request: ForgetRequest) -> int:
-        return lifecycle.forget(self.parts, request.scope, **_selection(request))
+        return lifecycle.forget(self.parts, self.writer, request.scope, **_selection(request))
 
     def preview_forget(self, request: ForgetRequest) -> list[MAU]:
         return lifecycle.preview_forget(self.parts, request.scope, **_selection(request))
 
     def import_records(self, request: ImportRequest) -> dict[str, int]:
         self.parts.check_open(write=True)
-        return governance.import_records(self.parts, self.ingestor, request.records,
+        return governance.import_records(self.parts, self.writer, request.records,
                                          allow_forgotten=request.allow_forgotten, progress=request.progress)
 
     def reembed(self, embedder: Embedder) -> int:
         """Rebuild every vector with ``embedder``; then the engine, its indexes and its graph use it."""
-        p = self.parts
-        with p.write_lock, p.lock:
-            p.check_open(write=True)
-            count = governance.rewrite_vectors(p, embedder)
-            p.embedder = embedder
-            if isinstance(self._search, EmbeddedSearch):
-                old = self._search.indexes
-                self._search = EmbeddedSearch(self._search.store, IndexSet(
-                    self._search.store, embedder.dim, old.folder, sparse_context=old.sparse_context))  # counter moved
-            p.search = self._search
-            p.search.save()
-            if p.graph is not None:  # entity resolution compares names with the same model
-                p.graph.use_embedder(embedder.embed)
-        return count
+        return self.writer.reembed(embedder, lambda rows: governance.new_vectors(self.parts, embedder, rows),
+                                   self._new_search)
+
+    def _new_search(self, embedder: Embedder) -> CandidateSearch:
+        """The search over re-embedded vectors: new in-process indexes (counter carried over), or the database."""
+        if isinstance(self._search, EmbeddedSearch):
+            old = self._search.indexes
+            self._search = EmbeddedSearch(self._search.store, IndexSet(
+                self._search.store, embedder.dim, old.folder, sparse_context=old.sparse_context))
+        return self._search
 
     # -- reads ------------------------------------------------------------------
     def get(self, request: UnitRequest) -> MAU:
@@ -310,7 +247,7 @@ class LocalEngine:
         unit = lifecycle.scoped_unit(self.parts, request.unit_id, request.scope)
         if unit.raw_ref is None:
             raise NotFoundError(f"unit {unit.id} has no raw content")
-        with self.parts.lock:
+        with self.parts.reading():
             data = self.parts.store.read_raw(unit.raw_ref)
         fallback = "text/plain; charset=utf-8" if unit.modality is Modality.TEXT else "application/octet-stream"
         return data, str(unit.metadata.get("mime") or fallback)
@@ -343,8 +280,7 @@ class LocalEngine:
         return lifecycle.history(self.parts, request.unit_id, request.scope)
 
     def log(self, request: LogRequest) -> list[AuditRecord]:
-        with self.parts.lock:
-            self.parts.check_open()
+        with self.parts.reading():
             return self.parts.store.events(scope=request.scope, limit=request.limit)
 
     def export(self, request: ExportRequest) -> Iterator[dict[str, Any]]:
@@ -361,7 +297,7 @@ class LocalEngine:
         found = graph.entities(scope)
         if scope.session_id is None:
             return found
-        with self.parts.lock:
+        with self.parts.reading():
             in_session = set(self.parts.store.ids_in_scope(scope))
         return [e for e in found if in_session & set(graph.details(e)["units"])]
 
@@ -379,8 +315,7 @@ class LocalEngine:
 
     def stats(self) -> dict[str, Any]:
         p = self.parts
-        with p.lock:
-            p.check_open()
+        with p.reading():
             data: dict[str, Any] = {
                 "path": str(p.path) if p.path else None,
                 "embedder": p.embedder.name,

@@ -64,6 +64,7 @@ class Parts:
     llm: LLM | None = None
     graph: KnowledgeGraph | None = None
     clip: ClipSearch | None = None
+    # the locks are taken only by the writer (omnimem.engine.writer) and the retriever's catch-up (tested)
     lock: threading.RLock = field(default_factory=threading.RLock)  # store and index access (short)
     write_lock: threading.RLock = field(default_factory=threading.RLock)  # one writer; readers not blocked
     closed: bool = False

@@ -185,12 +185,13 @@ class IndexSet:
             self.catchups += 1
         self._train_behind()
 
-    def added(self, rows: Sequence[tuple[int, MAU]], vectors: Vectors, write_seq: int) -> None:
-        """This process stored ``rows`` (their vectors given), producing counter ``write_seq``."""
+    def added(self, rows: Sequence[tuple[int, MAU]], vectors: Vectors, write_seq: int, writes: int = 1) -> None:
+        """This process stored ``rows`` (their vectors given) in ``writes`` writes, the last producing counter
+        ``write_seq`` (a group of adds is indexed at once: :mod:`omnimem.engine.writer.group`)."""
         with self._lock:
             if write_seq <= self.seen_seq:  # a catch-up already indexed them
                 return
-            if write_seq - 1 != self.seen_seq:  # someone else wrote in between
+            if write_seq - writes != self.seen_seq:  # someone else wrote in between
                 self.catch_up()
                 return
             self.dense.add([rid for rid, _ in rows], vectors)

@@ -56,8 +56,8 @@ class EmbeddedSearch:
     def sync(self) -> None:
         self.indexes.sync()
 
-    def added(self, rows: Sequence[tuple[int, MAU]], vectors: Any, write_seq: int) -> None:
-        self.indexes.added(rows, vectors, write_seq)
+    def added(self, rows: Sequence[tuple[int, MAU]], vectors: Any, write_seq: int, writes: int = 1) -> None:
+        self.indexes.added(rows, vectors, write_seq, writes)
 
     def removed(self, rids: Sequence[int], write_seq: int) -> None:
         self.indexes.removed(rids, write_seq)

@@ -306,8 +306,9 @@ class CandidateSearch(Protocol):
         """Catch up with writes (of this or another process) before searching."""
         ...
 
-    def added(self, rows: Sequence[tuple[int, MAU]], vectors: Any, write_seq: int) -> None:
-        """Index units this process just stored (``write_seq``: the counter its write produced)."""
+    def added(self, rows: Sequence[tuple[int, MAU]], vectors: Any, write_seq: int, writes: int = 1) -> None:
+        """Index units this process just stored in its last ``writes`` writes (``write_seq``: the counter the
+        last of them produced; together they moved it by ``writes``)."""
         ...
 
     def removed(self, rids: Sequence[int], write_seq: int) -> None:

@@ -12,15 +12,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from typing import Any
 
 from omnimem.engine.parts import Parts
 from omnimem.errors import ConfigError
-from omnimem.text import EmbedInput, embed_texts
-from omnimem.engine.ingest.pipeline import Ingestor
+from omnimem.engine.ingest.pipeline import Ingestor, restated_metadata
+from omnimem.engine.writer import Writer
 from omnimem.engine.ingest.prepare import Pending
-from omnimem.mau import MAU, Links, Modality, content_hash, search_text
+from omnimem.mau import MAU, Modality, content_hash
 from omnimem.store.audit import AuditEvent
 from omnimem.store.base import RowWriter
 from omnimem.store.jobs import Job
@@ -41,14 +40,15 @@ class Outcome:
     requires: tuple[str, ...] = ()
 
 
-def run(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
-    """Do the job's work; returns what to write with its completion. Raises to fail the attempt."""
+def run(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> Outcome:
+    """Do the job's work, writing through ``writer`` (adds decided by ``planner``, the worker's own);
+    returns what to write with its completion. Raises to fail the attempt."""
     if job.kind == "enrich":
-        return enrich_unit(parts, ingestor, job)
+        return enrich_unit(parts, writer, job)
     if job.kind == "graph":
         return graph_rows(parts, job)
     if job.kind == "restate":
-        restate_turns(parts, ingestor, job)
+        restate_turns(parts, writer, planner, job)
         return Outcome()
     raise ConfigError(f"unknown job kind {job.kind!r} (written by a newer omnimem?)")
 
@@ -57,7 +57,7 @@ def graph_rows(parts: Parts, job: Job) -> Outcome:
     """Entities and relations of the batch's units still current, extracted together."""
     if parts.graph is None:
         raise ConfigError("job kind 'graph' needs the knowledge graph; open the store with graph=True")
-    with parts.lock:
+    with parts.reading():
         units = [u for u in parts.store.get(list(job.payload["units"])) if u.active]
     if not units:
         return Outcome()
@@ -70,11 +70,11 @@ def _need_llm(parts: Parts, task: str) -> Any:
     return parts.llm
 
 
-def enrich_unit(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
+def enrich_unit(parts: Parts, writer: Writer, job: Job) -> Outcome:
     """Summary or caption (a new version that supersedes the unit), graph rows, supersession proposals."""
     tasks: list[str] = list(job.payload.get("tasks", ()))
     new_id = enriched_id(job.key)
-    with parts.lock:
+    with parts.reading():
         found = {u.id: u for u in parts.store.get([job.payload["unit"], new_id])}
     unit = found.get(job.payload["unit"])
     target = found.get(new_id)  # written by an earlier run of this job, with its graph rows
@@ -84,7 +84,8 @@ def enrich_unit(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
         target = unit
         changed = _new_text(parts, unit, tasks)
         if changed is not None:  # compared with what was stored before the unit (not before its version)
-            target = replace(_write_version(parts, unit, new_id, changed, tasks, job), record_time=unit.record_time)
+            target = replace(_write_version(parts, writer, unit, new_id, changed, tasks, job),
+                             record_time=unit.record_time)
             tasks = [t for t in tasks if t != "graph"]  # written with the new version
     elif not target.active:
         return Outcome()
@@ -94,7 +95,7 @@ def enrich_unit(parts: Parts, ingestor: Ingestor, job: Job) -> Outcome:
             target = replace(target, record_time=unit.record_time)
     if "supersede" in tasks and parts.settings.auto_supersede:
         _need_llm(parts, "supersede")
-        ingestor.propose_supersession([target], [target.embedding])
+        writer.propose_supersession([target], [target.embedding])
     if "graph" in tasks and parts.graph is not None:
         return Outcome((parts.graph.writer([target], parts.graph.extract([target])),), (target.id,))
     if "graph" in tasks:
@@ -119,38 +120,24 @@ def _new_text(parts: Parts, unit: MAU, tasks: Sequence[str]) -> tuple[str, dict[
     return None
 
 
-def _write_version(parts: Parts, unit: MAU, new_id: str, change: tuple[str, dict[str, Any]], tasks: Sequence[str],
-                   job: Job) -> MAU:
-    """Store the enriched version with its graph rows, superseding ``unit``, in one transaction."""
+def _write_version(parts: Parts, writer: Writer, unit: MAU, new_id: str, change: tuple[str, dict[str, Any]],
+                   tasks: Sequence[str], job: Job) -> MAU:
+    """Have the writer store the enriched version with its graph rows, superseding ``unit``, in one transaction."""
     summary, extra = change
-    settings = parts.settings
-    history: dict[Any, list[str]] = {}
-    if settings.embed_context:
-        with parts.lock:
-            history[unit.scope] = [search_text(sp, su) for sp, su in
-                                   parts.store.recent_lines(unit.scope, settings.embed_context)]
-    texts = embed_texts([EmbedInput(unit.scope, unit.speaker, summary, unit.modality, unit.event_time)],
-                        context=settings.embed_context, dates=settings.embed_dates, history=history)
-    vectors = parts.embedder.embed(texts)
-    version = replace(unit, id=new_id, summary=summary, record_time=datetime.now(timezone.utc),
-                      links=Links(unit.links.prev_id, None, unit.source_ids), embedding=vectors[0],
-                      metadata={**unit.metadata, **extra, "enriched_from": unit.id},
-                      superseded_by=None, superseded_at=None)
-    derived: list[RowWriter] = []
-    if "graph" in tasks and parts.graph is not None:
-        derived.append(parts.graph.writer([version], parts.graph.extract([version])))
+
+    def derive(version: MAU) -> list[RowWriter]:  # its graph rows, written in the version's transaction
+        if "graph" in tasks and parts.graph is not None:
+            return [parts.graph.writer([version], parts.graph.extract([version]))]
+        return []
+
     actor = f"llm:{parts.llm.name}" if parts.llm is not None else "omnimem"
     event = AuditEvent("enrich", actor, (new_id, unit.id), unit.scope, f"enriched version ({', '.join(tasks)})",
                        {"supersedes": {new_id: [unit.id]}, "job": job.key})
-    with parts.write_lock, parts.lock:
-        parts.check_open(write=True)
-        parts.search.sync()
-        rows = parts.store.insert([version], {}, derived=derived, event=event, supersedes={new_id: [unit.id]})
-        parts.search.added(rows, vectors, parts.store.last_write_seq)
-    return rows[0][1]
+    return writer.write_version(unit, new_id, summary, {**unit.metadata, **extra, "enriched_from": unit.id}, derive,
+                                event)
 
 
-def restate_turns(parts: Parts, ingestor: Ingestor, job: Job) -> None:
+def restate_turns(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> None:
     """Restate dialogue turns stored offline; each restated unit supersedes the turns it covers.
 
     Resumes where an earlier run stopped: turns already superseded are covered and only give context.
@@ -158,7 +145,7 @@ def restate_turns(parts: Parts, ingestor: Ingestor, job: Job) -> None:
     from omnimem.engine.enrich.restate import Restater, Turn
 
     llm = _need_llm(parts, "restate")
-    with parts.lock:
+    with parts.reading():
         stored = {u.id: u for u in parts.store.get(list(job.payload["units"]))}
     turns_units = [stored[i] for i in job.payload["units"] if i in stored]
     start = next((n for n, u in enumerate(turns_units) if u.active), None)
@@ -185,11 +172,9 @@ def restate_turns(parts: Parts, ingestor: Ingestor, job: Job) -> None:
                                   source_id="|".join(restated.source_ids))
             pending.append(Pending(
                 restated.text, restated.speaker, restated.time, scope, None, digest,
-                metadata={"restated": True, "keywords": list(restated.keywords), "persons": list(restated.persons),
-                          "entities": list(restated.entities), "location": restated.location,
-                          "topic": restated.topic},
+                metadata=restated_metadata(restated),
                 novelty=False,  # it restates turns already stored: similar on purpose
                 unit_id=enriched_id(f"{job.key}:{digest}"), source_ids=restated.source_ids, supersedes=replaced,
             ))
         if pending:
-            ingestor.ingest(pending, action="enrich", reason="restated by the model")
+            writer.ingest(pending, planner=planner, action="enrich", reason="restated by the model")

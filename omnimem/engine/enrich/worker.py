@@ -24,6 +24,7 @@ from omnimem.engine.parts import Parts
 from omnimem.engine.enrich import jobs as handlers
 from omnimem.engine.ingest.plan import ENRICH, GRAPH, RESTATE
 from omnimem.engine.ingest.pipeline import Ingestor
+from omnimem.engine.writer import Writer
 from omnimem.store.jobs import Job
 
 log = logging.getLogger(__name__)
@@ -47,9 +48,10 @@ class Enricher:
     """Claims and runs jobs for one engine. ``start()`` runs ``enrich_workers`` threads; ``run_once()``
     and ``run_forever()`` are for a foreground worker (``omnimem worker``) and tests."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: Parts, writer: Writer) -> None:
         self.parts = parts
-        self.ingestor = Ingestor(parts)  # its own: the caller's ingest keeps its own media chain state
+        self.writer = writer  # every job's writes, and the queue's claims and completions, go through it
+        self.ingestor = Ingestor(parts)  # its own planner: the caller's adds keep their own media chain state
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -109,10 +111,7 @@ class Enricher:
         kinds = self.kinds()
         if not kinds:
             return 0
-        with self.parts.lock:
-            if self.parts.closed:
-                return 0
-            claimed = self.parts.store.claim(name, settings.enrich_lease, limit, kinds=kinds)
+        claimed = self.writer.claim(name, settings.enrich_lease, limit, kinds)
         for job in claimed:
             self._run(name, job)
         return len(claimed)
@@ -120,17 +119,14 @@ class Enricher:
     @otel.traced("omnimem.engine.enrich", otel.describe_job)  # one span per job
     def _run(self, name: str, job: Job) -> None:
         settings = self.parts.settings
-        store = self.parts.store
         if job.expiries > MAX_EXPIRIES:  # abandoned by dying workers again and again
-            with self.parts.lock:
-                store.fail(job.id, name, f"{job.last_error or 'its worker stopped'}; abandoned {job.expiries} "
-                           "times (lease expired)", retry_at=None)
+            self.writer.fail(job.id, name, f"{job.last_error or 'its worker stopped'}; abandoned {job.expiries} "
+                             "times (lease expired)", retry_at=None)
             return
         try:
-            outcome = handlers.run(self.parts, self.ingestor, job)
-            with self.parts.lock:
-                if not store.complete(job.id, name, derived=outcome.derived, requires=outcome.requires):
-                    log.warning("job %s finished after its lease passed to another worker", job.key)
+            outcome = handlers.run(self.parts, self.writer, self.ingestor, job)
+            if not self.writer.complete(job.id, name, outcome.derived, outcome.requires):
+                log.warning("job %s finished after its lease passed to another worker", job.key)
         except Exception as exc:  # any failure of the job is recorded on it, never lost
             if self.parts.closed:
                 return
@@ -139,8 +135,7 @@ class Enricher:
             last = job.attempts >= settings.enrich_attempts
             retry_at = None if last else time.time() + backoff(job.attempts, settings.enrich_backoff)
             log.warning("job %s attempt %d failed: %s", job.key, job.attempts, error)
-            with self.parts.lock:
-                store.fail(job.id, name, error, retry_at=retry_at)
+            self.writer.fail(job.id, name, error, retry_at)
 
     # -- waiting for the queue --------------------------------------------------------
     def flush(self, timeout: float | None = None) -> bool:
@@ -153,12 +148,10 @@ class Enricher:
         kinds = self.kinds() if self.parts.settings.enrich == "async" else None
         delay = 0.005
         while True:
-            with self.parts.lock:
-                self.parts.check_open()
+            with self.parts.reading():
                 depth = self.parts.store.queue_depth(kinds)
             if depth["pending"] + depth["running"] == 0:
-                with self.parts.lock:
-                    self.parts.search.sync()
+                self.writer.sync()
                 return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False

@@ -11,7 +11,7 @@ anything is stored.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -69,8 +69,9 @@ def _is_time(text: str) -> bool:
     return True
 
 
-def restore(store: UnitStore, events: Sequence[PastEvent]) -> int:
-    """Append the events whose units this store holds and that were not imported before; returns how many."""
+def restore(store: UnitStore, events: Sequence[PastEvent], log: Callable[[AuditEvent], None]) -> int:
+    """Append (``log``: the engine's writer) the events whose units this store holds and that were not
+    imported before; returns how many."""
     if not events:
         return 0
     ids = sorted({i for e in events for i in e.event.unit_ids})
@@ -89,7 +90,7 @@ def restore(store: UnitStore, events: Sequence[PastEvent]) -> int:
         if past.origin in seen or past.same_as in seen or not all(
                 i in present and _owned(past.event.scope, owners[i]) for i in past.event.unit_ids):
             continue  # already here, or about units this store does not hold (skipped, forgotten) or not the event's
-        store.log(past.event)
+        log(past.event)
         seen.add(past.origin)
         added += 1
     return added

@@ -1,8 +1,10 @@
-"""The write path: validation is done; here units are de-duplicated, filtered,
-embedded, stored with their graph rows and audit event, and indexed.
+"""The write path's planner: validation is done; here units are de-duplicated,
+filtered, summarised and embedded, and the rows stored with them are prepared.
 
-One writer at a time (the engine's write lock); store and index access under
-the short lock, so searches keep running while a batch is being embedded.
+The :class:`Ingestor` decides and builds; the engine's writer
+(:mod:`omnimem.engine.writer`) calls it under its write lock, then stores,
+indexes and wakes the workers. Nothing here takes a lock or writes to the
+store. Restatement turns dialogue into batches and hands them to the writer.
 """
 
 from __future__ import annotations
@@ -11,21 +13,35 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omnimem.engine.parts import Parts
 from omnimem.engine.ingest.plan import plan_jobs
-from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
+from omnimem.engine.ingest.prepare import AddResult, Pending
 from omnimem.text import EmbedInput, embed_texts
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.store.audit import AuditEvent
-from omnimem.store.base import RowWriter, SearchFilter
+from omnimem.store.base import RowWriter
+from omnimem.store.jobs import NewJob
 from omnimem.store.cold import content_ref
 from omnimem.engine.enrich.summarise import summarise
 
+if TYPE_CHECKING:
+    from omnimem.engine.enrich.restate import RestatedUnit
 
 Progress = Callable[[int], None]
 BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """What is written in the transaction of built units besides them, and whether to ask for supersession."""
+
+    derived: list[RowWriter]
+    event: AuditEvent
+    supersedes: dict[str, list[str]]
+    jobs: list[NewJob]
+    propose: bool  # ask the model which earlier units the new text units replace (auto_supersede, sync)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,20 +67,22 @@ class Ingestor:
         self.parts = parts
         self._chain_tail: str | None = None  # last chained media unit of the current add_* call
 
-    def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:
+    def restate(self, items: list[Pending], scope: Scope, progress: Progress | None,
+                write: Callable[[list[Pending]], list[AddResult]]) -> list[AddResult]:
         """Write-time restatement: store each window's self-contained units before the next.
 
         With an LLM, pronouns are resolved and relative times made absolute;
         without one, each turn becomes "On <date>, <speaker> said: <text>".
         Each unit keeps the ids of its source turns. A run that failed part
-        way resumes after the turns already covered by stored units.
+        way resumes after the turns already covered by stored units. ``write``
+        stores each window's batch (the engine's writer).
         """
         from omnimem.engine.enrich.restate import Restater, Turn
 
         deferred = self.parts.llm is not None and self.parts.settings.enrich != "sync"  # the LLM runs in a job
         turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
         said = {t.id: t.text for t in turns}
-        with self.parts.lock:
+        with self.parts.reading():
             covered = {s for u in self.parts.store.get(self.parts.store.ids_in_scope(scope)) for s in u.source_ids}
         start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
         if start == len(turns):
@@ -83,16 +101,14 @@ class Ingestor:
                     unit.text, unit.speaker, unit.time, scope, None,
                     content_hash(unit.text, speaker=None, event_time=None, scope=scope,
                                  source_id="|".join(unit.source_ids)),
-                    metadata={"restated": True, "keywords": list(unit.keywords), "persons": list(unit.persons),
-                              "entities": list(unit.entities), "location": unit.location, "topic": unit.topic}
-                    if not deferred else  # stored now, restated by the model in a job (omnimem.engine.enrich)
+                    metadata=restated_metadata(unit) if not deferred else  # stored now, restated by the model in a job (omnimem.engine.enrich)
                     {"restated": "offline", "turn_text": said[unit.source_ids[0]]},
                     source_ids=unit.source_ids,
                 )
                 for unit in window.units
                 if not covered.issuperset(unit.source_ids)
             ]
-            results.extend(self.ingest(pending))
+            results.extend(write(pending))
             if progress is not None:
                 progress(len(window.turn_ids) - (overlap if window.index else 0))
         return results
@@ -101,51 +117,10 @@ class Ingestor:
         """The next chained unit starts a new chain (what every call without ``keep_chain`` does)."""
         self._chain_tail = None
 
-    def ingest(
-        self,
-        items: Sequence[Pending],
-        progress: Progress | None = None,
-        *,
-        keep_chain: bool = False,
-        allow_forgotten: bool = False,
-        action: str = "add",
-        reason: str | None = None,
-    ) -> list[AddResult]:
-        results: list[AddResult] = []
-        check_storable(items)
-        with self.parts.write_lock:
-            self.parts.check_open(write=True)
-            if not keep_chain:
-                self._chain_tail = None
-            with self.parts.lock:
-                self.parts.search.sync()
-            recent: dict[Scope, list[tuple[str, str]]] = {}
-            for start in range(0, len(items), BATCH):
-                batch = items[start : start + BATCH]
-                results.extend(self._batch(batch, recent, allow_forgotten, action, reason))
-                if progress is not None:
-                    progress(len(batch))
-        return results
-
-    def _batch(
-        self, batch: Sequence[Pending], recent: dict[Scope, list[tuple[str, str]]], allow_forgotten: bool,
-        action: str, reason: str | None,
-    ) -> list[AddResult]:
-        known, forgotten = self.lookup(batch, allow_forgotten)
-        counts: dict[str, float] = {}
-        results, accepted = self.decide(batch, known, forgotten, recent, {}, counts)
-        if accepted:
-            self._store(accepted, results, counts, action, reason)
-        elif counts:
-            with self.parts.lock:
-                self.parts.store.add_stats(counts)
-        return [r for r in results if r is not None]
-
     def lookup(self, items: Sequence[Pending], allow_forgotten: bool) -> tuple[dict[str, str], dict[str, str]]:
         """Stored units with the items' content hashes, and (unless ``allow_forgotten``) deleted ones."""
-        with self.parts.lock:
-            known = self.parts.store.find_hashes([p.content_hash for p in items])
-            forgotten = {} if allow_forgotten else self.parts.store.tombstoned([(p.scope, p.content_hash) for p in items])
+        known = self.parts.store.find_hashes([p.content_hash for p in items])
+        forgotten = {} if allow_forgotten else self.parts.store.tombstoned([(p.scope, p.content_hash) for p in items])
         return known, forgotten
 
     def decide(
@@ -165,28 +140,27 @@ class Ingestor:
             dup = known.get(item.content_hash) or seen_in_batch.get(item.content_hash)
             if dup is not None:
                 results.append(AddResult(None, False, "duplicate", 1.0, dup))
-                _count(counts, f"{kind}_duplicate")
+                count(counts, f"{kind}_duplicate")
                 continue
             if item.content_hash in forgotten:
                 results.append(AddResult(None, False, "forgotten: this content was deleted; pass allow_forgotten=True",
                                          None, forgotten[item.content_hash]))
-                _count(counts, f"{kind}_forgotten")
+                count(counts, f"{kind}_forgotten")
                 continue
             unit_id = item.unit_id or uuid.uuid4().hex
             if item.novelty:
                 if item.scope not in recent:
-                    with self.parts.lock:
-                        recent[item.scope] = self.parts.store.recent(item.scope, window)[::-1]
+                    recent[item.scope] = self.parts.store.recent(item.scope, window)[::-1]
                 decision = self.parts.novelty.check(item.text, recent[item.scope])
                 if not decision.accepted:
                     results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
-                    _count(counts, f"{kind}_redundant")
+                    count(counts, f"{kind}_redundant")
                     continue
                 recent[item.scope] = [*recent[item.scope], (unit_id, item.text)][-window:]
             seen_in_batch[item.content_hash] = unit_id
             accepted.append((pos, item, unit_id))
             results.append(None)
-            _count(counts, f"{kind}_stored")
+            count(counts, f"{kind}_stored")
         return results, accepted
 
     def _embed_texts(self, items: Sequence[Pending], summaries: Sequence[str]) -> list[str]:
@@ -198,18 +172,10 @@ class Ingestor:
                   for item, s in zip(items, summaries)]
         history: dict[Scope, list[str]] = {}
         if settings.embed_context:
-            with self.parts.lock:
-                for scope in dict.fromkeys(item.scope for item in items):
-                    history[scope] = [search_text(sp, su) for sp, su in
-                                      self.parts.store.recent_lines(scope, settings.embed_context)]
+            for scope in dict.fromkeys(item.scope for item in items):
+                history[scope] = [search_text(sp, su) for sp, su in
+                                  self.parts.store.recent_lines(scope, settings.embed_context)]
         return embed_texts(inputs, context=settings.embed_context, dates=settings.embed_dates, history=history)
-
-    def _store(
-        self, accepted: list[tuple[int, Pending, str]], results: list[AddResult | None], counts: dict[str, float],
-        action: str = "add", reason: str | None = None,
-    ) -> None:
-        built = self.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
-        self.commit(accepted, built, results, counts, action, reason)
 
     def build(self, items: Sequence[Pending], ids: Sequence[str]) -> Built:
         """Summaries, one embedding call and the units of accepted items, in order (nothing is written)."""
@@ -244,20 +210,17 @@ class Ingestor:
                 chained = unit_id
         return Built(units, raw, vectors, chained)
 
-    def commit(
-        self, accepted: list[tuple[int, Pending, str]], built: Built, results: list[AddResult | None],
-        counts: dict[str, float], action: str = "add", reason: str | None = None,
-    ) -> None:
-        """Write built units in one transaction with their derived rows, event and jobs; index them."""
+    def rows(self, accepted: list[tuple[int, Pending, str]], built: Built, action: str,
+             reason: str | None) -> Rows:
+        """What the writer stores with built units in their transaction: derived rows, event, jobs."""
         deferred = self.parts.settings.enrich != "sync"
-        units, raw, vectors = built.units, built.raw, built.vectors
+        units, raw = built.units, built.raw
         derived: list[RowWriter] = []  # graph and CLIP rows, written in the transaction of their units
         if self.parts.graph is not None and not deferred:
             described = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
             derived.append(self.parts.graph.writer(described, self.parts.graph.extract(described)))
         if self.parts.clip is not None and (clip_rows := self.parts.clip.writer(units, raw)) is not None:
             derived.append(clip_rows)
-
         supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
         replaced = tuple(old for olds in supersedes.values() for old in olds)
         event = AuditEvent(
@@ -266,52 +229,21 @@ class Ingestor:
             # a plain hash in the append-only log would let anyone confirm a guess at forgotten content
         )
         jobs = plan_jobs(self.parts, units, action) if deferred else []
-        with self.parts.lock:
-            rows = self.parts.store.insert(units, raw, derived=derived, event=event, supersedes=supersedes, jobs=jobs)
-            stored = {u.id for _, u in rows}
-            self.parts.search.added(rows, [v for u, v in zip(units, vectors) if u.id in stored],
-                                    self.parts.store.last_write_seq)
-            # another process stored the same content between our check and our write (PostgreSQL: the store
-            # re-checks under its lock and skips it): a duplicate, as if our check had seen it
-            raced = {u.id: u for u in units if u.id not in stored}
-            holders = self.parts.store.find_hashes([u.content_hash for u in raced.values()]) if raced else {}
-            for unit in raced.values():
-                _count(counts, f"{unit.modality.value}_stored", -1.0)
-                _count(counts, f"{unit.modality.value}_duplicate")
-            self.parts.store.add_stats(counts)
-        if jobs:
-            self.parts.wake()
+        propose = (self.parts.settings.auto_supersede and self.parts.llm is not None and action != "import"
+                   and not deferred)
+        return Rows(derived, event, supersedes, jobs, propose)
+
+    def chained(self, built: Built, raced: dict[str, MAU], holders: dict[str, str]) -> None:
+        """After a write: the next chained unit follows the last one stored (or the unit that holds its content)."""
         chained = built.chain_tail
         self._chain_tail = chained if chained not in raced else holders.get(raced[chained].content_hash)
-        for (pos, _, unit_id), unit in zip(accepted, units):
-            results[pos] = (AddResult(None, False, "duplicate", 1.0, holders.get(unit.content_hash)) if unit_id in raced
-                            else AddResult(unit_id, True, "stored"))
-        if self.parts.settings.auto_supersede and self.parts.llm is not None and action != "import" and not deferred:
-            texts = [(u, v) for u, v in zip(units, vectors) if u.modality is Modality.TEXT and u.id in stored]
-            self.propose_supersession([u for u, _ in texts], [v for _, v in texts])
-
-    def propose_supersession(self, units: list[MAU], vectors: Any) -> None:
-        """Ask the model which current units each new one replaces; apply and log its answer."""
-        from omnimem.engine.enrich.supersede import propose
-
-        assert self.parts.llm is not None
-        new_ids = {u.id for u in units}
-        for unit, vector in zip(units, vectors):
-            same_owner = Scope(unit.user_id, unit.agent_id, None)
-            with self.parts.lock:
-                near = self.parts.search.within(SearchFilter(same_owner)).dense(vector, 6)
-                rows = self.parts.store.get_rows([rid for rid, score in near if score >= 0.5])
-            earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
-                       and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)
-                       and u.record_time <= unit.record_time]  # a queued check never replaces later units
-            chosen, why = propose(self.parts.llm, unit, earlier[:5])
-            if chosen:
-                event = AuditEvent("supersede", f"llm:{self.parts.llm.name}", (unit.id, *chosen), unit.scope,
-                                   f"proposed by the model: {why}" if why else "proposed by the model")
-                with self.parts.lock:
-                    self.parts.store.supersede({unit.id: chosen}, event)
-                    self.parts.search.sync()
 
 
-def _count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:
+def restated_metadata(unit: RestatedUnit) -> dict[str, Any]:
+    """The metadata of a restated unit (write-time restatement and the restate job alike)."""
+    return {"restated": True, "keywords": list(unit.keywords), "persons": list(unit.persons),
+            "entities": list(unit.entities), "location": unit.location, "topic": unit.topic}
+
+
+def count(counts: dict[str, float], name: str, amount: float = 1.0) -> None:
     counts[name] = counts.get(name, 0.0) + amount

@@ -44,7 +44,7 @@ class PgSearch:
     def sync(self) -> None:
         """Nothing to catch up with: every search reads the committed state."""
 
-    def added(self, rows: Sequence[tuple[int, Any]], vectors: Any, write_seq: int) -> None:
+    def added(self, rows: Sequence[tuple[int, Any]], vectors: Any, write_seq: int, writes: int = 1) -> None:
         """The units are indexed by their own transaction (HNSW and postings)."""
 
     def removed(self, rids: Sequence[int], write_seq: int) -> None:

@@ -1,4 +1,4 @@
-"""The engine's writer: adds that arrive together are embedded once and committed as one group.
+"""The group commit of the engine's writer: adds that arrive together are embedded once and written as one group.
 
 A leader-follower group commit. Every add (``Memory.add``, ``add_dialogue``,
 an HTTP request, an MCP call, a thread of this process) queues a request and
@@ -11,18 +11,24 @@ write lock, then everything queued by then (up to ``max_items`` items), and
    one group: the first is stored, the second is its duplicate);
 2. embeds every accepted item of the group in one call to the model;
 3. writes each request's units in that request's own transaction (its own
-   audit event, jobs and supersessions, atomic alone as before) and indexes
-   them, so each unit is searchable when its add returns;
+   audit event, jobs and supersessions, atomic alone as before), then indexes
+   the whole group in one update and adds the group's counters in one write,
+   so each unit is searchable when its add returns;
 4. wakes the followers, each with exactly its own results or its own error.
 
-Requests that queue while a group is being written form the next group, so a
-burst of N adds costs about two embedding calls and lock waits, not N. A lone
-add waits for nobody: there is no collection window to sit out.
+Before it takes the group, a new leader gathers briefly: it yields once, and
+if adds arrived meanwhile it waits while they keep arriving (each within
+``gather_s`` of the one before, ``GATHER_MAX_S`` at most), so a burst
+released at once forms one group rather than its first add alone and the
+rest behind it. A lone add sees no arrival after the yield and waits no more. Requests that queue while a group is being
+written form the next group, so a burst of N adds costs about one embedding
+call and one index update, not N.
 
 Why a transaction per request and not one per group: an add stays atomic on
 its own and one request's failure cannot undo another's; SQLite commits in
 WAL mode without an fsync (``synchronous=NORMAL``), so these commits are cheap
-next to the embedding calls and lock waits the group saves.
+next to the embedding call; what grew with the group was indexing each
+request apart (a BM25 segment and a dense add each), now done once.
 
 Failures stay with their request. If the shared step (look-ups, decisions,
 summaries, embedding) fails, each request of the group is run alone. If one
@@ -30,28 +36,53 @@ request's transaction fails, it gets that error and the requests after it are
 decided again alone, so none rests on a unit that was never stored (say, as a
 "duplicate of" it).
 
-Not queued (run in the caller's thread, under the write lock as before):
+Not queued (written at once by :meth:`Writer.ingest` in the caller's thread):
 calls with a progress callback, media chains (``keep_chain`` or chained
-items) and calls of more than ``max_items`` items. This writer is the start
-of the single writer of the architecture's "one write path"; the other write
-paths (delete, forget, import, enrichment) still take the write lock
-themselves. Never call :meth:`Writer.add` while holding the write lock: the
-leader may be waiting for it.
+items) and calls of more than ``max_items`` items. Never add while holding
+the write lock: the leader may be waiting for it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from typing import Protocol
 
 from omnimem.engine.parts import Parts, acting_as, current_actor
 from omnimem.errors import StoreError
-from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress
-from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
+from omnimem.engine.ingest.pipeline import Built, Ingestor
+from omnimem.engine.ingest.prepare import AddResult, Pending
+from omnimem.engine.writer.written import Written
 from omnimem.mau import Scope
+
+
+class Writer(Protocol):
+    """The doors of :class:`omnimem.engine.writer.core.Writer` a group is written through."""
+
+    parts: Parts
+    ingestor: Ingestor
+
+    def ingest(self, items: Sequence[Pending], *, allow_forgotten: bool, action: str,
+               reason: str | None) -> list[AddResult]: ...
+
+    def insert(self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
+               counts: dict[str, float], action: str, reason: str | None) -> Written: ...
+
+    def index(self, written: Sequence[Written]) -> None: ...
+
+    def add_stats(self, counts: dict[str, float]) -> None: ...
+
+    def finish(self, planner: Ingestor, written: Written, results: list[AddResult | None]) -> None: ...
+
+    def sync(self) -> None: ...
+
+
+GATHER_S = 0.001  # a new leader waits this long for one more add of a burst (again after each arrival)
+GATHER_MAX_S = 0.005  # and no longer than this in all
 
 
 @dataclass(eq=False)
@@ -77,13 +108,14 @@ class _Plan:
     counts: dict[str, float] = field(default_factory=dict)
 
 
-class Writer:
-    """Queues the engine's adds and writes them in groups (see the module docstring)."""
+class GroupCommit:
+    """Queues a writer's adds and writes them in groups (see the module docstring)."""
 
-    def __init__(self, parts: Parts, ingestor: Ingestor, *, max_items: int = BATCH) -> None:
-        self.parts = parts
-        self.ingestor = ingestor
+    def __init__(self, writer: Writer, max_items: int, gather_s: float = GATHER_S) -> None:
+        self.writer = writer
+        self.parts = writer.parts
         self.max_items = max_items
+        self.gather_s = gather_s
         lock = threading.Lock()
         self._cond = threading.Condition(lock)  # a group was written, or the leader stepped down
         self._arrived = threading.Condition(lock)  # a request was queued (only :meth:`wait_queued` waits on it)
@@ -91,15 +123,8 @@ class Writer:
         self._leading = False
         self._counts = {"adds": 0, "groups": 0, "largest_group": 0}
 
-    def add(
-        self, items: Sequence[Pending], progress: Progress | None = None, *, keep_chain: bool = False,
-        allow_forgotten: bool = False, action: str = "add", reason: str | None = None,
-    ) -> list[AddResult]:
-        """Store validated units like :meth:`Ingestor.ingest`; concurrent calls share one embedding and lock wait."""
-        check_storable(items)  # the caller's own bad input raises here, before it queues
-        if progress is not None or keep_chain or len(items) > self.max_items or any(i.chain for i in items):
-            return self.ingestor.ingest(items, progress, keep_chain=keep_chain, allow_forgotten=allow_forgotten,
-                                        action=action, reason=reason)
+    def add(self, items: Sequence[Pending], allow_forgotten: bool, action: str, reason: str | None) -> list[AddResult]:
+        """Queue the call and wait for its group to be written (leading it if no one is); its own results."""
         request = _Request(items, allow_forgotten, action, reason, current_actor())
         with self._cond:
             self._queue.append(request)
@@ -111,6 +136,7 @@ class Writer:
                 self._leading = True
         if lead:
             try:
+                self._gather()
                 while not request.done:  # our own request is in the next group unless the queue is long
                     self._lead()
             finally:
@@ -123,23 +149,30 @@ class Writer:
         return request.results
 
     def stats(self) -> dict[str, int]:
-        """Adds that went through the queue, the groups they were written in, and the largest group."""
         with self._cond:
             return dict(self._counts)
 
-    # -- test hooks: make a burst form one group deterministically -------------------------------------------
-    @contextmanager
-    def paused(self) -> Iterator[None]:
-        """Within this block no group is written (the write lock is held): arriving adds queue up."""
-        with self.parts.write_lock:
-            yield
-
     def wait_queued(self, count: int, timeout: float) -> bool:
-        """Block until ``count`` adds are queued (or ``timeout`` seconds pass); whether they are."""
         with self._arrived:
             return self._arrived.wait_for(lambda: len(self._queue) >= count, timeout)
 
     # -- the leader ---------------------------------------------------------------------------------------------
+    def _gather(self) -> None:
+        """Let a burst reach the queue: after a yield, while adds keep arriving, wait for each next one up to
+        ``gather_s`` (``GATHER_MAX_S`` in all). A lone add finds no arrival after the yield and waits no more."""
+        if self.gather_s <= 0:
+            return
+        with self._arrived:
+            seen = len(self._queue)
+        time.sleep(0)  # threads released with ours (a barrier, a burst of requests) run and queue now
+        deadline = time.monotonic() + GATHER_MAX_S
+        with self._arrived:
+            while seen < len(self._queue) < self.max_items:
+                seen = len(self._queue)
+                wait = min(self.gather_s, deadline - time.monotonic())
+                if wait <= 0 or not self._arrived.wait_for(lambda: len(self._queue) > seen, wait):
+                    return
+
     def _lead(self) -> None:
         with self.parts.write_lock:
             with self._cond:
@@ -176,53 +209,65 @@ class Writer:
             for request in group:
                 self._alone(request)
             return
+        writer, p = self.writer, self.parts
+        written: list[tuple[_Request, _Plan, Written | None]] = []
+        failed: int | None = None
+        totals: dict[str, float] = {}
         start = 0
-        for n, (request, plan) in enumerate(zip(group, plans)):
-            stop = start + len(plan.accepted)
-            try:
-                with acting_as(request.actor):
-                    if plan.accepted:
-                        assert built is not None
-                        self.ingestor.commit(plan.accepted, built.part(start, stop), plan.results, plan.counts,
-                                             request.action, request.reason)
-                    elif plan.counts:
-                        with self.parts.lock:
-                            self.parts.store.add_stats(plan.counts)
-            except Exception as exc:  # it is this request's error, raised in its caller's thread
-                request.error = exc
-                for later in group[n + 1:]:  # decided against units that were not stored: decide them again
-                    self._alone(later)
-                return
+        with p.lock:  # every request's transaction, then one index update and one counter update for them all
+            for n, (request, plan) in enumerate(zip(group, plans)):
+                stop = start + len(plan.accepted)
+                try:
+                    with acting_as(request.actor):
+                        done = None
+                        if plan.accepted:
+                            assert built is not None
+                            done = writer.insert(writer.ingestor, plan.accepted, built.part(start, stop), plan.counts,
+                                                 request.action, request.reason)
+                except Exception as exc:  # it is this request's error, raised in its caller's thread
+                    request.error = exc
+                    failed = n
+                    break
+                written.append((request, plan, done))
+                for name, value in plan.counts.items():
+                    totals[name] = totals.get(name, 0.0) + value
+                start = stop
+            writer.index([w for _, _, w in written if w is not None])
+            writer.add_stats(totals)
+        for request, plan, done in written:
+            if done is not None:
+                writer.finish(writer.ingestor, done, plan.results)
             request.results = [r for r in plan.results if r is not None]
-            start = stop
+        if failed is not None:
+            for later in group[failed + 1:]:  # decided against units that were not stored: decide them again
+                self._alone(later)
 
     def _plan(self, group: list[_Request]) -> tuple[list[_Plan], Built | None]:
         """Every request's decisions in arrival order, and one build (one embedding call) of what they store."""
-        p = self.parts
-        p.check_open(write=True)
-        with p.lock:
-            p.search.sync()
+        self.parts.check_open(write=True)
+        self.writer.sync()
+        ingestor = self.writer.ingestor
         everything = [item for request in group for item in request.items]
-        known, forgotten = self.ingestor.lookup(everything, allow_forgotten=False)
+        known, forgotten = ingestor.lookup(everything, allow_forgotten=False)
         recent: dict[Scope, list[tuple[str, str]]] = {}
         seen: dict[str, str] = {}
         plans: list[_Plan] = []
         for request in group:
             plan = _Plan([], [])
-            plan.results, plan.accepted = self.ingestor.decide(
+            plan.results, plan.accepted = ingestor.decide(
                 request.items, known, {} if request.allow_forgotten else forgotten, recent, seen, plan.counts)
             plans.append(plan)
-        self.ingestor.reset_chain()
+        ingestor.reset_chain()
         accepted = [entry for plan in plans for entry in plan.accepted]
         if not accepted:  # all duplicates or redundant: nothing to embed
             return plans, None
-        return plans, self.ingestor.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
+        return plans, ingestor.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
 
     def _alone(self, request: _Request) -> None:
         """Write one request as its own call would (its results, or its error)."""
         try:
             with acting_as(request.actor):
-                request.results = self.ingestor.ingest(request.items, allow_forgotten=request.allow_forgotten,
+                request.results = self.writer.ingest(request.items, allow_forgotten=request.allow_forgotten,
                                                        action=request.action, reason=request.reason)
         except Exception as exc:  # handed to the request's caller, raised in its thread
             request.error = exc

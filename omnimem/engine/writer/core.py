@@ -1,0 +1,325 @@
+"""The writer's doors: adds, media checks, versions, changes, re-embedding, the job queue, closing.
+
+Each door takes the locks it needs, checks the engine is open and writable,
+and makes its change. An add is decided and built by an
+:class:`~omnimem.engine.ingest.pipeline.Ingestor` (the planner: duplicates,
+tombstones, novelty, summaries, the embedding call, the units) and written
+here: units, derived rows (graph, CLIP), the audit event, supersessions and
+jobs in one transaction of the store, then indexed, then the enrichment
+workers woken. A change that must read and write without another writer in
+between (a delete of a chain, a forget by selection, the links of an import)
+is handed over as a function of :class:`Changes`, run under the locks.
+
+Lock order: ``write_lock`` (one writer; searches never wait on it) before
+``lock`` (store and index together, held briefly; searches take it to catch
+up with other processes). Never call a door while holding either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from omnimem.embed.base import Embedder
+from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress, count
+from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
+from omnimem.engine.parts import Parts
+from omnimem.engine.writer.group import GroupCommit
+from omnimem.engine.writer.written import Verdict, Written
+from omnimem.mau import MAU, Links, Modality, Scope, search_text
+from omnimem.store.audit import AuditEvent
+from omnimem.store.base import CandidateSearch, RowWriter, SearchFilter
+from omnimem.store.jobs import Job
+from omnimem.text import EmbedInput, embed_texts
+
+T = TypeVar("T")
+
+
+class Changes:
+    """What a change handed to :meth:`Writer.change` may write; it runs under the writer's locks."""
+
+    def __init__(self, parts: Parts) -> None:
+        self._parts = parts
+
+    def remove(self, ids: list[str], event: AuditEvent, forgotten: Scope | None = None) -> None:
+        """Delete units everywhere, then scrub: rewrite index files, checkpoint the WAL."""
+        p = self._parts
+        p.search.sync()
+        removed = p.store.delete(ids, event=event, forgotten=forgotten)
+        if removed:
+            p.search.removed([rid for rid, _ in removed], p.store.last_write_seq)
+        p.search.save()  # the files on disk must not keep forgotten vectors or words
+        p.store.scrub()
+
+    def supersede(self, pairs: dict[str, list[str]], event: AuditEvent) -> None:
+        """Mark the units of each value superseded by their key, and log ``event``."""
+        self._parts.store.supersede(pairs, event)
+        self._parts.search.sync()
+
+    def log(self, event: AuditEvent) -> None:
+        self._parts.store.log(event)
+
+
+class Writer:
+    """The one writer of an engine (see :mod:`omnimem.engine.writer`)."""
+
+    def __init__(self, parts: Parts, ingestor: Ingestor, *, max_items: int = BATCH) -> None:
+        self.parts = parts
+        self.ingestor = ingestor  # the planner of the engine's own adds (enrichment brings its own)
+        self._group = GroupCommit(self, max_items)
+
+    # -- adds ---------------------------------------------------------------------------------------------
+    def add(
+        self, items: Sequence[Pending], progress: Progress | None = None, *, keep_chain: bool = False,
+        allow_forgotten: bool = False, action: str = "add", reason: str | None = None,
+    ) -> list[AddResult]:
+        """Store validated units; concurrent calls are written as one group (:mod:`omnimem.engine.writer.group`).
+
+        Not grouped (written at once in the caller's thread): calls with a progress callback, media chains
+        (``keep_chain`` or chained items) and calls of more than the group's ``max_items`` items.
+        """
+        check_storable(items)  # the caller's own bad input raises here, before it queues
+        if progress is not None or keep_chain or len(items) > self._group.max_items or any(i.chain for i in items):
+            return self.ingest(items, progress, keep_chain=keep_chain, allow_forgotten=allow_forgotten,
+                               action=action, reason=reason)
+        return self._group.add(items, allow_forgotten, action, reason)
+
+    def ingest(
+        self, items: Sequence[Pending], progress: Progress | None = None, *, planner: Ingestor | None = None,
+        keep_chain: bool = False, allow_forgotten: bool = False, action: str = "add", reason: str | None = None,
+    ) -> list[AddResult]:
+        """Store validated units now, in batches of ``BATCH``, decided and built by ``planner``."""
+        check_storable(items)
+        with self.parts.write_lock:
+            return self._ingest(planner or self.ingestor, items, progress, keep_chain, allow_forgotten, action,
+                                reason)
+
+    def add_unless(self, item: Pending, check: Callable[[], Verdict | None]) -> AddResult:
+        """Store ``item`` unless ``check`` (run under the write lock, so no add slips in between) says why not."""
+        check_storable([item])
+        with self.parts.write_lock:
+            self.parts.check_open(write=True)
+            verdict = check()
+            if verdict is None:
+                return self._ingest(self.ingestor, [item], None, False, False, "add", None)[0]
+            result, counts = verdict
+            self.add_stats(counts)
+            return result
+
+    def _ingest(
+        self, planner: Ingestor, items: Sequence[Pending], progress: Progress | None, keep_chain: bool,
+        allow_forgotten: bool, action: str, reason: str | None,
+    ) -> list[AddResult]:
+        self.parts.check_open(write=True)
+        if not keep_chain:
+            planner.reset_chain()
+        self.sync()
+        results: list[AddResult] = []
+        recent: dict[Scope, list[tuple[str, str]]] = {}
+        for start in range(0, len(items), BATCH):
+            batch = items[start : start + BATCH]
+            known, forgotten = planner.lookup(batch, allow_forgotten)
+            counts: dict[str, float] = {}
+            decided, accepted = planner.decide(batch, known, forgotten, recent, {}, counts)
+            if accepted:
+                built = planner.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
+                self.commit(planner, accepted, built, decided, counts, action, reason)
+            elif counts:
+                self.add_stats(counts)
+            results.extend(r for r in decided if r is not None)
+            if progress is not None:
+                progress(len(batch))
+        return results
+
+    def commit(
+        self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
+        results: list[AddResult | None], counts: dict[str, float], action: str = "add", reason: str | None = None,
+    ) -> None:
+        """Write built units in one transaction with their derived rows, event and jobs; index them.
+
+        The caller holds the write lock. ``results`` gets each accepted item's result at its position.
+        """
+        with self.parts.lock:
+            written = self.insert(planner, accepted, built, counts, action, reason)
+            self.index([written])
+            self.add_stats(counts)
+        self.finish(planner, written, results)
+
+    def insert(self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
+               counts: dict[str, float], action: str, reason: str | None) -> Written:
+        """Store built units in one transaction of the store (the caller holds both locks; not yet indexed).
+
+        ``counts`` are corrected for units another process stored first (they are duplicates).
+        """
+        p = self.parts
+        rows = planner.rows(accepted, built, action, reason)
+        stored_rows = p.store.insert(built.units, built.raw, derived=rows.derived, event=rows.event,
+                                     supersedes=rows.supersedes, jobs=rows.jobs)
+        stored = {u.id for _, u in stored_rows}
+        # another process stored the same content between our check and our write (PostgreSQL: the store
+        # re-checks under its lock and skips it): a duplicate, as if our check had seen it
+        raced = {u.id: u for u in built.units if u.id not in stored}
+        holders = p.store.find_hashes([u.content_hash for u in raced.values()]) if raced else {}
+        for unit in raced.values():
+            count(counts, f"{unit.modality.value}_stored", -1.0)
+            count(counts, f"{unit.modality.value}_duplicate")
+        vectors = [v for u, v in zip(built.units, built.vectors) if u.id in stored]
+        return Written(accepted, built, stored_rows, vectors, raced, holders, bool(rows.jobs), rows.propose,
+                       p.store.last_write_seq)
+
+    def index(self, written: Sequence[Written]) -> None:
+        """Index what :meth:`insert` stored, one call for all of it (the caller holds ``lock``)."""
+        if not written:
+            return
+        rows = [row for w in written for row in w.rows]
+        vectors = [v for w in written for v in w.vectors]
+        self.parts.search.added(rows, vectors, written[-1].write_seq, len(written))
+
+    def finish(self, planner: Ingestor, written: Written, results: list[AddResult | None]) -> None:
+        """After the write: wake the workers, carry the media chain on, fill in results, propose supersession."""
+        if written.jobs:
+            self.parts.wake()
+        planner.chained(written.built, written.raced, written.holders)
+        for (pos, _, unit_id), unit in zip(written.accepted, written.built.units):
+            results[pos] = (AddResult(None, False, "duplicate", 1.0, written.holders.get(unit.content_hash))
+                            if unit_id in written.raced else AddResult(unit_id, True, "stored"))
+        if written.propose:
+            stored = {u.id for _, u in written.rows}
+            texts = [(u, v) for u, v in zip(written.built.units, written.built.vectors)
+                     if u.modality is Modality.TEXT and u.id in stored]
+            self.propose_supersession([u for u, _ in texts], [v for _, v in texts])
+
+    def add_stats(self, counts: dict[str, float]) -> None:
+        """Add to the store's counters (what the write path decided: stored, duplicate, redundant, ...)."""
+        if counts:
+            with self.parts.lock:
+                self.parts.store.add_stats(counts)
+
+    def write_version(self, unit: MAU, new_id: str, summary: str, metadata: dict[str, Any],
+                      derive: Callable[[MAU], Sequence[RowWriter]], event: AuditEvent) -> MAU:
+        """Embed and store a new version of ``unit`` (enrichment's: a new summary or caption) with its derived
+        rows (``derive(version)``), superseding ``unit`` in one transaction; index it. The stored version."""
+        p = self.parts
+        settings = p.settings
+        history: dict[Scope, list[str]] = {}
+        if settings.embed_context:  # embedded with the same context as an add of it would be
+            with p.reading():
+                history[unit.scope] = [search_text(sp, su) for sp, su in
+                                       p.store.recent_lines(unit.scope, settings.embed_context)]
+        texts = embed_texts([EmbedInput(unit.scope, unit.speaker, summary, unit.modality, unit.event_time)],
+                            context=settings.embed_context, dates=settings.embed_dates, history=history)
+        vectors = p.embedder.embed(texts)
+        version = replace(unit, id=new_id, summary=summary, record_time=datetime.now(timezone.utc),
+                          links=Links(unit.links.prev_id, None, unit.source_ids), embedding=vectors[0],
+                          metadata=metadata, superseded_by=None, superseded_at=None)
+        derived = derive(version)
+        with p.write_lock, p.lock:
+            p.check_open(write=True)
+            p.search.sync()
+            rows = p.store.insert([version], {}, derived=derived, event=event, supersedes={new_id: [unit.id]})
+            p.search.added(rows, vectors, p.store.last_write_seq)
+        return rows[0][1]
+
+    def propose_supersession(self, units: list[MAU], vectors: Any) -> None:
+        """Ask the model which current units each new one replaces; apply and log its answer."""
+        from omnimem.engine.enrich.supersede import propose
+
+        p = self.parts
+        assert p.llm is not None
+        new_ids = {u.id for u in units}
+        for unit, vector in zip(units, vectors):
+            same_owner = Scope(unit.user_id, unit.agent_id, None)
+            with p.lock:
+                near = p.search.within(SearchFilter(same_owner)).dense(vector, 6)
+                rows = p.store.get_rows([rid for rid, score in near if score >= 0.5])
+            earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
+                       and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)
+                       and u.record_time <= unit.record_time]  # a queued check never replaces later units
+            chosen, why = propose(p.llm, unit, earlier[:5])
+            if chosen:
+                event = AuditEvent("supersede", f"llm:{p.llm.name}", (unit.id, *chosen), unit.scope,
+                                   f"proposed by the model: {why}" if why else "proposed by the model")
+                with p.lock:
+                    Changes(p).supersede({unit.id: chosen}, event)
+
+    # -- changes that read and write as one -------------------------------------------------------------------
+    def change(self, body: Callable[[Changes], T]) -> T:
+        """Run ``body`` with no other writer in between (deletes, forgets, an import's links and events)."""
+        with self.parts.write_lock, self.parts.lock:
+            self.parts.check_open(write=True)
+            return body(Changes(self.parts))
+
+    def reembed(self, embedder: Embedder, vectors: Callable[[list[Any]], list[Any]],
+                rebuild: Callable[[Embedder], CandidateSearch]) -> int:
+        """Replace every stored vector by ``vectors(rows)`` (embedded with ``embedder``); then the engine, its
+        search (``rebuild(embedder)``) and its graph use ``embedder``. How many units were re-embedded."""
+        p = self.parts
+        with p.write_lock, p.lock:
+            p.check_open(write=True)
+            rows = list(p.store.embed_rows())
+            new = vectors(rows)
+            p.store.replace_vectors([row[0] for row in rows], new, embedder.name, embedder.dim,
+                                    AuditEvent("reembed", p.actor, (), details={"units": len(rows)},
+                                               reason=f"{p.embedder.name} -> {embedder.name}"))
+            p.embedder = embedder
+            p.search = rebuild(embedder)
+            p.search.save()
+            if p.graph is not None:  # entity resolution compares names with the same model
+                p.graph.use_embedder(embedder.embed)
+        return len(rows)
+
+    # -- the job queue ------------------------------------------------------------------------------------------
+    def claim(self, worker: str, lease_s: float, limit: int, kinds: Sequence[str]) -> list[Job]:
+        """Lease up to ``limit`` due jobs of ``kinds`` (none once the engine is closed)."""
+        with self.parts.lock:
+            if self.parts.closed:
+                return []
+            return self.parts.store.claim(worker, lease_s, limit, kinds=kinds)
+
+    def complete(self, job_id: int, worker: str, derived: Sequence[RowWriter], requires: Sequence[str]) -> bool:
+        """Finish a job, writing its derived rows if ``requires`` are still current; False if the lease was lost."""
+        with self.parts.lock:
+            return self.parts.store.complete(job_id, worker, derived=derived, requires=requires)
+
+    def fail(self, job_id: int, worker: str, error: str, retry_at: float | None) -> None:
+        with self.parts.lock:
+            self.parts.store.fail(job_id, worker, error, retry_at=retry_at)
+
+    # -- catching up and closing ---------------------------------------------------------------------------------
+    def sync(self) -> None:
+        """Index what other processes stored since the last look."""
+        with self.parts.lock:
+            self.parts.search.sync()
+
+    def close(self) -> None:
+        """Let the write in progress finish, persist the indexes and release the store. Safe to call twice."""
+        p = self.parts
+        with p.write_lock:
+            with p.lock:
+                if p.closed:
+                    return
+                p.closed = True  # no new search or write starts from here
+            p.wait_for_reads()  # searches run outside the lock: let those in flight finish first
+            with p.lock:
+                try:
+                    p.search.save()
+                finally:
+                    p.store.close()
+
+    # -- the group commit's faces (tests make a burst form one group with them) --------------------------------
+    def stats(self) -> dict[str, int]:
+        """Adds that went through the group commit, the groups they were written in, and the largest group."""
+        return self._group.stats()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Within this block nothing is written (the write lock is held): arriving adds queue up."""
+        with self.parts.write_lock:
+            yield
+
+    def wait_queued(self, count: int, timeout: float) -> bool:
+        """Block until ``count`` adds are queued (or ``timeout`` seconds pass); whether they are."""
+        return self._group.wait_queued(count, timeout)
