@@ -415,6 +415,7 @@ class Memory:
         session_id: str | None = None,
         include_superseded: bool = False,
         as_of: str | datetime | None = None,
+        now: str | datetime | None = None,
     ) -> Context:
         """Hybrid retrieval (dense + BM25, fused) packed into a pyramid context.
 
@@ -422,7 +423,9 @@ class Memory:
         candidates of the fused ranking (those of them that fit ``budget``);
         ``None`` takes the ``top_k`` setting, whose default 0 means as many as
         the budget holds. Superseded units are withheld unless ``include_superseded``; ``as_of``
-        answers from what the memory held at that time (record time).
+        answers from what the memory held at that time (record time). ``now`` (default: the wall
+        clock) is the time relative times in the query ("last week", "two months ago", "in March")
+        are read against, when the ``time_weight`` setting favours the units inside that window.
         """
         text = clean_text(validate.query(query, self.settings.max_query_chars), what="query")
         k = self.settings.top_k if top_k is None else validate.whole(top_k, "top_k", maximum=10_000)
@@ -430,7 +433,8 @@ class Memory:
         limit = self.settings.budget if budget is None else validate.whole(budget, "budget")
         scope = make_scope(user_id, agent_id, session_id)
         when = parse_time(as_of, default_tz=self.engine.tz) if as_of is not None else None
-        return self.engine.search(text, k, th, limit, scope, include_superseded, when)
+        at = parse_time(now, default_tz=self.engine.tz) if now is not None else None
+        return self.engine.search(text, k, th, limit, scope, include_superseded, when, at)
 
     # -- graph API ------------------------------------------------------------
     def entities(

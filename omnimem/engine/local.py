@@ -282,9 +282,9 @@ class LocalEngine:
         return self.retriever.full_text(unit)
 
     def search(self, text: str, k: int, theta: float, budget: int, scope: Scope, include_superseded: bool,
-               as_of: datetime | None) -> Context:
+               as_of: datetime | None, now: datetime | None = None) -> Context:
         with self.parts.reading():
-            return self.retriever.search(text, k, theta, budget, scope, include_superseded, as_of)
+            return self.retriever.search(text, k, theta, budget, scope, include_superseded, as_of, now)
 
     def history(self, unit_id: str, scope: Scope) -> list[AuditRecord]:
         return lifecycle.history(self.parts, unit_id, scope)

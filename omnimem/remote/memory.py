@@ -249,9 +249,10 @@ class RemoteMemory(Memory):
 
     def search(self, query: str, *, top_k: int | None = None, theta: float | None = None, budget: int | None = None,
                user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
-               include_superseded: bool = False, as_of: str | datetime | None = None) -> Context:
+               include_superseded: bool = False, as_of: str | datetime | None = None,
+               now: str | datetime | None = None) -> Context:
         body = {"query": query, "top_k": top_k, "theta": theta, "budget": budget,
-                "include_superseded": include_superseded, "as_of": _when(as_of),
+                "include_superseded": include_superseded, "as_of": _when(as_of), "now": _when(now),
                 **_scope(user_id, agent_id, session_id)}
         return Context.from_dict(self._http.json("POST", "/v1/search", idempotent=True, json=body))
 
