@@ -79,7 +79,7 @@ class Retriever:
         extra: list[Signal] = []
         if not union and (settings.prf_docs or wanted(settings)):  # union fusion has no scores to add to
             with otel.stage("omnimem.search.signals"):
-                order, dense, sparse, extra = self._signals(text, qvec, view, depth, dense, sparse, order,
+                qvec, order, dense, sparse, extra = self._signals(text, qvec, view, depth, dense, sparse, order,
                                                     now or datetime.now(timezone.utc))
         reranked: dict[int, int] = {}
         if settings.reranker:  # a cross-encoder re-orders the best fused candidates (off by default)
@@ -129,10 +129,11 @@ class Retriever:
     def _signals(
         self, text: str, qvec: Any, view: Candidates, depth: int, dense: list[tuple[int, float]],
         sparse: list[tuple[int, float]], order: list[int], now: datetime,
-    ) -> tuple[list[int], list[tuple[int, float]], list[tuple[int, float]], list[Signal]]:
+    ) -> tuple[Any, list[int], list[tuple[int, float]], list[tuple[int, float]], list[Signal]]:
         """Speaker names as a field, pseudo-relevance feedback and the ranking signals over the fused head.
 
-        Returns the new (order, dense, sparse, signals).
+        Returns the new (query vector, order, dense, sparse, signals): with a speaker matched as the field,
+        the vector is the rest of the query's, which the hits' cosines are then measured against too.
         """
         m = self.parts
         settings = m.settings
@@ -153,7 +154,7 @@ class Retriever:
             dense = view.dense(feedback_vector(qvec, vectors, settings.prf_weight), depth)
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
         if not wanted(settings):
-            return order, dense, sparse, []
+            return qvec, order, dense, sparse, []
         head = order[: settings.signal_depth]
         missing = [r for r in head if r not in rows]
         if missing:
@@ -163,7 +164,7 @@ class Retriever:
         extra = signals(text, head, rows, fused, settings, now, named)
         if extra:
             order = fuse([r for r, _ in dense], [r for r, _ in sparse], extra=[(x.rids, x.weight) for x in extra])
-        return order, dense, sparse, extra
+        return qvec, order, dense, sparse, extra
 
     def _reranked(self, text: str, order: list[int]) -> tuple[list[int], dict[int, int]]:
         """``order`` with its first ``rerank_depth`` rows re-ordered by the reranker, and their new ranks."""
