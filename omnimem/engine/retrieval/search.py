@@ -21,7 +21,8 @@ from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.engine.retrieval.rerank import Reranker
-from omnimem.engine.retrieval.signals import Signal, feedback_vector, named_speakers, signals, wanted, without_names
+from omnimem.engine.retrieval.signals import (FactCache, Signal, feedback_vector, named_speakers, signals, wanted,
+                                              without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, build_context, finish_context,
                                               fit_costs, session_line, unit_line)
@@ -44,6 +45,7 @@ class Retriever:
         self.parts = parts
         self.line_costs = LineCosts(parts.count_tokens)
         self._reranker: Reranker | None = None
+        self.facts = FactCache()  # what the ranking signals read of each row
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
@@ -138,9 +140,8 @@ class Retriever:
         m = self.parts
         settings = m.settings
         fuse = partial(rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
-        rows = m.store.get_rows(order[: max(settings.signal_depth, settings.prf_docs)])
-        named = named_speakers(text, [rows[r].speaker for r in order[: settings.signal_depth] if r in rows]) \
-            if settings.speaker_weight > 0 else set()
+        rows = self.facts.get(order[: settings.signal_depth], m.store.get_rows)
+        named = named_speakers(text, [f.speaker for f in rows.values()]) if settings.speaker_weight > 0 else set()
         rest = without_names(text, named) if settings.speaker_field else text
         if rest != text:  # the name is a field (the speaker signal below): the texts are searched for the rest
             with otel.stage("omnimem.search.embed"):
@@ -150,15 +151,14 @@ class Retriever:
                 if settings.sparse else []
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
         if settings.prf_docs:  # Rocchio: the query moved towards the best candidates' vectors, dense again
-            vectors = [v for r in order[: settings.prf_docs] if r in rows and (v := rows[r].embedding) is not None]
+            units = m.store.get_rows(order[: settings.prf_docs])
+            vectors = [v for r in order[: settings.prf_docs] if r in units and (v := units[r].embedding) is not None]
             dense = view.dense(feedback_vector(qvec, vectors, settings.prf_weight), depth)
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
         if not wanted(settings):
             return qvec, order, dense, sparse, []
         head = order[: settings.signal_depth]
-        missing = [r for r in head if r not in rows]
-        if missing:
-            rows.update(m.store.get_rows(missing))
+        rows = self.facts.get(head, m.store.get_rows)
         plain = Sources([r for r, _ in dense], [r for r, _ in sparse], (settings.rrf_k, settings.sparse_weight))
         fused = {rid: plain.explain(rid)[0] or 0.0 for rid in head}
         extra = signals(text, head, rows, fused, settings, now, named)

@@ -30,17 +30,47 @@ it moves the query vector towards the head's vectors and searches dense again
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
 from omnimem.config import Settings
-from omnimem.mau import MAU
+from omnimem.mau import MAU, Scope
 from omnimem.timeparse import query_window
 
 _WORD = re.compile(r"\w+")
+LIMIT = 500_000  # rows whose facts are remembered
+
+
+@dataclass(frozen=True, slots=True)
+class RowFacts:
+    """What the signals read of a unit: fields no operation rewrites for its row id (an update is a new row)."""
+
+    speaker: str | None
+    event_time: datetime | None
+    scope: Scope
+
+
+class FactCache:
+    """Row facts per row id, fetched once (a search's head is mostly rows seen before); bounded, thread-safe
+    (single dict operations), like the line facts of packing (:mod:`omnimem.engine.retrieval.line_costs`)."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
+        self._facts: dict[int, RowFacts] = {}
+
+    def get(self, rids: Sequence[int], fetch: Callable[[list[int]], Mapping[int, MAU]]) -> dict[int, RowFacts]:
+        """The facts of ``rids`` (rows gone from the store are left out)."""
+        known = {rid: f for rid in rids if (f := self._facts.get(rid)) is not None}
+        missing = [rid for rid in rids if rid not in known]
+        if missing:
+            if len(self._facts) + len(missing) > self.limit:
+                self._facts = {}
+            for rid, unit in fetch(missing).items():
+                known[rid] = self._facts[rid] = RowFacts(unit.speaker, unit.event_time, unit.scope)
+        return known
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +110,7 @@ def without_names(query: str, names: set[str]) -> str:
     return rest if _WORD.search(rest) else query
 
 
-def signals(query: str, head: Sequence[int], rows: Mapping[int, MAU], fused: Mapping[int, float],
+def signals(query: str, head: Sequence[int], rows: Mapping[int, RowFacts], fused: Mapping[int, float],
             settings: Settings, now: datetime, named: set[str]) -> list[Signal]:
     """The extra ranked lists the settings ask for, over the head's rows (in fused order).
 
