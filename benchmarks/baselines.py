@@ -130,7 +130,7 @@ class _RawSearcher:
             return rrf_merge(dense, sparse)
         return union_merge(dense, sparse)
 
-    def retrieve(self, question: str) -> Retrieved:
+    def retrieve(self, question: str, now: str | None = None) -> Retrieved:  # raw turns know no "last week"
         order = self.order(question)
         within: dict[int, frozenset[str]] = {}
         rendered: dict[int, str] = {}

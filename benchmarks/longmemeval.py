@@ -139,7 +139,9 @@ def conversation(record: Mapping[str, Any], where: str, skipped: Counter[str]) -
         return None
     answer_sessions = tuple(str(s) for s in record.get("answer_session_ids") or ())
     conv = BenchConversation(qid, dialogues)
-    conv.questions = [BenchQuestion(0, question, qtype, tuple(gold), sessions=answer_sessions)]
+    asked = record.get("question_date")
+    now = iso_date(str(asked), f"{where}.question_date") if asked else None
+    conv.questions = [BenchQuestion(0, question, qtype, tuple(gold), sessions=answer_sessions, now=now)]
     conv.session_of = session_of
     return conv
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -70,6 +70,7 @@ class BenchQuestion:
     gold: tuple[str, ...]
     image_caption: str | None = None  # the question comes with an image, searched through its caption
     sessions: tuple[str, ...] = ()  # gold session ids, where a data set names them (session-level metrics)
+    now: str | None = None  # when the question is asked (LongMemEval's question_date; LoCoMo: the last session's)
 
     @property
     def query(self) -> str:
@@ -163,7 +164,9 @@ def locomo_dataset(path: str | Path, *, limit: int | None = None) -> BenchDatase
     for sample in load_locomo_qa(path)[:limit]:
         conv = BenchConversation(sample.sample_id, by_user[sample.sample_id])
         raw = [(qa.question, str(qa.category), qa.evidence) for qa in sample.qa]
-        conv.questions = select_questions(raw, conv.turn_ids(), conv.skipped)
+        asked = max((str(t["time"]) for d in conv.dialogues for t in d.turns if t.get("time")),
+                    key=lambda t: parse_time(t) or datetime.min, default=None)
+        conv.questions = [replace(q, now=asked) for q in select_questions(raw, conv.turn_ids(), conv.skipped)]
         dataset.skipped.update(conv.skipped)
         dataset.conversations.append(conv)
     return dataset
@@ -377,7 +380,7 @@ def from_contexts(contexts: Mapping[int, Context], unit_sources: SourceLookup) -
 class Searcher(Protocol):
     """A system prepared on one conversation."""
 
-    def retrieve(self, question: str) -> Retrieved: ...
+    def retrieve(self, question: str, now: str | None = None) -> Retrieved: ...
 
     def close(self) -> None: ...
 
@@ -485,8 +488,8 @@ class _MemorySearcher:
         self.mem = mem
         self.user_id = user_id
 
-    def retrieve(self, question: str) -> Retrieved:
-        contexts = {b: self.mem.search(question, budget=b, user_id=self.user_id) for b in BUDGETS}
+    def retrieve(self, question: str, now: str | None = None) -> Retrieved:
+        contexts = {b: self.mem.search(question, budget=b, user_id=self.user_id, now=now) for b in BUDGETS}
         return from_contexts(contexts, self._sources)
 
     def _sources(self, unit_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
@@ -564,7 +567,7 @@ def run(
                 searcher = result.system.prepare(conv, pool)
                 t0 = time.perf_counter()
                 for q in conv.questions:
-                    got = searcher.retrieve(q.query)
+                    got = searcher.retrieve(q.query, q.now)
                     row = score(q.gold, got, texts)
                     if conv.session_of:
                         from benchmarks.longmemeval import session_metrics

@@ -11,6 +11,7 @@ from __future__ import annotations
 from benchmarks.baselines import baseline_systems
 from benchmarks.retrieval import MemorySystem, System
 
+BEFORE_SIGNALS = {"speaker_weight": 0.0, "speaker_field": False, "time_weight": 0.0}  # the defaults before them
 PAPER = {"fusion": "union", "neighbours": 0, "packing": "line", "summary_words": 60, "embed_context": 0,
          "sparse_context": 0}
 
@@ -57,6 +58,34 @@ def experiment_systems() -> list[System]:
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",
                      {"diversity": 0.5}),
+        MemorySystem("x-no-speaker-time", "defaults with speaker_weight=0, time_weight=0 (the ranking before the "
+                     "speaker and time signals)", {"speaker_weight": 0.0, "speaker_field": False, "time_weight": 0.0}),
+        MemorySystem("x-no-speaker", "defaults with speaker_weight=0 (no speaker signal)",
+                     {"speaker_weight": 0.0, "speaker_field": False}),
+        MemorySystem("x-no-time", "defaults with time_weight=0 (no relative-time window)", {"time_weight": 0.0}),
+        # measured against the ranking before the signals (BEFORE_SIGNALS), one at a time
+        MemorySystem("x-speaker", "before the signals, with speaker_weight=1 (the units of a speaker the query "
+                     "names: one more ranked list in the fusion)", {**BEFORE_SIGNALS, "speaker_weight": 1.0}),
+        MemorySystem("x-speaker-field", "before the signals, with speaker_weight=1, speaker_field=True (a named "
+                     "speaker is matched as the field; dense and BM25 search the rest of the query)",
+                     {**BEFORE_SIGNALS, "speaker_weight": 1.0, "speaker_field": True}),
+        MemorySystem("x-speaker-field-0.5", "before the signals, with speaker_weight=0.5, speaker_field=True "
+                     "(adopted)", {**BEFORE_SIGNALS, "speaker_weight": 0.5, "speaker_field": True}),
+        MemorySystem("x-session-0.5", "before the signals, with session_weight=0.5 (units by their session's summed "
+                     "fused score among the best 50)", {**BEFORE_SIGNALS, "session_weight": 0.5}),
+        MemorySystem("x-session-1", "before the signals, with session_weight=1",
+                     {**BEFORE_SIGNALS, "session_weight": 1.0}),
+        MemorySystem("x-prf-5", "before the signals, with prf_docs=5 (dense searched again with the query vector "
+                     "moved halfway towards the mean of the 5 best candidates' vectors)",
+                     {**BEFORE_SIGNALS, "prf_docs": 5}),
+        MemorySystem("x-time", "before the signals, with time_weight=1 (units inside the window of a relative time "
+                     "in the question, read against the question's date; adopted)",
+                     {**BEFORE_SIGNALS, "time_weight": 1.0}),
+        MemorySystem("x-ranking", "speaker_weight=0.5, speaker_field=True, session_weight=0.5, time_weight=1 (the "
+                     "signals that helped LoCoMo dev, together)",
+                     {"speaker_weight": 0.5, "speaker_field": True, "session_weight": 0.5, "time_weight": 1.0}),
+        MemorySystem("x-recency-0.3", "before the signals, with recency_weight=0.3 (the best 50 candidates newest "
+                     "first, as one more ranked list)", {**BEFORE_SIGNALS, "recency_weight": 0.3}),
     ]
 
 

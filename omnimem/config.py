@@ -106,6 +106,22 @@ class Settings:
     rerank_depth: int = 30  # how many of the fused ranking's best candidates the reranker re-orders
     query_stop_words: bool = True  # BM25 matches a query without the words of a full English stop list
     sparse_weight: float = 1.0  # weight of the BM25 ranking in the fusion (dense has 1)
+    # ranking signals over the best fused candidates (omnimem.engine.retrieval.signals): each is one more
+    # ranked list in the fusion, at this weight (0: off)
+    signal_depth: int = 50  # how many of the fused ranking's best candidates the signals read and re-order
+    speaker_weight: float = 0.5  # the units of a speaker the query names (with speaker_field: LoCoMo dev recall
+    #                              within 1k tokens 0.831 -> 0.854; LongMemEval dev, whose questions name no speaker,
+    #                              unchanged; benchmarks/results/locomo-retrieval-dev-ranking)
+    speaker_field: bool = True  # with speaker_weight: a named speaker is matched as the field only; dense and BM25
+    #                             search the rest of the query (one more query embedding for such queries)
+    session_weight: float = 0.0  # units by the summed fused score of their session (off: LoCoMo dev +0.006, LongMemEval
+    #                              dev -0.042 within 1k)
+    time_weight: float = 1.0  # units inside the time window a relative time in the query names ("last week"),
+    #                           read against the search's ``now`` (LoCoMo dev +0.005 within 1k; LongMemEval dev same)
+    recency_weight: float = 0.0  # units newest first
+    prf_docs: int = 0  # pseudo-relevance feedback: dense searched again with the query moved towards this many
+    #                    of the best candidates' vectors (Rocchio; 0: off)
+    prf_weight: float = 0.5  # how far the query vector moves (the mean of the feedback vectors, times this)
     embed_dates: bool = False  # embed "[event date] speaker: text" instead of "speaker: text"
     embed_context: int = 0  # embed each text unit after this many text units before it in the same scope (2: +0.008
     #                         LoCoMo dev recall within 1k tokens for 2.6x the encoder time per turn; off)
@@ -190,8 +206,12 @@ class Settings:
             raise ConfigError("diversity must be >= 0")
         if self.rrf_k < 0 or self.sparse_weight < 0 or self.embed_context < 0 or self.sparse_context < 0:
             raise ConfigError("rrf_k, sparse_weight, embed_context and sparse_context must be >= 0")
-        if self.rerank_depth < 1:
-            raise ConfigError("rerank_depth must be positive")
+        if self.rerank_depth < 1 or self.signal_depth < 1:
+            raise ConfigError("rerank_depth and signal_depth must be positive")
+        if min(self.speaker_weight, self.session_weight, self.time_weight, self.recency_weight, self.prf_docs,
+               self.prf_weight) < 0:
+            raise ConfigError("speaker_weight, session_weight, time_weight, recency_weight, prf_docs and prf_weight "
+                              "must be >= 0")
         if self.depth < 0 or self.neighbours < 0 or self.expand_top < 0:
             raise ConfigError("depth, neighbours and expand_top must be >= 0")
         if self.graph_extractor not in ("auto", "spacy", "llm"):

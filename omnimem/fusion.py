@@ -74,21 +74,24 @@ def diversify(ranked: Sequence[T], group: Callable[[T], Hashable], *, penalty: f
     return out
 
 
-def rrf_order(dense: Sequence[int], sparse: Sequence[int], *, k: int = 60, sparse_weight: float = 1.0) -> list[int]:
+def rrf_order(dense: Sequence[int], sparse: Sequence[int], *, k: int = 60, sparse_weight: float = 1.0,
+              extra: Sequence[tuple[Sequence[int], float]] = ()) -> list[int]:
     """:func:`rrf_merge` of integer ids (row ids), computed with numpy: the same order, the same float sums.
 
     A default search fuses two lists of ~300 row ids; doing it in arrays keeps
     that part of a search off the interpreter (and the GIL). Each item's score
     is summed in the same order as :func:`rrf_merge` (its dense term, then its
     BM25 term, starting from 0.0), so ties and near-ties fall the same way.
+    ``extra`` holds more (ranking, weight) lists, summed after those two
+    (the ranking signals of :mod:`omnimem.engine.retrieval.signals`).
     """
-    ids = [np.asarray(ranking, dtype=np.int64) for ranking in (dense, sparse)]
+    lists = [(dense, 1.0), (sparse, sparse_weight), *extra]
+    ids = [np.asarray(ranking, dtype=np.int64) for ranking, _ in lists]
     ids = [a[np.sort(np.unique(a, return_index=True)[1])] for a in ids]  # first occurrences, in order
     both = np.concatenate(ids)
     if not len(both):
         return []
-    weights = np.concatenate([1.0 / (k + np.arange(1, len(ids[0]) + 1, dtype=np.float64)),
-                              sparse_weight / (k + np.arange(1, len(ids[1]) + 1, dtype=np.float64))])
+    weights = np.concatenate([w / (k + np.arange(1, len(a) + 1, dtype=np.float64)) for a, (_, w) in zip(ids, lists)])
     unique, first, inverse = np.unique(both, return_index=True, return_inverse=True)
     scores = np.zeros(len(unique), dtype=np.float64)
     np.add.at(scores, inverse, weights)  # in array order: dense term first, as rrf_merge adds them

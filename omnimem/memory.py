@@ -317,19 +317,22 @@ class Memory:
     @otel.traced("omnimem.search", otel.describe_search, static=otel.memory_static)
     def search(self, query: str, *, top_k: int | None = None, theta: float | None = None, budget: int | None = None,
                user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
-               include_superseded: bool = False, as_of: str | datetime | None = None) -> Context:
+               include_superseded: bool = False, as_of: str | datetime | None = None,
+               now: str | datetime | None = None) -> Context:
         """Hybrid retrieval (dense + BM25, fused) packed into a pyramid context.
 
         ``top_k`` bounds the hits: the context holds at most the ``top_k`` best
         candidates of the fused ranking (those of them that fit ``budget``);
         ``None`` takes the ``top_k`` setting, whose default 0 means as many as
         the budget holds. Superseded units are withheld unless ``include_superseded``; ``as_of``
-        answers from what the memory held at that time (record time).
+        answers from what the memory held at that time (record time). ``now`` (default: the wall
+        clock) is the time relative times in the query ("last week", "two months ago", "in March")
+        are read against, when the ``time_weight`` setting favours the units inside that window.
         """
         return self.engine.search(SearchRequest(
             clean_text(query, what="query"), make_scope(user_id, agent_id, session_id), _top_k(top_k),
             None if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0), _budget(budget),
-            include_superseded, as_of,
+            include_superseded, as_of, now,
         ))
 
     # -- graph API ------------------------------------------------------------

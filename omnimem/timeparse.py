@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omnimem.errors import ConfigError, InvalidTimeError
@@ -73,3 +73,56 @@ def zone(name: str) -> tzinfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise ConfigError(f"unknown timezone {name!r}") from None
+
+
+# --- relative times in a query --------------------------------------------------------------------
+
+_MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
+                                       "september", "october", "november", "december"), start=1)}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items()) if m != "may"})
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
+_UNIT = r"(day|weekend|week|month|year)s?"
+_AGO = re.compile(r"\b(\d{1,3}|" + "|".join(sorted((re.escape(n) for n in _NUMBERS), key=len, reverse=True))
+                  + r")\s+" + _UNIT + r"\s+ago\b")
+_LAST = re.compile(r"\b(last|past|previous|this)\s+" + _UNIT + r"\b")
+_DAY = re.compile(r"\b(yesterday|today)\b")
+_IN_MONTH = re.compile(r"\b(?:in|during|of|since)\s+(" + "|".join(sorted(_MONTHS, key=len, reverse=True))
+                       + r")\b(?:\s+(\d{4}))?")
+_IN_YEAR = re.compile(r"\b(?:in|during)\s+(\d{4})\b")
+_DAYS = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
+
+
+def query_window(query: str, now: datetime) -> tuple[datetime, datetime] | None:
+    """The time window a relative time in ``query`` names, read against ``now`` (start inclusive, end exclusive).
+
+    "yesterday", "last week" (the 7 days before ``now``; "this week" the same),
+    "two months ago" (the window around that point, as wide as the distance: one
+    to three months back), "in March" (the latest March
+    that began before ``now``), "in March 2023", "in 2023". None when the query
+    names no time. The first expression found wins.
+    """
+    text = query.casefold()
+    day = timedelta(days=1)
+    if (m := _DAY.search(text)) is not None:
+        start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        if m.group(1) == "yesterday":
+            start -= day
+        return start, start + day
+    if (m := _AGO.search(text)) is not None:
+        count = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
+        span = _DAYS[m.group(2)] * day
+        centre, half = now - count * span, span * max(1, count) / 2  # "two months ago": one to three months back
+        return centre - half, centre + half
+    if (m := _LAST.search(text)) is not None:
+        return now - _DAYS[m.group(2)] * day, now
+    if (m := _IN_MONTH.search(text)) is not None:
+        month = _MONTHS[m.group(1)]
+        year = int(m.group(2)) if m.group(2) else (now.year if month <= now.month else now.year - 1)
+        start = datetime(year, month, 1, tzinfo=now.tzinfo)
+        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=now.tzinfo)
+        return start, end
+    if (m := _IN_YEAR.search(text)) is not None:
+        year = int(m.group(1))
+        return datetime(year, 1, 1, tzinfo=now.tzinfo), datetime(year + 1, 1, 1, tzinfo=now.tzinfo)
+    return None

@@ -47,8 +47,32 @@ def category(system: str, number: int, budget: str) -> str:
     return f"systems.{system}.categories.{number}.{budget}"
 
 
+RANK_TEST, RANK_DEV, RANK_DEV_X = ("locomo-retrieval-test-ranking.json", "locomo-retrieval-dev-ranking-default.json",
+                                   "locomo-retrieval-dev-ranking.json")
+LME_DEV, LME_TEST, LME_DEV_X = ("longmemeval-retrieval-dev-ranking-default.json",
+                                "longmemeval-retrieval-test-ranking.json", "longmemeval-retrieval-dev-ranking.json")
+BOTH = ("1k", "6k")
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("LoCoMo test: default within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} at 1k); before the signals "
+     "{3} / {4}; naive dense {5} / {6}. LoCoMo dev: default {7} / {8}, before {9} / {10}. LongMemEval (no question "
+     "names a speaker): dev default {11} / {12}, before the same, naive dense {13} / {14}; test default {15} / {16}, "
+     "before the same. Measured on both dev sets and left off (`locomo-retrieval-dev-ranking`, "
+     "`longmemeval-retrieval-dev-ranking`, against {17} and {18} within 1k): session evidence (`session_weight=0.5`) "
+     "{19} and {20}, dense pseudo-relevance feedback (`prf_docs=5`) {21} and {22}, recency (`recency_weight=0.3`) "
+     "{23} and {24}; the speaker list without the field match {25} on LoCoMo. Mem-Gallery (regression guard, "
+     "`memgallery-retrieval-test-ranking`): default {26} / {27}, before {28} / {29}; dev {30} / {31}, before "
+     "{32} / {33}",
+     [(RANK_TEST, overall("omnimem", k)) for k in BOTH] + [(RANK_TEST, category("omnimem", 1, "1k"))]
+     + [(RANK_TEST, overall(s, k)) for s in ("x-no-speaker-time", "naive-dense") for k in BOTH]
+     + [(RANK_DEV, overall("omnimem", k)) for k in BOTH] + [(RANK_DEV_X, overall("omnimem", k)) for k in BOTH]
+     + [(LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]
+     + [(LME_TEST, overall("omnimem", k)) for k in BOTH]
+     + [(RANK_DEV_X, overall("omnimem", "1k")), (LME_DEV_X, overall("omnimem", "1k"))]
+     + [(f, overall(s, "1k")) for s in ("x-session-0.5", "x-prf-5", "x-recency-0.3") for f in (RANK_DEV_X, LME_DEV_X)]
+     + [(RANK_DEV_X, overall("x-speaker", "1k"))]
+     + [(f"memgallery-retrieval-{split}-ranking.json", overall(s, k)) for split in ("test", "dev")
+        for s in ("omnimem", "x-no-speaker-time") for k in BOTH]),
     ("default: within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} / {3}, open-domain {4} / {5}); with the short "
      "BM25 stop list it replaced {6} / {7}; plain fusion (RRF of dense + BM25 over raw turns, same stop list) {8} / {9}; "
      "naive dense {10} / {11}; naive BM25 {12} / {13}. Development split (1-5, `locomo-retrieval-dev-stoplist`): "
@@ -101,8 +125,10 @@ POSTGRES_FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
 
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))
-    for key in path.split("."):
-        data = data[key]
+    parts = path.split(".")
+    while parts:  # a key may hold a dot itself (the system x-session-0.5): the longest key present wins
+        take = next(n for n in range(len(parts), 0, -1) if n == 1 or ".".join(parts[:n]) in data)
+        data, parts = data[".".join(parts[:take])], parts[take:]
     return data
 
 

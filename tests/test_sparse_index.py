@@ -177,3 +177,11 @@ def test_documents_tied_across_the_cut_go_to_the_lower_row_ids() -> None:
     got = index.search("same plain", 10)
     same = sorted(r for r in rids if r % 3)  # the shorter documents score higher, all equally
     assert [r for r, _ in got] == same[:10] and len({s for _, s in got}) == 1
+
+
+def test_words_match_across_their_forms():
+    """Terms are Porter stems (PyStemmer), on both backends' postings alike (omnimem.text.tokenize)."""
+    index = SparseIndex()
+    index.add([1, 2, 3], ["I spent Saturday painting", "she paints harbours", "a bowl of soup"])
+    assert {rid for rid, _ in index.search("paint", 5)} == {1, 2}
+    assert {rid for rid, _ in index.search("painted harbour", 5)} == {1, 2}

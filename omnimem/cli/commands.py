@@ -331,6 +331,8 @@ def search(
     session_id: SessionOpt = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Rows of the table: the N best hits.")] = 10,
     context: Annotated[bool, typer.Option("--context", help="Print the packed context (what an LLM reads).")] = False,
+    now: Annotated[str | None, typer.Option("--now", help="The time relative times in the query (\"last week\", "
+                                            "\"in March\") are read against, ISO 8601 (default: the clock).")] = None,
     url: UrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -338,7 +340,7 @@ def search(
     with _errors(), _reader(store, url) as mem:
         ctx = mem.search(
             query, top_k=top_k, theta=theta, budget=budget,
-            user_id=user_id, agent_id=agent_id, session_id=session_id,
+            user_id=user_id, agent_id=agent_id, session_id=session_id, now=now,
         )
         held = mem.count_units(user_id=user_id, agent_id=agent_id, session_id=session_id) if not ctx.hits else None
     if held is not None and not as_json and not context:

@@ -152,6 +152,7 @@ class SearchRequest:
     budget: int | None = None
     include_superseded: bool = False
     as_of: When = None
+    now: When = None  # what relative times in the query are read against (None: the wall clock)
 
 
 @dataclass(frozen=True, slots=True)

@@ -263,8 +263,9 @@ class LocalEngine:
         theta = settings.theta if r.theta is None else r.theta
         budget = settings.budget if r.budget is None else r.budget
         as_of = parse_time(r.as_of, default_tz=self.tz) if r.as_of is not None else None
+        now = parse_time(r.now, default_tz=self.tz) if r.now is not None else None
         with self.parts.reading():
-            return self.retriever.search(text, k, theta, budget, r.scope, r.include_superseded, as_of)
+            return self.retriever.search(text, k, theta, budget, r.scope, r.include_superseded, as_of, now)
 
     def ask(self, request: AskRequest) -> Answer:
         """Search, then answer from the context with this engine's LLM (the evidence only without one)."""

@@ -141,6 +141,9 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
                                                               "correction (default false).")] = False,
         as_of: Annotated[str | None, Field(description="Answer from what memory held at this time (ISO 8601); "
                                                        "omit for now.", max_length=64)] = None,
+        now: Annotated[str | None, Field(description="The time the query's relative times (\"last week\", \"in "
+                                                     "March\") are read against (ISO 8601); omit for the clock.",
+                                         max_length=64)] = None,
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
@@ -148,7 +151,7 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         # the description (what the agent reads) is SEARCH, with this store's context layout
         with gate.tool("read") as caller:
             ctx = memory.search(query, top_k=top_k, budget=budget, include_superseded=include_superseded,
-                                as_of=as_of, **caller.scope(user_id, agent_id, session_id))
+                                as_of=as_of, now=now, **caller.scope(user_id, agent_id, session_id))
             return results.found(ctx)
 
     @mcp.tool(annotations=READ)

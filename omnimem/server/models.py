@@ -57,6 +57,7 @@ class SearchBody(Scoped):
     budget: int | None = None
     include_superseded: bool = False
     as_of: str | None = None
+    now: str | None = None
 
 
 class AskBody(Scoped):

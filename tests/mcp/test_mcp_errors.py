@@ -39,6 +39,7 @@ def test_arguments_outside_the_schema_are_invalid_input(owner: McpSession, memor
     ("add", {"text": "fine", "supersedes": ["no-such-unit"]}, "NotFoundError", "no-such-unit"),
     ("add_dialogue", {"turns": [{"text": "ok"}, {"text": "ok", "time": "not a time"}]}, "InvalidTimeError", "turn 1"),
     ("search", {"query": "tea", "as_of": "someday"}, "InvalidTimeError", "someday"),
+    ("search", {"query": "tea", "now": "someday"}, "InvalidTimeError", "someday"),  # now reaches Memory.search
     ("forget", {}, "InvalidInputError", "never means 'everything'"),
     ("forget", {"all": True, "user_id": "u"}, "InvalidInputError", "no other criteria"),
     ("forget", {"session_id": "s"}, "InvalidInputError", "all_users"),

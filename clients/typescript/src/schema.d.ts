@@ -685,6 +685,8 @@ export interface components {
              * @default false
              */
             include_superseded: boolean;
+            /** Now */
+            now?: string | null;
             /** Query */
             query: string;
             /** Session Id */

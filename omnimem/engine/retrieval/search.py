@@ -8,9 +8,10 @@ embedding and packing run outside it, so searches run in parallel.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +21,8 @@ from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.engine.retrieval.rerank import Reranker
+from omnimem.engine.retrieval.signals import (FactCache, Signal, feedback_vector, named_speakers, signals, wanted,
+                                              without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, build_context, finish_context,
                                               fit_costs, session_line, unit_line)
@@ -42,11 +45,16 @@ class Retriever:
         self.parts = parts
         self.line_costs = LineCosts(parts.count_tokens)
         self._reranker: Reranker | None = None
+        self.facts = FactCache()  # what the ranking signals read of each row
 
     def search(
-        self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None
+        self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
+        now: datetime | None = None,
     ) -> Context:
-        """Dense + BM25 fused, same-session neighbours, CLIP and graph candidates, then the pyramid."""
+        """Dense + BM25 fused, same-session neighbours, CLIP and graph candidates, then the pyramid.
+
+        ``now`` (default: the wall clock) is what relative times in the query ("last week") are read against.
+        """
         m = self.parts
         settings = m.settings
         # ``k`` bounds the hits (0: as many as the budget holds); each retriever is read deep enough to fill
@@ -70,13 +78,19 @@ class Retriever:
         with otel.stage("omnimem.search.sparse"):
             sparse = view.text(words, depth) if settings.sparse else []
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
+        extra: list[Signal] = []
+        if not union and (settings.prf_docs or wanted(settings)):  # union fusion has no scores to add to
+            with otel.stage("omnimem.search.signals"):
+                qvec, order, dense, sparse, extra = self._signals(text, qvec, view, depth, dense, sparse, order,
+                                                    now or datetime.now(timezone.utc))
         reranked: dict[int, int] = {}
         if settings.reranker:  # a cross-encoder re-orders the best fused candidates (off by default)
             order, reranked = self._reranked(text, order)
         if k:
             order = order[:k]
         sources = Sources([r for r, _ in dense], [r for r, _ in sparse],
-                          None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight), reranked)
+                          None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight), reranked,
+                          extra)
         plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
                      or (m.graph is not None and settings.graph_k > 0))
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
@@ -113,6 +127,44 @@ class Retriever:
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
         return self._with_raw_bytes(ctx)
+
+    def _signals(
+        self, text: str, qvec: Any, view: Candidates, depth: int, dense: list[tuple[int, float]],
+        sparse: list[tuple[int, float]], order: list[int], now: datetime,
+    ) -> tuple[Any, list[int], list[tuple[int, float]], list[tuple[int, float]], list[Signal]]:
+        """Speaker names as a field, pseudo-relevance feedback and the ranking signals over the fused head.
+
+        Returns the new (query vector, order, dense, sparse, signals): with a speaker matched as the field,
+        the vector is the rest of the query's, which the hits' cosines are then measured against too.
+        """
+        m = self.parts
+        settings = m.settings
+        fuse = partial(rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
+        rows = self.facts.get(order[: settings.signal_depth], m.store.get_rows)
+        named = named_speakers(text, [f.speaker for f in rows.values()]) if settings.speaker_weight > 0 else set()
+        rest = without_names(text, named) if settings.speaker_field else text
+        if rest != text:  # the name is a field (the speaker signal below): the texts are searched for the rest
+            with otel.stage("omnimem.search.embed"):
+                qvec = m.embedder.embed([rest])[0]
+            dense = view.dense(qvec, depth) if settings.dense else []
+            sparse = view.text(content_words(rest) if settings.query_stop_words else rest, depth) \
+                if settings.sparse else []
+            order = fuse([r for r, _ in dense], [r for r, _ in sparse])
+        if settings.prf_docs:  # Rocchio: the query moved towards the best candidates' vectors, dense again
+            units = m.store.get_rows(order[: settings.prf_docs])
+            vectors = [v for r in order[: settings.prf_docs] if r in units and (v := units[r].embedding) is not None]
+            dense = view.dense(feedback_vector(qvec, vectors, settings.prf_weight), depth)
+            order = fuse([r for r, _ in dense], [r for r, _ in sparse])
+        if not wanted(settings):
+            return qvec, order, dense, sparse, []
+        head = order[: settings.signal_depth]
+        rows = self.facts.get(head, m.store.get_rows)
+        plain = Sources([r for r, _ in dense], [r for r, _ in sparse], (settings.rrf_k, settings.sparse_weight))
+        fused = {rid: plain.explain(rid)[0] or 0.0 for rid in head}
+        extra = signals(text, head, rows, fused, settings, now, named)
+        if extra:
+            order = fuse([r for r, _ in dense], [r for r, _ in sparse], extra=[(x.rids, x.weight) for x in extra])
+        return qvec, order, dense, sparse, extra
 
     def _reranked(self, text: str, order: list[int]) -> tuple[list[int], dict[int, int]]:
         """``order`` with its first ``rerank_depth`` rows re-ordered by the reranker, and their new ranks."""
@@ -315,7 +367,7 @@ class Sources:
     DENSE, SPARSE, BOTH = frozenset({"dense"}), frozenset({"sparse"}), frozenset({"dense", "sparse"})
 
     def __init__(self, dense: list[int], sparse: list[int], rrf: tuple[int, float] | None,
-                 reranked: dict[int, int] | None = None) -> None:
+                 reranked: dict[int, int] | None = None, extra: Sequence[Signal] = ()) -> None:
         self._dense = dense
         self._sparse = sparse
         self.dense = set(dense)
@@ -323,6 +375,7 @@ class Sources:
         self.rrf = rrf  # (rrf_k, sparse weight); None: union fusion, which has no score
         self._ranks: tuple[dict[int, int], dict[int, int]] | None = None
         self.reranked = reranked or {}  # row id -> rank given by the reranker
+        self.extra = [(x.name, {rid: i for i, rid in enumerate(x.rids, 1)}, x.weight) for x in extra]  # signals
 
     def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
         """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily.
@@ -348,6 +401,11 @@ class Sources:
             fused += 1.0 / (k + d)
         if s is not None:
             fused += weight / (k + s)
+        for name, signal_ranks, signal_weight in self.extra:
+            r = signal_ranks.get(rid)
+            if r is not None:
+                ranks[name] = r
+                fused += signal_weight / (k + r)
         return fused, ranks
 
     def of(self, rid: int) -> frozenset[str]:

@@ -1,0 +1,141 @@
+"""Ranking signals: a named speaker, relative times read against ``now``, sessions, recency, feedback.
+
+Each is one more ranked list in the reciprocal rank fusion (``omnimem.engine.retrieval.signals``),
+so a hit's fused score and its ranks say why it moved.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from serving import ServedMemory
+
+from omnimem import Memory
+from omnimem.cli import app
+from omnimem.config import Settings
+from omnimem.errors import ConfigError
+from omnimem.engine.retrieval.signals import named_speakers, without_names
+from omnimem.fusion import rrf_order
+from omnimem.timeparse import query_window
+
+NOW = datetime(2024, 6, 20, 12, 0, tzinfo=timezone.utc)
+TRIPS = [  # one topic, told at different times: the words alone cannot tell them apart
+    {"speaker": "Ann", "text": "We drove to the lake and swam all afternoon.", "time": "2024-01-10T10:00"},
+    {"speaker": "Ann", "text": "We drove to the lake again and swam until dark.", "time": "2024-03-12T10:00"},
+    {"speaker": "Ann", "text": "We drove to the lake once more and swam at dawn.", "time": "2024-06-15T10:00"},
+]
+
+
+def order(mem: Memory, query: str, **kwargs: object) -> list[str]:
+    ctx = mem.search(query, user_id="u", **kwargs)  # type: ignore[arg-type]
+    return [h.unit.summary for h in sorted(ctx.hits, key=lambda h: h.rank)]
+
+
+def test_query_window_reads_relative_times_against_now():
+    assert query_window("what did we do last week?", NOW) == (datetime(2024, 6, 13, 12, tzinfo=timezone.utc), NOW)
+    assert query_window("what happened yesterday", NOW) == (datetime(2024, 6, 19, tzinfo=timezone.utc),
+                                                             datetime(2024, 6, 20, tzinfo=timezone.utc))
+    start, end = query_window("the trip two months ago", NOW)  # type: ignore[misc]
+    assert start < datetime(2024, 4, 21, tzinfo=timezone.utc) < end  # about 60 days back, one to three months
+    assert query_window("Where did I go in March?", NOW) == (datetime(2024, 3, 1, tzinfo=timezone.utc),
+                                                              datetime(2024, 4, 1, tzinfo=timezone.utc))
+    assert query_window("in September", NOW)[0].year == 2023  # type: ignore[index]  # the latest September
+    assert query_window("in March 2022", NOW)[0] == datetime(2022, 3, 1, tzinfo=timezone.utc)  # type: ignore[index]
+    assert query_window("what did you paint?", NOW) is None
+    assert query_window("may I ask what you painted?", NOW) is None  # "may" is not a month here
+
+
+def test_named_speakers_are_a_field_match_not_a_name_list():
+    assert named_speakers("What did Alex paint?", ["Alex", "Sam", None]) == {"alex".title()}
+    assert named_speakers("what did alex paint", ["Alex"]) == {"Alex"}  # case-folded
+    assert named_speakers("What did Alexander paint?", ["Alex"]) == set()  # whole words only
+    assert named_speakers("What did Mary Ann say?", ["Mary Ann", "Ann Lee"]) == {"Mary Ann"}
+    assert without_names("What did Alex paint?", {"Alex"}) == "What did paint?"
+    assert without_names("Alex?", {"Alex"}) == "Alex?"  # nothing else to search for: kept whole
+
+
+def test_extra_lists_add_to_the_fused_score_in_order():
+    assert rrf_order([1, 2, 3], [3, 2]) == rrf_order([1, 2, 3], [3, 2], extra=[])
+    assert rrf_order([1, 2, 3], [3, 2], extra=[([3], 1.0)])[0] == 3
+    assert rrf_order([1, 2, 3], [3, 2], extra=[([3], 0.0)]) == rrf_order([1, 2, 3], [3, 2])
+
+
+def test_the_signal_settings_are_checked():
+    with pytest.raises(ConfigError):
+        Settings.load(speaker_weight=-1)
+    with pytest.raises(ConfigError):
+        Settings.load(signal_depth=0)
+
+
+def test_a_named_speaker_brings_that_speakers_turns_first(tmp_path: Path):
+    turns = [{"speaker": "Sam", "text": "You should paint the desert at sunrise.", "time": "2024-05-01"},
+             {"speaker": "Alex", "text": "I did a watercolour of the lighthouse, my first painting.",
+              "time": "2024-05-01"},
+             {"speaker": "Sam", "text": "Paint, paint, paint: Alex, paint the harbour!", "time": "2024-05-01"}]
+    with Memory(tmp_path / "m", embedder="fake", novelty=False, speaker_weight=1.0, speaker_field=True) as mem:
+        mem.add_dialogue(turns, user_id="u", session_id="s")
+        ctx = mem.search("What did Alex paint?", user_id="u")
+        best = min(ctx.hits, key=lambda h: h.rank)
+        assert best.unit.speaker == "Alex" and best.ranks.get("speaker") == 1
+        fused = [h.fused for h in sorted(ctx.hits, key=lambda h: h.rank)]
+        assert fused == sorted(fused, reverse=True)  # the signal is inside the fused score
+
+
+def test_a_relative_time_favours_the_units_in_its_window(tmp_path: Path):
+    with Memory(tmp_path / "m", embedder="fake", novelty=False, time_weight=1.0) as mem:
+        mem.add_dialogue(TRIPS, user_id="u", session_id="s")
+        assert "once more" in order(mem, "When did we swim at the lake last week?", now=NOW)[0]
+        assert "again" in order(mem, "When did we swim at the lake in March?", now=NOW)[0]
+        assert "all afternoon" in order(mem, "When did we swim at the lake in January?", now="2024-06-20")[0]
+        ctx = mem.search("When did we swim at the lake in March?", user_id="u", now=NOW)
+        assert [h.ranks.get("time") for h in sorted(ctx.hits, key=lambda h: h.rank)][0] == 1
+
+
+def test_now_defaults_to_the_clock(tmp_path: Path):
+    with Memory(tmp_path / "m", embedder="fake", novelty=False, time_weight=1.0) as mem:
+        mem.add_dialogue(TRIPS, user_id="u", session_id="s")
+        assert order(mem, "swim at the lake in 2024") == order(mem, "swim at the lake in 2024", now=datetime.now())
+        assert not any("time" in h.ranks for h in mem.search("swim at the lake in 1990", user_id="u").hits)
+
+
+def test_recency_puts_the_latest_statement_first(tmp_path: Path):
+    jobs = [{"speaker": "Ann", "text": f"I work at {firm} now.", "time": f"2024-0{month}-01"}
+            for month, firm in ((1, "Acme"), (3, "Birch"), (5, "Cedar"))]  # a changed fact, told three times
+    for weight, latest in ((0.0, False), (3.0, True)):  # outweighs dense and BM25
+        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, recency_weight=weight) as mem:
+            for i, job in enumerate(jobs):  # one session each: no turn is indexed with another's words
+                mem.add_dialogue([job], user_id="u", session_id=f"s{i}")
+            assert ("Cedar" in order(mem, "Where do I work?")[0]) is latest
+
+
+def test_session_evidence_and_feedback_keep_every_candidate(tmp_path: Path):
+    with Memory(tmp_path / "plain", embedder="fake", novelty=False) as plain, \
+            Memory(tmp_path / "m", embedder="fake", novelty=False, session_weight=1.0, prf_docs=2) as mem:
+        for m in (plain, mem):
+            m.add_dialogue(TRIPS[:2], user_id="u", session_id="one")
+            m.add_dialogue(TRIPS[2:], user_id="u", session_id="two")
+        assert sorted(order(mem, "lake swim")) == sorted(order(plain, "lake swim"))  # re-ordered, nothing added
+        assert all("session" in h.ranks for h in mem.search("lake swim", user_id="u").hits)
+
+
+def test_now_over_http_and_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    backend = Memory(tmp_path / "served", embedder="fake", novelty=False, time_weight=1.0)
+    with ServedMemory(backend) as remote:
+        remote.add_dialogue(TRIPS, user_id="u", session_id="s")
+        ctx = remote.search("When did we swim at the lake in March?", user_id="u", now=NOW)
+        assert "again" in min(ctx.hits, key=lambda h: h.rank).unit.summary
+    monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
+    monkeypatch.setenv("OMNIMEM_TIME_WEIGHT", "1")
+    store = tmp_path / "cli"
+    with Memory(store, embedder="fake", novelty=False) as mem:
+        mem.add_dialogue(TRIPS, user_id="u", session_id="s")
+    res = CliRunner().invoke(app, ["search", "When did we swim at the lake in January?", "--store", str(store),
+                                   "--user-id", "u", "--now", "2024-06-20", "--limit", "1"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "all afternoon" in res.output
+    bad = CliRunner().invoke(app, ["search", "lake", "--store", str(store), "--now", "soon"])
+    assert bad.exit_code != 0 and "soon" in bad.output
