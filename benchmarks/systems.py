@@ -58,8 +58,8 @@ def experiment_systems() -> list[System]:
                      {"whole_share": 0.5}),
         MemorySystem("x-whole-1", "defaults with whole_share=1.0 (every hit whole while it fits, in rank order)",
                      {"whole_share": 1.0}),
-        MemorySystem("x-day-packing", "defaults with packing=day (one [date] header per session and day, the time "
-                     "of day before a line where it changes)", {"packing": "day"}),
+        MemorySystem("x-day-packing", "defaults with packing=day (one [time] header per session and day, the time "
+                     "of day before a line where it changed)", {"packing": "day"}),
         MemorySystem("x-sparse-0.5", "defaults with sparse_weight=0.5", {"sparse_weight": 0.5}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),

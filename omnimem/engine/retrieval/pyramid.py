@@ -134,10 +134,12 @@ class Context:
         order. ``session`` packing: hits grouped by session and time under one
         ``[time]`` header, groups in chronological order, so a conversation
         reads as one and its date is paid once. ``day`` packing: hits grouped
-        by session and day under one ``[date]`` header; a line starts with its
-        time of day only when that differs from the line before it (messages
-        that each carry their own time pay for it once per distinct time, not
-        a header each). Within a group, lines are in the order they were said.
+        by session and day under one ``[time]`` header (its first line's time);
+        a later line starts with its time of day (``13:56 ``) only when that
+        differs from the line before it, so messages that each carry their own
+        time pay a few tokens per change, not a header each (a session whose
+        turns share one time renders as with ``session``). Within a group,
+        lines are in the order they were said.
         """
         return "\n".join(self.lines())
 
@@ -153,7 +155,7 @@ class Context:
         lines: list[str] = []
         for members in groups.values():
             lines.append(header(members[0].unit))
-            shown: str | None = None
+            shown = time_stamp(members[0].unit) if day else None  # the header shows it
             for hit in members:
                 stamp = time_stamp(hit.unit) if day else None
                 if stamp is not None and stamp != shown:
@@ -228,20 +230,15 @@ def day_key(unit: MAU) -> tuple[Any, ...]:
     return (unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, None if when is None else when.date())
 
 
-def day_header(unit: MAU) -> str:
-    when = unit.event_time
-    return "[unknown time]" if when is None else f"[{when.strftime('%Y-%m-%d')}]"
-
-
 def time_stamp(unit: MAU) -> str | None:
-    """What ``day`` packing writes before a line whose time of day changed: ``13:56``."""
+    """What ``day`` packing writes before a line whose time of day changed since the line before: ``13:56``."""
     when = unit.event_time
     return None if when is None else when.strftime("%H:%M")
 
 
 def grouping(packing: str) -> tuple[Callable[[MAU], tuple[Any, ...]], Callable[[MAU], str]]:
-    """The group key and header of a grouped packing (``session`` or ``day``)."""
-    return (day_key, day_header) if packing == "day" else (group_key, group_header)
+    """The group key and header of a grouped packing (``session`` or ``day``): the header shows a time."""
+    return (day_key if packing == "day" else group_key), group_header
 
 
 @lru_cache(maxsize=65_536)
@@ -415,8 +412,9 @@ def fit_plan(
     grouped packing (``keys``: each line's group) a group's header
     (``header_costs[i]``: the cost of line ``i``'s group header) is charged when
     its first line enters; with ``stamps`` a time stamp is charged once per
-    distinct stamp in a group (``day`` packing writes one where the time
-    changes, and a group's lines are in time order, so that is its count).
+    distinct stamp in a group but the first (``day`` packing writes one where
+    the time changes, a group's lines are in time order and its header shows
+    the first time, so that is its count).
     ``whole(i)``, while the context is below ``allowance`` tokens, offers line
     ``i`` whole at that cost (None: no more than its line); it enters whole when
     that stays within ``allowance``. Needs only costs and groups, so a caller
@@ -434,7 +432,9 @@ def fit_plan(
             if key not in charged:
                 extra += header_costs[i] + NEWLINE
                 new.append(key)
-            if stamps is not None and stamp_costs is not None and stamps[i] is not None:
+                if stamps is not None:  # the header shows the first time: one stamp fewer than times
+                    new.append((key, stamps[i]))
+            elif stamps is not None and stamp_costs is not None and stamps[i] is not None:
                 stamp = (key, stamps[i])
                 if stamp not in charged:
                     extra += stamp_costs[i] + STAMP
