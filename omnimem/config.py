@@ -99,10 +99,10 @@ class Settings:
     neighbours: int = 0  # same-session turns added on each side of the best hits (off: on LoCoMo it cost
     #                     9 points of recall within 1,000 tokens for 0.3 within 6,000)
     expand_top: int = 10  # how many of the best hits get their neighbours
-    packing: str = "session"  # "session" (grouped under one time header), "day" (one [time] header per session
-    #                           and day, the time of day before a line where it changes) or "line" ([time] per hit)
+    packing: str = "day"  # "day" (one [time] header per session and day, the time of day before a line where it
+    #                       changed), "session" (one [time] header per session and time) or "line" ([time] per hit)
     summary_words: int = 150  # text up to this many words is kept whole; longer text gets a summary line
-    whole_share: float = 0.0  # the best hits are shown whole (full text, not their summary line), in rank order,
+    whole_share: float = 0.5  # the best hits are shown whole (full text, not their summary line), in rank order,
     #                           while the context stays within this share of the budget (0: summaries first)
     rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
     reranker: str | None = None  # local sentence-transformers CrossEncoder folder: re-orders the best candidates
