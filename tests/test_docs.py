@@ -36,6 +36,7 @@ TEST, DEV = "locomo-retrieval-test-stoplist.json", "locomo-retrieval-dev-stoplis
 BEFORE = "locomo-retrieval-test.json"  # the code before the query stop list
 GALLERY = "memgallery-retrieval-test-stoplist.json"
 GALLERY_BEFORE, GALLERY_DEV_BEFORE = "memgallery-retrieval-test-custom.json", "memgallery-retrieval-dev-custom.json"
+LME, LME_DEV = "longmemeval-retrieval-test-packing.json", "longmemeval-retrieval-dev-packing.json"
 PG, PG_LITE = "postgres/locomo-retrieval-test-custom-postgresql.json", "postgres/locomo-retrieval-test-custom.json"
 
 
@@ -69,6 +70,18 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
       for k in ("1k", "6k")]
      + [(GALLERY_BEFORE, overall("image-units", k)) for k in ("1k", "6k")]
      + [(GALLERY_DEV_BEFORE, overall("omnimem", k)) for k in ("1k", "6k")]),
+    ("default: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn "
+     "recall@10 {4}, NDCG@10 {5}); with summary lines first (`whole_share=0`, the default before) {6} / {7}; naive "
+     "dense {8} / {9}; plain fusion {10} / {11}; naive BM25 {12} / {13}. 12 dev questions "
+     "(`longmemeval-retrieval-dev-packing`, run on the defaults before): `whole_share=0.5` {14} / {15}, summaries "
+     "first {16} / {17}, a quarter of the budget whole {18} / {19}, every hit whole (`whole_share=1`) {20} / {21}, "
+     "like `summary_words=2000` {22} / {23}; naive dense {24} / {25}. Long turns",
+     [(LME, f"systems.omnimem.overall.{k}") for k in ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10")]
+     + [(LME, overall(s, k)) for s in ("x-whole-0", "naive-dense", "plain-fusion", "naive-bm25") for k in ("1k", "6k")]
+     + [(LME_DEV, overall(s, k)) for s in ("x-whole-0.5", "omnimem", "x-whole-0.25", "x-whole-1", "x-summary-2000",
+                                             "naive-dense") for k in ("1k", "6k")]),
+    ("On 6 questions before the stop list and this change (`longmemeval-retrieval-test-first6`): default {0} / {1}",
+     [("longmemeval-retrieval-test-first6.json", overall("omnimem", k)) for k in ("1k", "6k")]),
     ("LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
      "test split)",
      [(PG, overall("omnimem", "1k")), (PG, overall("omnimem", "6k")),
@@ -101,8 +114,10 @@ POSTGRES_FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
 
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))
-    for key in path.split("."):
-        data = data[key]
+    pieces = path.split(".")
+    while pieces:  # a key may hold dots itself (the system x-whole-0.5): the shortest key that is there
+        take = next(n for n in range(1, len(pieces) + 1) if ".".join(pieces[:n]) in data)
+        data, pieces = data[".".join(pieces[:take])], pieces[take:]
     return data
 
 
