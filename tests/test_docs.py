@@ -80,6 +80,11 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(LME, overall(s, k)) for s in ("x-whole-0", "naive-dense", "plain-fusion", "naive-bm25") for k in ("1k", "6k")]
      + [(LME_DEV, overall(s, k)) for s in ("x-whole-0.5", "omnimem", "x-whole-0.25", "x-whole-1", "x-summary-2000",
                                              "naive-dense") for k in ("1k", "6k")]),
+    ("one header per session and day; `locomo-retrieval-test-packing`) change nothing here: {0} / {1}, as with "
+     "summaries first and a header per session and time; on dev (`locomo-retrieval-dev-packing`) every packing "
+     "variant {2} / {3} (LoCoMo",
+     [("locomo-retrieval-test-packing.json", overall(s, k)) for s in ("omnimem",) for k in ("1k", "6k")]
+     + [("locomo-retrieval-dev-packing.json", overall("x-whole-0.5", k)) for k in ("1k", "6k")]),
     ("On 6 questions before the stop list and this change (`longmemeval-retrieval-test-first6`): default {0} / {1}",
      [("longmemeval-retrieval-test-first6.json", overall("omnimem", k)) for k in ("1k", "6k")]),
     ("LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
