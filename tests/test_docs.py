@@ -85,6 +85,10 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      "variant {2} / {3} (LoCoMo",
      [("locomo-retrieval-test-packing.json", overall(s, k)) for s in ("omnimem",) for k in ("1k", "6k")]
      + [("locomo-retrieval-dev-packing.json", overall("x-whole-0.5", k)) for k in ("1k", "6k")]),
+    ("The packing defaults (`memgallery-retrieval-test-packing`, dev `memgallery-retrieval-dev-packing`): {0} / {1} "
+     "(dev {2} / {3}), the same as summaries first",
+     [(f"memgallery-retrieval-{split}-packing.json", overall("omnimem", k)) for split in ("test", "dev")
+      for k in ("1k", "6k")]),
     ("On 6 questions before the stop list and this change (`longmemeval-retrieval-test-first6`): default {0} / {1}",
      [("longmemeval-retrieval-test-first6.json", overall("omnimem", k)) for k in ("1k", "6k")]),
     ("LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
