@@ -65,7 +65,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(BEFORE, overall("omnimem-paper", k)) for k in ("1k", "6k")]),
     ("default: within 1,000 tokens {0}, within 6,000 {1} (short stop list {2} / {3}); plain fusion {4} / {5}; "
      "naive dense {6} / {7}. On the code before the stop list (`memgallery-retrieval-test-custom`): images as image "
-     "units {8} / {9}; development split {10} / {11}",
+     "units {8} / {9}; development split {10} / {11}. The packing defaults",
      [(GALLERY, overall(s, k)) for s in ("omnimem", "x-short-stop-list", "plain-fusion", "naive-dense")
       for k in ("1k", "6k")]
      + [(GALLERY_BEFORE, overall("image-units", k)) for k in ("1k", "6k")]
