@@ -69,7 +69,9 @@ Mem-Gallery and test files after (`omnimem` is `whole_share=0.5`, `packing=day`;
 `x-session-packing` are the defaults before). LoCoMo, LongMemEval and Mem-Gallery sessions share
 one time per session, so the day packing renders them as before; it saves budget where each
 message carries its own time. `x-whole-1` (every hit whole while it fits) equals `x-summary-2000`
-on LongMemEval dev and loses within 1,000 tokens (one long reply fills it).
+on LongMemEval dev and loses within 1,000 tokens (one long reply fills it). `packing-cost.md`
+(`python -m benchmarks.packing_cost`) counts what the headers cost where each message has its own
+time (synthetic chats, a turn a minute): hits, tokens and header lines per context, session vs day.
 
 Other results in this folder: `PERF.md` (speed, memory, scale), `MEDIA.md` (scene cuts, VAD,
 transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`,

@@ -89,6 +89,10 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      "(dev {2} / {3}), the same as summaries first",
      [(f"memgallery-retrieval-{split}-packing.json", overall("omnimem", k)) for split in ("test", "dev")
       for k in ("1k", "6k")]),
+    ("on synthetic chats with a turn a minute, {0} hits within 1,000 tokens instead of {1}, {2} tokens a hit instead "
+     "of {3}, `benchmarks/results/packing-cost.md`",
+     [("packing-cost.json", "rows.day 1000.hits"), ("packing-cost.json", "rows.session 1000.hits"),
+      ("packing-cost.json", "rows.day 1000.tokens_per_hit"), ("packing-cost.json", "rows.session 1000.tokens_per_hit")]),
     ("On 6 questions before the stop list and this change (`longmemeval-retrieval-test-first6`): default {0} / {1}",
      [("longmemeval-retrieval-test-first6.json", overall("omnimem", k)) for k in ("1k", "6k")]),
     ("LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
