@@ -57,6 +57,22 @@ first 10 candidates; binary-relevance NDCG). Abstention questions are skipped.
 default now) against the short one it replaced (`x-short-stop-list`), with `x-sparse-0.5` and, on
 LongMemEval, `x-summary-2000` (every turn whole at level 1) beside them.
 
+`*-packing` files measure how the budget is spent (issue 21): `whole_share` (the best hits shown
+whole, in rank order, within that share of the budget before summary lines of the others:
+`x-whole-0.25`, `x-whole-0.5`, `x-whole-1`, and `x-whole-0`, summaries first) and `packing=day`
+(one `[time]` header per session and day, a line's time of day only where it changed:
+`x-day-packing`, and `x-session-packing`, a header per session and time). The two dev files of
+LoCoMo and LongMemEval were run before the defaults changed (their `omnimem` row is
+`whole_share=0`, `packing=session`; their `x-day-packing` on LongMemEval is the first form of the
+day packing, a `[date]` header and the time before the first line, commit 2094047); the
+Mem-Gallery and test files after (`omnimem` is `whole_share=0.5`, `packing=day`; `x-whole-0` and
+`x-session-packing` are the defaults before). LoCoMo, LongMemEval and Mem-Gallery sessions share
+one time per session, so the day packing renders them as before; it saves budget where each
+message carries its own time. `x-whole-1` (every hit whole while it fits) equals `x-summary-2000`
+on LongMemEval dev and loses within 1,000 tokens (one long reply fills it). `packing-cost.md`
+(`python -m benchmarks.packing_cost`) counts what the headers cost where each message has its own
+time (synthetic chats, a turn a minute): hits, tokens and header lines per context, session vs day.
+
 Other results in this folder: `PERF.md` (speed, memory, scale), `MEDIA.md` (scene cuts, VAD,
 transcription, storage), `RELIABILITY.md` (kills, concurrency, forgetting), `parallel-qa.md`,
 `serve-load.md` (HTTP load: 32 clients, 70% search / 30% add, bursts of 24 adds; the same command on

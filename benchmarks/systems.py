@@ -53,6 +53,18 @@ def experiment_systems() -> list[System]:
                      "such as what, did, you: the stop list before)", {"query_stop_words": False}),
         MemorySystem("x-summary-2000", "defaults with summary_words=2000 (every turn shown whole)",
                      {"summary_words": 2000}),
+        MemorySystem("x-whole-0", "defaults with whole_share=0 (summary lines first, full text only at level 2: "
+                     "the default before)", {"whole_share": 0.0}),
+        MemorySystem("x-session-packing", "defaults with packing=session (a [time] header per session and time: "
+                     "the default before)", {"packing": "session"}),
+        MemorySystem("x-whole-0.25", "defaults with whole_share=0.25 (the best hits whole, in rank order, within "
+                     "a quarter of the budget; summaries fill the rest)", {"whole_share": 0.25}),
+        MemorySystem("x-whole-0.5", "defaults with whole_share=0.5 (the best hits whole within half the budget)",
+                     {"whole_share": 0.5}),
+        MemorySystem("x-whole-1", "defaults with whole_share=1.0 (every hit whole while it fits, in rank order)",
+                     {"whole_share": 1.0}),
+        MemorySystem("x-day-packing", "defaults with packing=day (one [time] header per session and day, the time "
+                     "of day before a line where it changed)", {"packing": "day"}),
         MemorySystem("x-sparse-0.5", "defaults with sparse_weight=0.5", {"sparse_weight": 0.5}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),

@@ -99,8 +99,11 @@ class Settings:
     neighbours: int = 0  # same-session turns added on each side of the best hits (off: on LoCoMo it cost
     #                     9 points of recall within 1,000 tokens for 0.3 within 6,000)
     expand_top: int = 10  # how many of the best hits get their neighbours
-    packing: str = "session"  # "session" (grouped under one time header) or "line" (one [time] line per hit)
+    packing: str = "day"  # "day" (one [time] header per session and day, the time of day before a line where it
+    #                       changed), "session" (one [time] header per session and time) or "line" ([time] per hit)
     summary_words: int = 150  # text up to this many words is kept whole; longer text gets a summary line
+    whole_share: float = 0.5  # the best hits are shown whole (full text, not their summary line), in rank order,
+    #                           while the context stays within this share of the budget (0: summaries first)
     rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
     reranker: str | None = None  # local sentence-transformers CrossEncoder folder: re-orders the best candidates
     rerank_depth: int = 30  # how many of the fused ranking's best candidates the reranker re-orders
@@ -200,8 +203,10 @@ class Settings:
             raise ConfigError("novelty_window, budget and summary_words must be positive, top_k >= 0 (0: no bound)")
         if not (self.dense or self.sparse):
             raise ConfigError("at least one of dense and sparse retrieval must be on")
-        if self.fusion not in ("rrf", "union") or self.packing not in ("session", "line"):
-            raise ConfigError("fusion must be rrf or union, packing session or line")
+        if self.fusion not in ("rrf", "union") or self.packing not in ("session", "line", "day"):
+            raise ConfigError("fusion must be rrf or union, packing session, day or line")
+        if not 0.0 <= self.whole_share <= 1.0:
+            raise ConfigError("whole_share must be within [0, 1] (a share of the budget)")
         if self.diversity < 0:
             raise ConfigError("diversity must be >= 0")
         if self.rrf_k < 0 or self.sparse_weight < 0 or self.embed_context < 0 or self.sparse_context < 0:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
@@ -123,7 +123,10 @@ class Hit:
     ``fusion="union"``), and ``ranks`` the unit's 1-based rank in each retriever
     that found it (``{"dense": 3, "sparse": 1}``), so the order can be explained.
     With a reranker (``Memory(reranker=...)``) the best candidates are in the
-    reranker's order instead, which ``ranks["rerank"]`` gives.
+    reranker's order instead, which ``ranks["rerank"]`` gives. ``seq`` is the
+    unit's place in the order units were written (the store's row id, None when
+    unknown): turns of one session that share a time render in that order, the
+    order they were said, not in rank order.
     """
 
     unit: MAU
@@ -136,6 +139,7 @@ class Hit:
     raw: RawContent | None = None
     fused: float | None = None
     ranks: Mapping[str, int] = field(default_factory=dict)
+    seq: int | None = None
 
     def render(self) -> str:
         return self.text if self.raw is None else f"{self.text}\n{self.raw.text}"
@@ -148,6 +152,7 @@ class Hit:
             "sources": sorted(self.sources),
             "fused": self.fused,
             "ranks": dict(sorted(self.ranks.items())),
+            "seq": self.seq,
             "tokens": self.tokens,
             "unit": self.unit.to_dict(),
             "text": self.text,
@@ -165,6 +170,7 @@ class Hit:
             raw=None if raw is None else RawContent.from_dict(raw),
             fused=None if data.get("fused") is None else float(data["fused"]),
             ranks={str(k): int(v) for k, v in (data.get("ranks") or {}).items()},
+            seq=None if data.get("seq") is None else int(data["seq"]),
         )
 
 
@@ -187,7 +193,13 @@ class Context:
         ``line`` packing: one ``[time] speaker: text`` line per hit, in rank
         order. ``session`` packing: hits grouped by session and time under one
         ``[time]`` header, groups in chronological order, so a conversation
-        reads as one and its date is paid once.
+        reads as one and its date is paid once. ``day`` packing: hits grouped
+        by session and day under one ``[time]`` header (its first line's time);
+        a later line starts with its time of day (``13:56 ``) only when that
+        differs from the line before it, so messages that each carry their own
+        time pay a few tokens per change, not a header each (a session whose
+        turns share one time renders as with ``session``). Within a group,
+        lines are in the order they were said.
         """
         return "\n".join(self.lines())
 
@@ -195,13 +207,22 @@ class Context:
         """The pieces :meth:`render` joins with line breaks: each hit's text, and group headers."""
         if self.packing == "line":
             return [hit.render() for hit in self.hits]
+        key, header = grouping(self.packing)
         groups: dict[tuple[Any, ...], list[Hit]] = {}
-        for hit in sorted(self.hits, key=lambda h: _chronological(h.unit)):
-            groups.setdefault(group_key(hit.unit), []).append(hit)
+        for hit in sorted(self.hits, key=_spoken):
+            groups.setdefault(key(hit.unit), []).append(hit)
+        day = self.packing == "day"
         lines: list[str] = []
         for members in groups.values():
-            lines.append(group_header(members[0].unit))
-            lines.extend(hit.render() for hit in members)
+            lines.append(header(members[0].unit))
+            shown = time_stamp(members[0].unit) if day else None  # the header shows it
+            for hit in members:
+                stamp = time_stamp(hit.unit) if day else None
+                if stamp is not None and stamp != shown:
+                    lines.append(f"{stamp} {hit.render()}")
+                    shown = stamp
+                else:
+                    lines.append(hit.render())
         return lines
 
     def levels(self) -> dict[int, int]:
@@ -270,8 +291,31 @@ def _header(when: datetime | None, offset: timedelta | None) -> str:
     return f"[{format_time(when)}]"
 
 
-def _chronological(unit: MAU) -> tuple[Any, ...]:
-    return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time)
+PACKINGS = ("session", "line", "day")
+
+
+def day_key(unit: MAU) -> tuple[Any, ...]:
+    """Hits of one session on one day (the event time's own calendar day) share a header."""
+    when = unit.event_time
+    return (unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, None if when is None else when.date())
+
+
+def time_stamp(unit: MAU) -> str | None:
+    """What ``day`` packing writes before a line whose time of day changed since the line before: ``13:56``."""
+    when = unit.event_time
+    return None if when is None else when.strftime("%H:%M")
+
+
+def grouping(packing: str) -> tuple[Callable[[MAU], tuple[Any, ...]], Callable[[MAU], str]]:
+    """The group key and header of a grouped packing (``session`` or ``day``): the header shows a time."""
+    return (day_key if packing == "day" else group_key), group_header
+
+
+def _spoken(hit: Hit) -> tuple[Any, ...]:
+    """Time order, then the order units were written: a session's turns that share a time, as they were said."""
+    unit = hit.unit
+    return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time,
+            hit.seq is None, hit.seq or 0)
 
 
 # -- answers -----------------------------------------------------------------------

@@ -36,6 +36,7 @@ TEST, DEV = "locomo-retrieval-test-stoplist.json", "locomo-retrieval-dev-stoplis
 BEFORE = "locomo-retrieval-test.json"  # the code before the query stop list
 GALLERY = "memgallery-retrieval-test-stoplist.json"
 GALLERY_BEFORE, GALLERY_DEV_BEFORE = "memgallery-retrieval-test-custom.json", "memgallery-retrieval-dev-custom.json"
+LME, LME_DEV = "longmemeval-retrieval-test-packing.json", "longmemeval-retrieval-dev-packing.json"
 PG, PG_LITE = "postgres/locomo-retrieval-test-custom-postgresql.json", "postgres/locomo-retrieval-test-custom.json"
 
 
@@ -88,11 +89,36 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(BEFORE, overall("omnimem-paper", k)) for k in ("1k", "6k")]),
     ("default: within 1,000 tokens {0}, within 6,000 {1} (short stop list {2} / {3}); plain fusion {4} / {5}; "
      "naive dense {6} / {7}. On the code before the stop list (`memgallery-retrieval-test-custom`): images as image "
-     "units {8} / {9}; development split {10} / {11}",
+     "units {8} / {9}; development split {10} / {11}. The packing defaults",
      [(GALLERY, overall(s, k)) for s in ("omnimem", "x-short-stop-list", "plain-fusion", "naive-dense")
       for k in ("1k", "6k")]
      + [(GALLERY_BEFORE, overall("image-units", k)) for k in ("1k", "6k")]
      + [(GALLERY_DEV_BEFORE, overall("omnimem", k)) for k in ("1k", "6k")]),
+    ("default: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn "
+     "recall@10 {4}, NDCG@10 {5}); with summary lines first (`whole_share=0`, the default before) {6} / {7}; naive "
+     "dense {8} / {9}; plain fusion {10} / {11}; naive BM25 {12} / {13}. 12 dev questions "
+     "(`longmemeval-retrieval-dev-packing`, run on the defaults before): `whole_share=0.5` {14} / {15}, summaries "
+     "first {16} / {17}, a quarter of the budget whole {18} / {19}, every hit whole (`whole_share=1`) {20} / {21}, "
+     "like `summary_words=2000` {22} / {23}; naive dense {24} / {25}. Long turns",
+     [(LME, f"systems.omnimem.overall.{k}") for k in ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10")]
+     + [(LME, overall(s, k)) for s in ("x-whole-0", "naive-dense", "plain-fusion", "naive-bm25") for k in ("1k", "6k")]
+     + [(LME_DEV, overall(s, k)) for s in ("x-whole-0.5", "omnimem", "x-whole-0.25", "x-whole-1", "x-summary-2000",
+                                             "naive-dense") for k in ("1k", "6k")]),
+    ("one header per session and day; `locomo-retrieval-test-packing`) change nothing here: {0} / {1}, as with "
+     "summaries first and a header per session and time; on dev (`locomo-retrieval-dev-packing`) every packing "
+     "variant {2} / {3} (LoCoMo",
+     [("locomo-retrieval-test-packing.json", overall(s, k)) for s in ("omnimem",) for k in ("1k", "6k")]
+     + [("locomo-retrieval-dev-packing.json", overall("x-whole-0.5", k)) for k in ("1k", "6k")]),
+    ("The packing defaults (`memgallery-retrieval-test-packing`, dev `memgallery-retrieval-dev-packing`): {0} / {1} "
+     "(dev {2} / {3}), the same as summaries first",
+     [(f"memgallery-retrieval-{split}-packing.json", overall("omnimem", k)) for split in ("test", "dev")
+      for k in ("1k", "6k")]),
+    ("on synthetic chats with a turn a minute, {0} hits within 1,000 tokens instead of {1}, {2} tokens a hit instead "
+     "of {3}, `benchmarks/results/packing-cost.md`",
+     [("packing-cost.json", "rows.day 1000.hits"), ("packing-cost.json", "rows.session 1000.hits"),
+      ("packing-cost.json", "rows.day 1000.tokens_per_hit"), ("packing-cost.json", "rows.session 1000.tokens_per_hit")]),
+    ("On 6 questions before the stop list and this change (`longmemeval-retrieval-test-first6`): default {0} / {1}",
+     [("longmemeval-retrieval-test-first6.json", overall("omnimem", k)) for k in ("1k", "6k")]),
     ("LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
      "test split)",
      [(PG, overall("omnimem", "1k")), (PG, overall("omnimem", "6k")),

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omnimem.fusion import rrf_merge, rrf_order
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.retrieval.pyramid import fit_costs, fit_lines, group_header
+from omnimem.engine.retrieval.search import Retriever
 from omnimem.tokens import count_joined, count_tokens
 
 ids = st.lists(st.integers(min_value=0, max_value=60), max_size=40)
@@ -114,3 +116,29 @@ def test_another_process_s_write_reaches_a_remembered_scope(tmp_path):
             assert len(reader.search("painted", user_id="caroline").hits) == 1
             later = writer.add("Caroline painted a lake", user_id="caroline").id
             assert later in {h.unit.id for h in reader.search("painted", user_id="caroline").hits}
+
+
+class _PackingEverything(Retriever):
+    """The slow path: every candidate fetched and packed (what the fast path must equal)."""
+
+    def _pack_fitting(self, *args: object) -> None:
+        return None
+
+
+@pytest.mark.parametrize("options", [{"whole_share": 0.5}, {"packing": "day"}, {"whole_share": 1.0, "budget": 400}])
+def test_fitting_rows_only_packs_like_packing_every_candidate(tmp_path, options):
+    from omnimem import Memory
+
+    reply = "The museum opens at nine; the ticket office is on the left, the cafe upstairs. " * 25
+    turns = [{"speaker": "user" if i % 2 == 0 else "assistant",
+              "text": reply if i == 5 else f"turn {i} about the museum visit and the weather",
+              "time": f"2023-05-08T{9 + i // 6:02d}:{i % 6 * 7:02d}"} for i in range(24)]
+    with Memory(tmp_path / "store", embedder="fake", **options) as m:
+        m.add_dialogue(turns, user_id="u", session_id="s1")
+        parts = m.engine.parts
+        slow = _PackingEverything(parts)
+        for query in ["when does the museum open", "ticket office", "weather"]:
+            args = (query, 0, parts.settings.theta, parts.settings.budget, Scope("u"), False, None)
+            fast = m.engine.retriever.search(*args)
+            assert fast.to_dict() == slow.search(*args).to_dict()
+            assert fast.render() == slow.search(*args).render() and fast.tokens == count_tokens(fast.render())

@@ -176,6 +176,10 @@ def test_contradictory_settings_are_refused():
         Memory(embedder="fake", dense=False, sparse=False)
     with pytest.raises(ConfigError):
         Memory(embedder="fake", novelty_threshold=2)
+    with pytest.raises(ConfigError, match="whole_share"):
+        Memory(embedder="fake", whole_share=1.5)
+    with pytest.raises(ConfigError, match="packing session, day or line"):
+        Memory(embedder="fake", packing="days")
 
 
 def test_neighbours_of_the_best_hits_join_the_context(mem: Memory):

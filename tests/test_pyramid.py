@@ -126,3 +126,61 @@ def test_media_units_render_with_their_file_name_so_an_answer_can_name_them():
     ctx = build_context("q", [Candidate(img, 0.5, frozenset())], theta=0.4, budget=100, full_text=full_text,
                         raw_content=no_raw, max_level=2)
     assert ctx.render() == "[2023-05-08 13:56] (image D1_IMG_001.jpg) a red boat"
+
+
+def test_best_hits_come_whole_before_summaries_of_many_others():
+    """whole_share: the best hit's full text first, then summary lines fill the rest of the budget."""
+    FULL["reply"] = "Here is the whole plan for the trip to Lisbon, day by day. " * 36
+    cands = [Candidate(unit("reply", "Here is the whole plan for the trip …"), 0.3, frozenset({"dense"}))]
+    cands += [Candidate(unit(f"s{i}", f"short memory number {i} about the weather"), 0.2, frozenset({"sparse"}))
+              for i in range(60)]
+    budget = 1000
+    summaries = build_context("q", cands, theta=0.4, budget=budget, full_text=full_text, raw_content=no_raw)
+    assert FULL["reply"].strip() not in summaries.render()  # below theta, and the short lines took the budget
+    whole = build_context("q", cands, theta=0.4, budget=budget, full_text=full_text, raw_content=no_raw,
+                          whole_share=0.7)
+    assert whole.hits[0].unit.id == "reply" and whole.hits[0].level == 2
+    assert FULL["reply"].strip() in whole.render()
+    assert whole.hits[0].tokens > budget // 2  # it fits in 70% of the budget, not in half
+    assert len(whole.hits) > 1  # summaries of the others fill the rest
+    assert whole.tokens == count_tokens(whole.render()) <= budget
+    half = build_context("q", cands, theta=0.4, budget=budget, full_text=full_text, raw_content=no_raw,
+                         whole_share=0.5)
+    assert half.hits[0].level == 1  # too long for half the budget: its summary line, as before
+
+
+def test_day_packing_pays_a_time_once_per_change():
+    """Messages with their own times: one header per session and day, the time of day only where it changes."""
+    def at(uid: str, text: str, hour: int, minute: int, day: int = 8) -> Candidate:
+        when = datetime(2023, 5, day, hour, minute, tzinfo=timezone.utc)
+        return Candidate(MAU(uid, text, Modality.TEXT, when, when, Scope("u"), "h" + uid, speaker="Mel"), 0.5,
+                         frozenset({"dense"}))
+
+    cands = [at("c", "see you then", 9, 5), at("a", "morning!", 9, 1), at("b", "coffee at ten?", 9, 1),
+             at("d", "back home", 18, 30, day=9)]
+    day = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw, packing="day")
+    assert day.render() == ("[2023-05-08 09:01]\nMel: morning!\nMel: coffee at ten?\n09:05 Mel: see you then\n"
+                            "[2023-05-09 18:30]\nMel: back home")
+    assert day.tokens == count_tokens(day.render())
+    session = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw,
+                            packing="session")
+    assert session.render().count("[2023-05-08") == 2  # a header per distinct time
+    assert day.tokens < session.tokens
+    tight = build_context("q", cands, theta=0.4, budget=day.tokens - 1, full_text=full_text, raw_content=no_raw,
+                          packing="day")
+    assert len(tight.hits) < 4 and tight.tokens == count_tokens(tight.render()) <= tight.budget
+    shared = [at(uid, text, 13, 56) for uid, text in [("x", "hi"), ("y", "how are you?")]]
+    same = {p: build_context("q", shared, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw,
+                             packing=p).render() for p in ("day", "session")}
+    assert same["day"] == same["session"] == "[2023-05-08 13:56]\nMel: hi\nMel: how are you?"
+
+
+def test_turns_of_a_session_render_in_the_order_they_were_said():
+    """Same session, same time: the written order (seq), not the rank order."""
+    cands = [Candidate(unit(uid, text), 0.5, frozenset({"dense"}), seq=seq)
+             for uid, text, seq in [("b", "a sunset over the lake", 2), ("c", "wow, lovely!", 3),
+                                    ("a", "what did you paint?", 1)]]
+    ctx = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw,
+                        packing="session")
+    assert [h.unit.id for h in ctx.hits] == ["b", "c", "a"]  # the hits stay in rank order
+    assert ctx.render() == "[2023-05-08 13:56]\nMel: what did you paint?\nMel: a sunset over the lake\nMel: wow, lovely!"

@@ -82,7 +82,7 @@ def test_the_search_description_says_how_the_context_is_laid_out(tmp_path: objec
         described = _description(owner, "search")
         context = owner.call("search", query="tulips", user_id="ann")["context"]
     assert "one memory per line" not in described  # it was not true
-    assert "'[time]' header line, then one 'speaker: text' line per memory" in described  # session packing
+    assert "'[time]' header line per conversation and day, then one 'speaker: text' line per memory" in described
     lines = context.splitlines()
     assert lines[0] == "[2024-04-01 10:00]" and len(lines) == 4  # one header; Ann's two-line text runs over two
     assert {"Ann: We planted tulips.", "Then we had tea.", "Bob: Red tulips by the gate"} == set(lines[1:])

@@ -19,19 +19,16 @@ operations only).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from omnimem.mau import MAU, Scope
-from omnimem.engine.retrieval.pyramid import group_header, group_key, session_line, unit_line
+from omnimem.engine.retrieval.pyramid import grouping, line_of, time_stamp
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 LIMIT = 500_000  # rows remembered (a few hundred bytes each)
 SHORT = 64  # texts up to this many characters are remembered by text
-
-Line = Callable[[MAU, str], str]
-
 
 @dataclass(frozen=True, slots=True)
 class LineFacts:
@@ -40,9 +37,11 @@ class LineFacts:
     unit_id: str
     scope: Scope
     cost: int  # tokens of its line (without the line break)
-    key: tuple[Any, ...]  # its session group (pyramid.group_key)
-    header: str  # its group's header text (session packing)
+    key: tuple[Any, ...]  # its group (pyramid.grouping: session and time, or session and day)
+    header: str  # its group's header text (grouped packings)
     header_cost: int  # tokens of that header (without the line break)
+    stamp: str | None = None  # its time of day (day packing), written where the time changes
+    stamp_cost: int = 0  # tokens of that stamp
 
 
 class LineCosts:
@@ -80,7 +79,9 @@ class LineCosts:
 
     def learn(self, units: Sequence[tuple[int | None, MAU]], packing: str) -> list[LineFacts]:
         """Count the lines of ``units`` and remember them (``None`` row ids are not remembered)."""
-        line: Line = unit_line if packing == "line" else session_line
+        line = line_of(packing)
+        key, group_header = grouping(packing)
+        day = packing == "day"
         texts = [line(unit, unit.summary) for _, unit in units]
         costs = count_many(texts, threads=False) if self.count is count_tokens else [self.count(t) for t in texts]
         if len(self._facts) + len(units) > self.limit:
@@ -88,7 +89,9 @@ class LineCosts:
         out = []
         for (rid, unit), cost in zip(units, costs):
             header = group_header(unit)
-            facts = LineFacts(unit.id, unit.scope, cost, group_key(unit), header, self(header))
+            stamp = time_stamp(unit) if day else None
+            facts = LineFacts(unit.id, unit.scope, cost, key(unit), header, self(header), stamp,
+                              0 if stamp is None else self(stamp))
             if rid is not None:
                 self._facts[(rid, packing)] = facts
             out.append(facts)

@@ -14,10 +14,12 @@ from typing import Any
 
 from omnimem.mau import MAU
 # The value objects and their line rules are defined in omnimem.results; these paths keep working.
-from omnimem.results import Context as Context, Hit as Hit, RawContent as RawContent
-from omnimem.results import group_header as group_header, group_key as group_key, media_label as media_label
-from omnimem.results import session_line as session_line, unit_line as unit_line
+from omnimem.results import PACKINGS as PACKINGS, Context as Context, Hit as Hit, RawContent as RawContent
+from omnimem.results import day_key as day_key, group_header as group_header, group_key as group_key
+from omnimem.results import grouping as grouping, media_label as media_label, session_line as session_line
+from omnimem.results import time_stamp as time_stamp, unit_line as unit_line
 from omnimem.tokens import TokenCounter, count_many, count_tokens
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -28,9 +30,20 @@ class Candidate:
     sources: frozenset[str]
     fused: float | None = None
     ranks: Mapping[str, int] = field(default_factory=dict)
+    seq: int | None = None  # the unit's place in the order units were written (the store's row id)
 
 
 NEWLINE = 1  # what packing charges for the line break before a line (BPE may merge it: an upper bound)
+STAMP = 1  # what packing charges beyond a time stamp's own tokens (the space after it, an upper bound)
+
+Line = Callable[[MAU, str], str]
+
+
+def line_of(packing: str) -> Line:
+    """How one hit's line is written: with its time (``line``), or under a group header."""
+    if packing not in PACKINGS:
+        raise ValueError(f"unknown packing {packing!r}")
+    return unit_line if packing == "line" else session_line
 
 
 def build_context(
@@ -45,38 +58,92 @@ def build_context(
     packing: str = "line",
     count: TokenCounter = count_tokens,
     costs: Sequence[int] | None = None,
+    whole_share: float = 0.0,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
     Level 1 goes in rank order and skips a line that does not fit (a later,
-    shorter one may). Levels 2 and 3 are then spent greedily by similarity per
-    extra token, so the budget goes where it buys the most relevance. With
-    ``session`` packing a group header is charged when its first hit enters.
+    shorter one may). With ``whole_share`` > 0 the best hits come whole first:
+    in rank order, a hit whose full text is longer than its summary line is
+    shown whole (level 2) while the context stays within that share of the
+    budget, so the hits that matter most are read in full before summaries of
+    many others fill the rest. Levels 2 and 3 are then spent greedily by
+    similarity per extra token, so the budget goes where it buys the most
+    relevance. Grouped packings charge a group header when its first hit
+    enters (``day`` packing also a time stamp per distinct time in a group).
     Each line is charged its own tokens plus one for its line break; the
     rendered text is then counted exactly, so ``Context.tokens`` is the real
     count of ``Context.render()`` and never exceeds ``budget``. ``costs``, when
     given, are the candidates' level-1 line costs, already counted (see
     :mod:`omnimem.engine.retrieval.line_costs`).
     """
-    if packing not in ("line", "session"):
-        raise ValueError(f"unknown packing {packing!r}")
-    line = unit_line if packing == "line" else session_line
+    line = line_of(packing)
     texts = [line(c.unit, c.unit.summary) for c in candidates]
     costs = list(costs) if costs is not None else _counts(texts, count)
     if len(costs) != len(texts):
         raise ValueError("one cost per candidate")
+    units = [c.unit for c in candidates]
+    grouped = grouped_facts(units, packing, count)
+    wholes = WholeLines(lambda i: units[i], full_text, line, count)
+    plan = fit_plan(costs, *grouped, budget=budget,
+                    whole=wholes.cost if max_level >= 2 and whole_share > 0 else None,
+                    allowance=int(budget * whole_share))
     hits: list[Hit] = []
     dropped: list[str] = []
-    keys = [group_key(c.unit) for c in candidates] if packing == "session" else None
-    enter, used = fit_lines(costs, keys, lambda i: group_header(candidates[i].unit), budget=budget, count=count)
-    for rank, (cand, text, cost, fits) in enumerate(zip(candidates, texts, costs, enter), start=1):
-        if fits:
-            hits.append(Hit(cand.unit, cand.score, 1, rank, cand.sources, text, cost, None, cand.fused, cand.ranks))
+    for i, (cand, text, cost, fits) in enumerate(zip(candidates, texts, costs, plan.enter)):
+        if i in plan.whole:
+            text, cost = wholes.lines[i]
+            hits.append(Hit(cand.unit, cand.score, 2, i + 1, cand.sources, text, cost, None, cand.fused, cand.ranks,
+                            cand.seq))
+        elif fits:
+            hits.append(Hit(cand.unit, cand.score, 1, i + 1, cand.sources, text, cost, None, cand.fused, cand.ranks,
+                            cand.seq))
         else:
             dropped.append(cand.unit.id)
-    return finish_context(query, hits, used, len(candidates), dropped, theta=theta, budget=budget,
+    return finish_context(query, hits, plan.used, len(candidates), dropped, theta=theta, budget=budget,
                           full_text=full_text, raw_content=raw_content, max_level=max_level, packing=packing,
                           count=count)
+
+
+class WholeLines:
+    """Each candidate's whole-text line and its cost, made when packing first asks (the best few only)."""
+
+    def __init__(self, unit: Callable[[int], MAU], full_text: Callable[[MAU], str | None], line: Line,
+                 count: TokenCounter) -> None:
+        self._unit, self._full, self._line, self._count = unit, full_text, line, count
+        self.lines: dict[int, tuple[str, int]] = {}
+
+    def cost(self, i: int) -> int | None:
+        """Tokens of candidate ``i``'s line with its full text; None when that is its summary line."""
+        unit = self._unit(i)
+        full = self._full(unit)
+        if full is None or full == unit.summary:
+            return None
+        text = self._line(unit, full)
+        cost = self._count(text)
+        self.lines[i] = (text, cost)
+        return cost
+
+
+def grouped_facts(units: Sequence[MAU], packing: str, count: TokenCounter) -> tuple[
+        list[tuple[Any, ...]] | None, list[int] | None, list[object] | None, list[int] | None]:
+    """Each unit's group, its header's cost, its time stamp and the stamp's cost, as :func:`fit_plan` takes them."""
+    if packing == "line":
+        return None, None, None, None
+    key, header = grouping(packing)
+    counted: dict[str, int] = {}
+
+    def cost(text: str) -> int:
+        if text not in counted:
+            counted[text] = count(text)
+        return counted[text]
+
+    keys = [key(u) for u in units]
+    header_costs = [cost(header(u)) for u in units]
+    if packing != "day":
+        return keys, header_costs, None, None
+    stamps = [time_stamp(u) for u in units]
+    return keys, header_costs, list(stamps), [0 if s is None else cost(s) for s in stamps]
 
 
 def finish_context(
@@ -91,7 +158,7 @@ def finish_context(
     ``count(ctx.render())``); a caller that knows its lines' counts passes a
     faster one that gives the same number (:func:`omnimem.tokens.count_joined`).
     """
-    line = unit_line if packing == "line" else session_line
+    line = line_of(packing)
     if max_level >= 2:
         used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count))
     if max_level >= 3:
@@ -100,62 +167,86 @@ def finish_context(
     return _measured(ctx, measure or (lambda c: count(c.render())))
 
 
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What enters at level 1 (``enter``), which of those come whole (``whole``), and the tokens used."""
+
+    enter: list[bool]
+    whole: set[int]
+    used: int
+
+
+def fit_plan(
+    costs: Sequence[int], keys: Sequence[object] | None = None, header_costs: Sequence[int] | None = None,
+    stamps: Sequence[object] | None = None, stamp_costs: Sequence[int] | None = None, *, budget: int,
+    whole: Callable[[int], int | None] | None = None, allowance: int = 0,
+) -> Plan:
+    """Which lines enter, in rank order, and the tokens they use: a tight loop over integers.
+
+    A line that does not fit is skipped (a later, shorter one may fit). With a
+    grouped packing (``keys``: each line's group) a group's header
+    (``header_costs[i]``: the cost of line ``i``'s group header) is charged when
+    its first line enters; with ``stamps`` a time stamp is charged once per
+    distinct stamp in a group but the first (``day`` packing writes one where
+    the time changes, a group's lines are in time order and its header shows
+    the first time, so that is its count).
+    ``whole(i)``, while the context is below ``allowance`` tokens, offers line
+    ``i`` whole at that cost (None: no more than its line); it enters whole when
+    that stays within ``allowance``. Needs only costs and groups, so a caller
+    that remembers them can decide what fits before fetching any unit.
+    """
+    enter: list[bool] = []
+    wholes: set[int] = set()
+    charged: set[object] = set()
+    used = 0
+    for i, cost in enumerate(costs):
+        extra = NEWLINE
+        new: list[object] = []
+        if keys is not None and header_costs is not None:
+            key = keys[i]
+            if key not in charged:
+                extra += header_costs[i] + NEWLINE
+                new.append(key)
+                if stamps is not None:  # the header shows the first time: one stamp fewer than times
+                    new.append((key, stamps[i]))
+            elif stamps is not None and stamp_costs is not None and stamps[i] is not None:
+                stamp = (key, stamps[i])
+                if stamp not in charged:
+                    extra += stamp_costs[i] + STAMP
+                    new.append(stamp)
+        if whole is not None and used < allowance:
+            full = whole(i)
+            if full is not None and used + full + extra <= allowance:
+                used += full + extra
+                charged.update(new)
+                wholes.add(i)
+                enter.append(True)
+                continue
+        if used + cost + extra <= budget:
+            used += cost + extra
+            charged.update(new)
+            enter.append(True)
+        else:
+            enter.append(False)
+    return Plan(enter, wholes, used)
+
+
 def fit_lines(
     costs: Sequence[int], keys: Sequence[tuple[Any, ...]] | None, header: Callable[[int], str], *,
     budget: int, count: TokenCounter,
 ) -> tuple[list[bool], int]:
-    """Level 1: which lines enter, in rank order, and the tokens they use.
-
-    A line that does not fit is skipped (a later, shorter one may fit). With
-    session packing (``keys`` given: each line's group) a group's header
-    (``header(i)``, the text of line ``i``'s group) is charged when its first
-    line enters. Needs only costs and groups, so a caller that remembers them
-    can decide what fits before fetching any unit.
-    """
-    enter: list[bool] = []
-    headers: set[tuple[Any, ...]] = set()
-    used = 0
-    for i, cost in enumerate(costs):
-        extra = 0
-        if keys is not None and keys[i] not in headers:
-            extra = count(header(i)) + NEWLINE
-        fits = used + cost + NEWLINE + extra <= budget
-        if fits:
-            used += cost + NEWLINE + extra
-            if keys is not None:
-                headers.add(keys[i])
-        enter.append(fits)
-    return enter, used
+    """:func:`fit_plan` for lines grouped under headers whose text ``header(i)`` gives (line ``i``'s group)."""
+    header_costs = None if keys is None else [count(header(i)) for i in range(len(costs))]
+    plan = fit_plan(costs, keys, header_costs, budget=budget)
+    return plan.enter, plan.used
 
 
 def fit_costs(
     costs: Sequence[int], keys: Sequence[object] | None, header_costs: Sequence[int] | None, *, budget: int,
 ) -> tuple[list[bool], int]:
-    """:func:`fit_lines` with each line's group header already counted (``header_costs[i]``: line ``i``'s).
-
-    The same decisions, for a caller that remembers the header costs (the
-    default retrieval, :mod:`omnimem.fitting`): a tight loop over integers.
-    """
-    enter: list[bool] = []
-    charged: set[object] = set()
-    used = 0
-    for i, cost in enumerate(costs):
-        need = used + cost + NEWLINE
-        key = None
-        if keys is not None and header_costs is not None:
-            key = keys[i]
-            if key not in charged:
-                need += header_costs[i] + NEWLINE
-            else:
-                key = None
-        if need <= budget:
-            used = need
-            if key is not None:
-                charged.add(key)
-            enter.append(True)
-        else:
-            enter.append(False)
-    return enter, used
+    """:func:`fit_plan` with each line's group header already counted (``header_costs[i]``: line ``i``'s)."""
+    plan = fit_plan(costs, keys, header_costs, budget=budget)
+    return plan.enter, plan.used
 
 
 def reranked(ctx: Context, ranks: Sequence[int], dropped: Sequence[str], total: int) -> Context:
@@ -165,8 +256,7 @@ def reranked(ctx: Context, ranks: Sequence[int], dropped: Sequence[str], total: 
     ``dropped`` the ids that did not fit at level 1, ``total`` how many
     candidates there were: the same context as packing all of them.
     """
-    hits = tuple(Hit(h.unit, h.score, h.level, ranks[h.rank - 1], h.sources, h.text, h.tokens, h.raw, h.fused,
-                     h.ranks) for h in ctx.hits)
+    hits = tuple(replace(h, rank=ranks[h.rank - 1]) for h in ctx.hits)
     return replace(ctx, hits=hits, candidates=total, dropped=(*dropped, *ctx.dropped))
 
 
@@ -192,14 +282,14 @@ def _level2(
     hit: Hit, theta: float, full_text: Callable[[MAU], str | None], line: Callable[[MAU, str], str],
     count: TokenCounter,
 ) -> Hit | None:
-    if hit.score < theta:
+    if hit.score < theta or hit.level >= 2:  # a hit packed whole is at level 2 already
         return None
     full = full_text(hit.unit)
     if full is None:
         return None
     if full == hit.unit.summary:  # nothing more to show, but the hit earned level 2 (built directly:
         return Hit(hit.unit, hit.score, 2, hit.rank, hit.sources, hit.text, hit.tokens, hit.raw,  # most hits)
-                   hit.fused, hit.ranks)
+                   hit.fused, hit.ranks, hit.seq)
     text = line(hit.unit, full)
     return replace(hit, level=2, text=text, tokens=count(text))
 

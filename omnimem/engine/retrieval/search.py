@@ -24,8 +24,8 @@ from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.signals import (FactCache, Signal, feedback_vector, named_speakers, signals, wanted,
                                               without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
-from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, build_context, finish_context,
-                                              fit_costs, session_line, unit_line)
+from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, build_context,
+                                              finish_context, fit_plan, line_of)
 from omnimem.tokens import count_joined, raw_tokens
 from omnimem.text import content_words
 from omnimem.engine.parts import Parts
@@ -105,7 +105,7 @@ class Retriever:
             unit = units.get(rid)
             if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
-            candidates.append(Candidate(unit, similarity(qvec, unit), sources.of(rid), *sources.explain(rid)))
+            candidates.append(Candidate(unit, similarity(qvec, unit), sources.of(rid), *sources.explain(rid), seq=rid))
             rids[unit.id] = rid
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
             candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
@@ -123,6 +123,7 @@ class Retriever:
             ctx = build_context(
                 text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
                 max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
+                whole_share=settings.whole_share,
             )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
@@ -206,25 +207,51 @@ class Retriever:
         else:
             ranked = [rid for rid in order if rid in facts and scope.contains(facts[rid].scope)]
         known = [facts[rid] for rid in ranked]
-        session = packing == "session"
-        enter, used = fit_costs([f.cost for f in known], [f.key for f in known] if session else None,
-                                [f.header_cost for f in known] if session else None, budget=limit)
+        grouped = packing != "line"
+        day = packing == "day"
+        line = line_of(packing)
+        share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
+        allowance = int(limit * share)
+        if allowance:  # the best few may come whole: fetch the rows that can be among them at once
+            head, spent = [], 0
+            for rid, fact in zip(ranked, known):
+                if spent >= allowance:
+                    break
+                head.append(rid)
+                spent += fact.cost + 1
+            units.update(m.store.get_rows([rid for rid in head if rid not in units]))
+
+        def unit_at(i: int) -> MAU:
+            rid = ranked[i]
+            if rid not in units:
+                units.update(m.store.get_rows([rid]))
+            return units[rid] if rid in units else _gone(rid)
+
+        wholes = WholeLines(unit_at, self.full_text, line, lines)
+        try:
+            plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
+                            [f.header_cost for f in known] if grouped else None,
+                            [f.stamp for f in known] if day else None, [f.stamp_cost for f in known] if day else None,
+                            budget=limit, whole=wholes.cost if allowance else None, allowance=allowance)
+        except _Gone:
+            return None
+        enter, used = plan.enter, plan.used
         fitting = [rid for rid, fits in zip(ranked, enter) if fits]
         units.update(m.store.get_rows([rid for rid in fitting if rid not in units]))
         if any(rid not in units for rid in fitting) or m.store.seq() != seq:
             return None
-        line = unit_line if packing == "line" else session_line
         hits: list[Hit] = []
         dropped: list[str] = []
-        for rank, (rid, fact, fits) in enumerate(zip(ranked, known, enter), start=1):
-            if fits:
-                unit = units[rid]
-                hits.append(Hit(unit, similarity(qvec, unit), 1, rank, sources.of(rid), line(unit, unit.summary),
-                                fact.cost, None, *sources.explain(rid)))
-            else:
+        for i, (rid, fact, fits) in enumerate(zip(ranked, known, enter)):
+            if not fits:
                 dropped.append(fact.unit_id)
-        breaks = dict(zip([h.text for h in hits], lines.with_breaks([(rid, h.text) for rid, h in zip(fitting, hits)],
-                                                                     packing)))
+                continue
+            unit = units[rid]
+            level, shown, cost = (2, *wholes.lines[i]) if i in plan.whole else (1, line(unit, unit.summary), fact.cost)
+            hits.append(Hit(unit, similarity(qvec, unit), level, i + 1, sources.of(rid), shown, cost, None,
+                            *sources.explain(rid), seq=rid))
+        summary_lines = [(rid, h.text) for rid, h in zip(fitting, hits) if h.level == 1]  # whole: counted later
+        breaks = dict(zip([text for _, text in summary_lines], lines.with_breaks(summary_lines, packing)))
 
         def with_break(piece: str) -> int:
             known_cost = breaks.get(piece)
@@ -267,7 +294,7 @@ class Retriever:
                     continue
                 present.add(unit.id)
                 extra.setdefault(wanted[unit.id], []).append(
-                    Candidate(unit, similarity(qvec, unit), frozenset({"neighbour"})))
+                    Candidate(unit, similarity(qvec, unit), frozenset({"neighbour"}), seq=rid))
                 frontier.append((unit, wanted[unit.id]))
         out: list[Candidate] = []
         for cand in candidates:
@@ -282,7 +309,7 @@ class Retriever:
         found = m.clip.search(query, k, view)
         with m.lock:
             rows = m.store.get_rows([rid for rid, _ in found])
-        return [Candidate(rows[rid], similarity(qvec, rows[rid]), frozenset({"clip"}))
+        return [Candidate(rows[rid], similarity(qvec, rows[rid]), frozenset({"clip"}), seq=rid)
                 for rid, _ in found if rid in rows and rows[rid].id not in present]
 
     def _graph_candidates(
@@ -301,14 +328,15 @@ class Retriever:
             found = m.store.get_with_rids(pool)
         admitted = view.admitted([rid for rid, _ in found])  # scope, supersession and as_of at once
         top = max(unit_scores.values())
-        ranked: list[tuple[float, MAU]] = []
+        ranked: list[tuple[float, MAU, int]] = []
         for rid, unit in found:
             if rid not in admitted:
                 continue
             weight = 0.5 + 0.5 * unit_scores[unit.id] / top
-            ranked.append((max(similarity(qvec, unit), 0.0) * weight, unit))
+            ranked.append((max(similarity(qvec, unit), 0.0) * weight, unit, rid))
         ranked.sort(key=lambda r: (-r[0], r[1].id))
-        added = [Candidate(u, similarity(qvec, u), frozenset({"graph"})) for _, u in ranked[: m.settings.graph_k]]
+        added = [Candidate(u, similarity(qvec, u), frozenset({"graph"}), seq=rid)
+                 for _, u, rid in ranked[: m.settings.graph_k]]
         info = replace(info, added=tuple(c.unit.id for c in added))
         return marked + added, info
 
@@ -339,6 +367,14 @@ class Retriever:
             for h in ctx.hits
         )
         return replace(ctx, hits=hits)
+
+
+class _Gone(Exception):
+    """A row packing wanted was deleted meanwhile: the caller packs the slow way."""
+
+
+def _gone(rid: int) -> MAU:
+    raise _Gone(rid)
 
 
 def full_text(store: Store, unit: MAU) -> str | None:
