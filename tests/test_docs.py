@@ -36,7 +36,7 @@ TEST, DEV = "locomo-retrieval-test-stoplist.json", "locomo-retrieval-dev-stoplis
 BEFORE = "locomo-retrieval-test.json"  # the code before the query stop list
 GALLERY = "memgallery-retrieval-test-stoplist.json"
 GALLERY_BEFORE, GALLERY_DEV_BEFORE = "memgallery-retrieval-test-custom.json", "memgallery-retrieval-dev-custom.json"
-LME, LME_DEV = "longmemeval-retrieval-test-packing.json", "longmemeval-retrieval-dev-packing.json"
+PACK_LME, PACK_LME_DEV = "longmemeval-retrieval-test-packing.json", "longmemeval-retrieval-dev-packing.json"
 PG, PG_LITE = "postgres/locomo-retrieval-test-custom-postgresql.json", "postgres/locomo-retrieval-test-custom.json"
 
 
@@ -100,9 +100,9 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      "(`longmemeval-retrieval-dev-packing`, run on the defaults before): `whole_share=0.5` {14} / {15}, summaries "
      "first {16} / {17}, a quarter of the budget whole {18} / {19}, every hit whole (`whole_share=1`) {20} / {21}, "
      "like `summary_words=2000` {22} / {23}; naive dense {24} / {25}. Long turns",
-     [(LME, f"systems.omnimem.overall.{k}") for k in ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10")]
-     + [(LME, overall(s, k)) for s in ("x-whole-0", "naive-dense", "plain-fusion", "naive-bm25") for k in ("1k", "6k")]
-     + [(LME_DEV, overall(s, k)) for s in ("x-whole-0.5", "omnimem", "x-whole-0.25", "x-whole-1", "x-summary-2000",
+     [(PACK_LME, f"systems.omnimem.overall.{k}") for k in ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10")]
+     + [(PACK_LME, overall(s, k)) for s in ("x-whole-0", "naive-dense", "plain-fusion", "naive-bm25") for k in ("1k", "6k")]
+     + [(PACK_LME_DEV, overall(s, k)) for s in ("x-whole-0.5", "omnimem", "x-whole-0.25", "x-whole-1", "x-summary-2000",
                                              "naive-dense") for k in ("1k", "6k")]),
     ("one header per session and day; `locomo-retrieval-test-packing`) change nothing here: {0} / {1}, as with "
      "summaries first and a header per session and time; on dev (`locomo-retrieval-dev-packing`) every packing "
