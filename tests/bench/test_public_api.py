@@ -29,6 +29,7 @@ EXTENSION_POINTS = {
     "omnimem.mau",  # search_text: the text a unit is indexed by
     "omnimem.media.audio", "omnimem.media.video",  # the media filters the media benchmark measures
     "omnimem.mcp",  # create_mcp, Caller: the MCP server the MCP latency benchmark measures
+    "omnimem.server.app",  # DEFAULT_SEARCH_CONCURRENCY: the search cap serve-load records
     "omnimem.text",  # content_words: the query words BM25 matches on, as in the default retrieval
     "omnimem.timeparse", "omnimem.tokens",  # the same time format and token counter as the pyramid
     "omnimem.store.base",  # SearchFilter: what pg-text-sql hands the PostgreSQL search
