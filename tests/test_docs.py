@@ -53,8 +53,22 @@ RANK_TEST, RANK_DEV, RANK_DEV_X = ("locomo-retrieval-test-ranking.json", "locomo
 LME_DEV, LME_TEST, LME_DEV_X = ("longmemeval-retrieval-dev-ranking-default.json",
                                 "longmemeval-retrieval-test-ranking.json", "longmemeval-retrieval-dev-ranking.json")
 BOTH = ("1k", "6k")
+FINAL_LOCOMO, FINAL_LOCOMO_DEV = "locomo-retrieval-test-final.json", "locomo-retrieval-dev-final.json"
+FINAL_LME, FINAL_LME_DEV = "longmemeval-retrieval-test-final.json", "longmemeval-retrieval-dev-final.json"
+FINAL_GALLERY = "memgallery-retrieval-test-final.json"
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("this round's defaults together (the speaker and time signals, the best hits whole within half the budget, "
+     "day packing): LoCoMo test within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} / {3}), naive dense {4} / {5}; "
+     "LoCoMo dev {6} / {7}, naive dense {8} / {9}; LongMemEval 12 test questions {10} / {11}, naive dense {12} / {13}, "
+     "plain fusion {14} / {15}; 12 dev questions {16} / {17}, naive dense {18} / {19}; Mem-Gallery test {20} / {21}, "
+     "naive dense {22} / {23}",
+     [(FINAL_LOCOMO, overall("omnimem", k)) for k in BOTH] + [(FINAL_LOCOMO, category("omnimem", 1, k)) for k in BOTH]
+     + [(FINAL_LOCOMO, overall("naive-dense", k)) for k in BOTH]
+     + [(FINAL_LOCOMO_DEV, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]
+     + [(FINAL_LME, overall(s, k)) for s in ("omnimem", "naive-dense", "plain-fusion") for k in BOTH]
+     + [(FINAL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]
+     + [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]),
     ("LoCoMo test: default within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} at 1k); before the signals "
      "{3} / {4}; naive dense {5} / {6}. LoCoMo dev: default {7} / {8}, before {9} / {10}. LongMemEval (no question "
      "names a speaker): dev default {11} / {12}, before the same, naive dense {13} / {14}; test default {15} / {16}, "
