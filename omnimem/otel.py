@@ -223,4 +223,5 @@ def describe_forget(args: Mapping[str, Any], removed: Any, content: bool) -> Map
 
 def describe_job(args: Mapping[str, Any], _result: Any, _content: bool) -> Mapping[str, Any]:
     job = args["job"]
-    return {"omnimem.job.kind": job.kind, "omnimem.job.id": job.id, "omnimem.job.attempt": job.attempts}
+    return {"omnimem.job.kind": job.kind, "omnimem.job.id": job.id, "omnimem.job.key": job.key,
+            "omnimem.job.attempt": job.attempts}
