@@ -167,14 +167,41 @@ def _one_at_a_time(port: int, key: str, questions: list[tuple[str, str]]) -> lis
     return times
 
 
-def _burst(url: str, port: int, key: str, size: int, rounds: int, lone: int) -> dict[str, Any]:
+def _model_floor(lone: list[str], bursts: list[list[str]], embedder: str) -> dict[str, Any]:
+    """The model alone, in this process, after the burst (the server idle): one embedding call per lone add's
+    text and one per burst's texts, as the server's writer makes them. A burst's adds cannot return before
+    their group's call, so ``ratio`` bounds what any batching gets from this model on this machine."""
+    from omnimem.embed import create_embedder
+
+    model = create_embedder(embedder)
+    model.embed(lone[:2] + bursts[0][:2])  # loaded and warm before anything is timed
+    one: list[float] = []
+    group: list[float] = []
+    for n, texts in enumerate(bursts):
+        for text in lone[n::len(bursts)]:
+            start = time.perf_counter()
+            model.embed([text])
+            one.append(1000 * (time.perf_counter() - start))
+        start = time.perf_counter()
+        model.embed(texts)
+        group.append(1000 * (time.perf_counter() - start))
+    return {"one_text_p50_ms": _percentile(one, 50), "one_text_p95_ms": _percentile(one, 95),
+            "burst_texts_p50_ms": _percentile(group, 50), "burst_texts_max_ms": _percentile(group, 100),
+            "ratio_burst_to_one_p50": _ratio(_percentile(group, 50), _percentile(one, 50)),
+            "burst_size": len(bursts[0]), "calls": {"one_text": len(one), "burst": len(group)}}
+
+
+def _burst(url: str, port: int, key: str, size: int, rounds: int, lone: int, embedder: str) -> dict[str, Any]:
     """``lone`` adds one at a time, then ``rounds`` bursts of ``size`` adds written out at the same moment."""
     rng = random.Random(7)
     headers = {"Authorization": f"Bearer {key}"}
 
+    texts: dict[str, str] = {}
+
     def body(tag: str) -> bytes:
         text = synthetic.turn_text(rng, rng.sample(synthetic.NOUNS, 3), datetime(2023, 2, 1))
-        return rawhttp.encode("POST", "/v1/units", port, key, {"text": f"{text} ({tag})", "user_id": f"burst-{tag}"})
+        texts[tag] = f"{text} ({tag})"
+        return rawhttp.encode("POST", "/v1/units", port, key, {"text": texts[tag], "user_id": f"burst-{tag}"})
 
     acknowledged: list[str] = []
     errors: list[str] = []
@@ -205,6 +232,8 @@ def _burst(url: str, port: int, key: str, size: int, rounds: int, lone: int) -> 
     with httpx.Client(base_url=url, headers=headers, timeout=60) as check:
         lost = [i for i in acknowledged if check.get(f"/v1/units/{i}").status_code != 200]
         writer = check.get("/v1/stats").json().get("writer")
+    floor = _model_floor([texts[f"lone {n}"] for n in range(lone)],
+                         [[texts[f"burst {r}.{i}"] for i in range(size)] for r in range(rounds)], embedder)
     return {
         "size": size, "rounds": rounds,
         "lone_add": {"count": len(lone_ms), "p50_ms": _percentile(lone_ms, 50), "p95_ms": _percentile(lone_ms, 95)},
@@ -212,7 +241,7 @@ def _burst(url: str, port: int, key: str, size: int, rounds: int, lone: int) -> 
                       "p95_ms": _percentile(burst_ms, 95), "max_ms": _percentile(burst_ms, 100)},
         "ratio_burst_to_lone_p95": _ratio(_percentile(burst_ms, 95), _percentile(lone_ms, 95)),
         "acknowledged": len(acknowledged), "lost": len(lost), "errors": errors[:10],
-        "writer_after": writer,
+        "writer_after": writer, "model_alone": floor,
     }
 
 
@@ -239,7 +268,7 @@ def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: s
             for question, user in questions[:20]:  # load the model and the indexes before timing
                 one.post("/v1/search", json={"query": question, "user_id": user}).raise_for_status()
         sequential = _one_at_a_time(port, key, questions[:one_at_a_time])
-        bursts = _burst(url, port, key, burst, burst_rounds, lone=20) if burst else None
+        bursts = _burst(url, port, key, burst, burst_rounds, lone=20, embedder=embedder) if burst else None
         started = time.monotonic()
         cpu_before = time.process_time()
         tallies = [_load(port, key, clients, started + seconds, add_share, users, questions)]
@@ -357,6 +386,15 @@ def _client_line(result: dict[str, Any]) -> str:
             f"for {result['requests']} requests, {client['cpu_ms_per_request']} ms each).")
 
 
+def _floor_lines(floor: dict[str, Any] | None) -> list[str]:
+    if not floor:
+        return []
+    return [f"- the model alone, same run, in the client process with the server idle: one call embedding a lone "
+            f"add's text p50 {floor['one_text_p50_ms']} ms, one call embedding a burst's {floor['burst_size']} "
+            f"texts p50 {floor['burst_texts_p50_ms']} ms: **{floor['ratio_burst_to_one_p50']}x** (a burst's adds "
+            "return after their group's call, so this bounds the burst ratio from below on this machine)"]
+
+
 def _burst_lines(burst: dict[str, Any] | None) -> list[str]:
     if not burst:
         return []
@@ -375,6 +413,7 @@ def _burst_lines(burst: dict[str, Any] | None) -> list[str]:
         f"- burst p95 / lone p95 = **{burst['ratio_burst_to_lone_p95']}x**; acknowledged {burst['acknowledged']}, "
         f"**lost {burst['lost']}**, errors {len(burst['errors'])}; the server's writer afterwards: "
         f"{burst['writer_after']}",
+        *_floor_lines(burst.get("model_alone")),
     ]
 
 

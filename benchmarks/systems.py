@@ -37,6 +37,10 @@ def image_systems() -> list[System]:
 def graph_systems() -> list[System]:
     return [
         MemorySystem("graph", "defaults with the knowledge graph (spaCy extractor)", {"graph": True}),
+        MemorySystem("graph-fused-0.5", "defaults with the knowledge graph as one more ranked list in the fusion "
+                     "(graph_weight=0.5; nothing appended)", {"graph": True, "graph_weight": 0.5}),
+        MemorySystem("graph-fused-1", "defaults with the knowledge graph as one more ranked list in the fusion "
+                     "(graph_weight=1)", {"graph": True, "graph_weight": 1.0}),
     ]
 
 
@@ -66,6 +70,8 @@ def experiment_systems() -> list[System]:
         MemorySystem("x-day-packing", "defaults with packing=day (one [time] header per session and day, the time "
                      "of day before a line where it changed)", {"packing": "day"}),
         MemorySystem("x-sparse-0.5", "defaults with sparse_weight=0.5", {"sparse_weight": 0.5}),
+        MemorySystem("x-sparse-0.6", "defaults with sparse_weight=0.6", {"sparse_weight": 0.6}),
+        MemorySystem("x-sparse-0.75", "defaults with sparse_weight=0.75", {"sparse_weight": 0.75}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",

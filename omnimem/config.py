@@ -142,6 +142,9 @@ class Settings:
     graph_hops: int = 2
     graph_beta: float = 0.5
     graph_k: int = 10  # graph-only units merged into the results per query
+    graph_weight: float = 0.0  # >0: the graph's units (the query's entities and their h-hop neighbourhood, by
+    #                            beta^distance x confidence) are one more ranked list in the fusion at this weight,
+    #                            instead of graph_k units appended after the fused ones
     enrich: str = "async"  # model work on the write path (LLM summaries, restatement, captions, graph, supersession):
     #                        "async" queued for a worker thread, "sync" inline (blocks the add), "off" queued for
     #                        an external `omnimem worker`
@@ -221,8 +224,8 @@ class Settings:
             raise ConfigError("depth, neighbours and expand_top must be >= 0")
         if self.graph_extractor not in ("auto", "spacy", "llm"):
             raise ConfigError("graph_extractor must be auto, spacy or llm")
-        if self.graph_hops < 0 or self.graph_k < 0 or not 0.0 < self.graph_beta <= 1.0:
-            raise ConfigError("graph_hops and graph_k must be >= 0 and graph_beta within (0, 1]")
+        if self.graph_hops < 0 or self.graph_k < 0 or self.graph_weight < 0 or not 0.0 < self.graph_beta <= 1.0:
+            raise ConfigError("graph_hops, graph_k and graph_weight must be >= 0 and graph_beta within (0, 1]")
         if self.max_query_chars < 1 or self.max_media_pixels < 1 or not self.max_media_seconds > 0:
             raise ConfigError("max_query_chars, max_media_pixels and max_media_seconds must be positive")
         if self.enrich not in ("async", "sync", "off"):

@@ -85,6 +85,38 @@ def test_a_named_speaker_brings_that_speakers_turns_first(tmp_path: Path):
         assert fused == sorted(fused, reverse=True)  # the signal is inside the fused score
 
 
+def test_a_speaker_seen_in_the_scope_is_stripped_up_front_and_searched_once(tmp_path: Path):
+    turns = [{"speaker": "Sam", "text": "You should paint the desert at sunrise.", "time": "2024-05-01"},
+             {"speaker": "Alex", "text": "I did a watercolour of the lighthouse, my first painting.",
+              "time": "2024-05-01"},
+             {"speaker": "Sam", "text": "Paint, paint, paint: Alex, paint the harbour!", "time": "2024-05-01"}]
+    with Memory(tmp_path / "m", embedder="fake", novelty=False, speaker_weight=1.0, speaker_field=True) as mem:
+        mem.add_dialogue(turns, user_id="u", session_id="s")
+        embedded: list[str] = []
+        embed = mem.embedder.embed
+        mem.embedder.embed = lambda texts: embedded.extend(texts) or embed(texts)  # type: ignore[method-assign]
+
+        def ranked() -> list[tuple[str, dict[str, int]]]:
+            ctx = mem.search("What did Alex paint?", user_id="u")
+            return [(h.unit.id, h.ranks) for h in sorted(ctx.hits, key=lambda h: h.rank)]
+
+        first = ranked()
+        assert embedded == ["What did Alex paint?", "What did paint?"]  # the head named Alex: searched again
+        embedded.clear()
+        assert ranked() == first and embedded == ["What did paint?"]  # Alex is known in this scope: once
+        embedded.clear()
+        mem.search("What did Alex paint?", user_id="other")  # another scope has seen no speaker
+        assert embedded == ["What did Alex paint?"]
+        embedded.clear()
+        mem.forget(user_id="u")  # the memo remembers Alex; the head of the first pass has no Alex: searched again
+        mem.add_dialogue([{"speaker": "Kim", "text": "Alex is a name I like; I paint too."}], user_id="u",
+                         session_id="t")
+        embedded.clear()
+        ctx = mem.search("What did Alex paint?", user_id="u")
+        assert embedded == ["What did paint?", "What did Alex paint?"]
+        assert [h.unit.speaker for h in ctx.hits] == ["Kim"] and "speaker" not in ctx.hits[0].ranks
+
+
 def test_a_relative_time_favours_the_units_in_its_window(tmp_path: Path):
     with Memory(tmp_path / "m", embedder="fake", novelty=False, time_weight=1.0) as mem:
         mem.add_dialogue(TRIPS, user_id="u", session_id="s")

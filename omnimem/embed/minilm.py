@@ -30,7 +30,7 @@ class MiniLMEmbedder:
     name = MODEL_NAME
     dim = 384
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 16) -> None:
         self.batch_size = batch_size
 
     def _load(self) -> Any:

@@ -56,6 +56,33 @@ def test_graph_evidence_reaches_the_context(gmem: Memory):
     assert any(h.sources == {"graph"} for h in ctx.hits)  # at least one unit only the graph found
 
 
+def test_the_graph_inside_the_fusion_ranks_its_units_with_the_others(tmp_path: Path):
+    filler = [{"speaker": "Melanie", "text": f"The weather on day {n} was grey and quiet.", "time": "2023-05-09"}
+              for n in range(30)]
+    with Memory(tmp_path / "m", embedder="fake", graph=True, graph_weight=1.0, top_k=8) as mem:
+        mem.add_dialogue(TURNS[:3] + filler, user_id="u1", session_id="s1")
+        mem.add_dialogue(TURNS[3:], user_id="u1", session_id="s2")
+        mem.add_dialogue([{"speaker": "Caroline", "text": "I went to Boston too."}], user_id="u2", session_id="x")
+        assert mem.flush(timeout=60)
+        ctx = mem.search("Where has Caroline been?", user_id="u1")
+        assert ctx.graph is not None and ctx.graph["seeds"] and ctx.graph["added"] == []  # fused, not appended
+        by_rank = sorted(ctx.hits, key=lambda h: h.rank)
+        assert len(by_rank) <= 8 and all(h.unit.user_id == "u1" for h in by_rank)
+        reached = [h for h in by_rank if "graph" in h.sources]
+        assert reached and all("graph" in h.ranks for h in reached)
+        assert any("Boston" in h.unit.summary for h in reached)
+        fused = [h.fused for h in by_rank]
+        assert fused == sorted(fused, reverse=True)  # the graph's list is inside the fused score
+    with Memory(tmp_path / "m", embedder="fake", graph=True, top_k=8) as mem:  # graph_weight=0: appended
+        ctx = mem.search("Where has Caroline been?", user_id="u1")
+        assert ctx.graph is not None and ctx.graph["added"] and all("graph" not in h.ranks for h in ctx.hits)
+
+
+def test_graph_weight_is_checked():
+    with pytest.raises(ConfigError, match="graph_weight"):
+        Memory(embedder="fake", graph=True, graph_weight=-1)
+
+
 def test_forget_removes_entities_left_without_evidence(gmem: Memory):
     gmem.forget(user_id="u1", session_id="s1")
     names = {e.name for e in gmem.entities(user_id="u1")}

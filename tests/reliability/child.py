@@ -188,7 +188,9 @@ def writer(cfg: dict[str, Any]) -> dict[str, Any]:
     _sleep_until(cfg["start"])
     mem = Memory(cfg["path"], embedder="fake")
     n = 0
-    while time.time() < cfg["until"]:
+    # until the end of the window, and on past it until this writer has written something: on a loaded machine
+    # opening the store can take most of a short window (a minute more at most)
+    while time.time() < cfg["until"] or (not out["ids"] and time.time() < cfg["until"] + 60):
         user = rng.choice(cfg["users"])
         try:
             n += 1
@@ -226,7 +228,7 @@ def reader(cfg: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"searches": 0, "hits": 0, "leaks": [], "errors": []}
     _sleep_until(cfg["start"])
     mem = Memory(cfg["path"], embedder="fake")
-    while time.time() < cfg["until"]:
+    while time.time() < cfg["until"] or (not out["searches"] and time.time() < cfg["until"] + 60):  # as a writer
         user = rng.choice(cfg["users"])
         try:
             ctx = mem.search(sentence(rng, rng.randint(1, 3)), user_id=user)

@@ -21,8 +21,8 @@ from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.engine.retrieval.rerank import Reranker
-from omnimem.engine.retrieval.signals import (FactCache, Signal, feedback_vector, named_speakers, signals, wanted,
-                                              without_names)
+from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, feedback_vector, named_speakers,
+                                              signals, wanted, without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, build_context,
                                               finish_context, fit_plan, line_of)
@@ -46,6 +46,7 @@ class Retriever:
         self.line_costs = LineCosts(parts.count_tokens)
         self._reranker: Reranker | None = None
         self.facts = FactCache()  # what the ranking signals read of each row
+        self.speakers = SpeakerMemo()  # the speakers seen in each scope's heads: names are stripped up front
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
@@ -63,8 +64,12 @@ class Retriever:
         depth = (settings.depth or k or UNION_DEPTH) if union else max(k, settings.depth or limit // 20)
         merge = union_merge if settings.fusion == "union" else partial(  # rrf_merge's order, in numpy
             rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
+        # a query naming a speaker seen before in this scope is searched without the name at once (the name
+        # is a field, :meth:`_signals`), so it is embedded and searched once, not twice; checked there
+        fielded = not union and settings.speaker_field and settings.speaker_weight > 0
+        searched = without_names(text, named_speakers(text, self.speakers.get(scope))) if fielded else text
         with otel.stage("omnimem.search.embed"):
-            qvec = m.embedder.embed([text])[0]
+            qvec = m.embedder.embed([searched])[0]
         with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
             m.check_open()  # while they store and index a batch, so this never indexes half a batch)
             m.search.sync()
@@ -74,15 +79,18 @@ class Retriever:
         view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
         with otel.stage("omnimem.search.dense"):
             dense = view.dense(qvec, depth) if settings.dense else []
-        words = content_words(text) if settings.query_stop_words else text  # question words must not decide
+        words = content_words(searched) if settings.query_stop_words else searched  # question words must not decide
         with otel.stage("omnimem.search.sparse"):
             sparse = view.text(words, depth) if settings.sparse else []
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
         extra: list[Signal] = []
-        if not union and (settings.prf_docs or wanted(settings)):  # union fusion has no scores to add to
+        graph_info = None
+        fused_graph = not union and m.graph is not None and settings.graph_weight > 0  # the graph as a ranked list
+        if not union and (settings.prf_docs or wanted(settings) or fused_graph):  # union fusion has no scores
             with otel.stage("omnimem.search.signals"):
-                qvec, order, dense, sparse, extra = self._signals(text, qvec, view, depth, dense, sparse, order,
-                                                    now or datetime.now(timezone.utc))
+                qvec, order, dense, sparse, extra, graph_info = self._signals(
+                    text, searched, scope, qvec, view, depth, dense, sparse, order,
+                    now or datetime.now(timezone.utc), fused_graph)
         reranked: dict[int, int] = {}
         if settings.reranker:  # a cross-encoder re-orders the best fused candidates (off by default)
             order, reranked = self._reranked(text, order)
@@ -91,12 +99,15 @@ class Retriever:
         sources = Sources([r for r, _ in dense], [r for r, _ in sparse],
                           None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight), reranked,
                           extra)
+        appended_graph = m.graph is not None and settings.graph_k > 0 and not fused_graph
         plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
-                     or (m.graph is not None and settings.graph_k > 0))
+                     or appended_graph)
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
             with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(order)}):
                 ctx = self._pack_fitting(text, qvec, order, sources, scope, th, limit, seq)
             if ctx is not None:
+                if graph_info is not None:
+                    ctx = replace(ctx, graph=graph_info.to_dict())
                 return self._with_raw_bytes(ctx)
         units = m.store.get_rows(order)
         candidates = []
@@ -113,8 +124,7 @@ class Retriever:
             candidates = self._with_neighbours(candidates, qvec, scope, view)
         if m.clip is not None:
             candidates += self._clip_candidates(text, depth, view, {c.unit.id for c in candidates}, qvec)
-        graph_info = None
-        if m.graph is not None and m.settings.graph_k > 0:
+        if appended_graph:
             candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
         if k:  # at most k hits, whatever neighbours, CLIP and the graph added
             candidates = candidates[:k]
@@ -130,21 +140,29 @@ class Retriever:
         return self._with_raw_bytes(ctx)
 
     def _signals(
-        self, text: str, qvec: Any, view: Candidates, depth: int, dense: list[tuple[int, float]],
-        sparse: list[tuple[int, float]], order: list[int], now: datetime,
-    ) -> tuple[Any, list[int], list[tuple[int, float]], list[tuple[int, float]], list[Signal]]:
+        self, text: str, searched: str, scope: Scope, qvec: Any, view: Candidates, depth: int,
+        dense: list[tuple[int, float]], sparse: list[tuple[int, float]], order: list[int], now: datetime,
+        fused_graph: bool = False,
+    ) -> tuple[Any, list[int], list[tuple[int, float]], list[tuple[int, float]], list[Signal], GraphInfo | None]:
         """Speaker names as a field, pseudo-relevance feedback and the ranking signals over the fused head.
 
-        Returns the new (query vector, order, dense, sparse, signals): with a speaker matched as the field,
-        the vector is the rest of the query's, which the hits' cosines are then measured against too.
+        ``searched`` is what the first pass searched: the query, or the query without the names of speakers
+        seen in ``scope`` before. Returns the new (query vector, order, dense, sparse, signals): with a speaker
+        matched as the field, the vector is the rest of the query's, which the hits' cosines are then
+        measured against too. With ``fused_graph`` the graph's units are one more list (graph-only units
+        included), and the graph's report comes back too.
         """
         m = self.parts
         settings = m.settings
         fuse = partial(rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         rows = self.facts.get(order[: settings.signal_depth], m.store.get_rows)
-        named = named_speakers(text, [f.speaker for f in rows.values()]) if settings.speaker_weight > 0 else set()
+        speakers = [f.speaker for f in rows.values()]
+        if settings.speaker_weight > 0:
+            self.speakers.learn(scope, speakers)
+        named = named_speakers(text, speakers) if settings.speaker_weight > 0 else set()
         rest = without_names(text, named) if settings.speaker_field else text
-        if rest != text:  # the name is a field (the speaker signal below): the texts are searched for the rest
+        if rest != searched:  # the head's speakers say another text is to be searched: the query without the
+            # names it holds (the speaker signal below makes them a field), or the query itself
             with otel.stage("omnimem.search.embed"):
                 qvec = m.embedder.embed([rest])[0]
             dense = view.dense(qvec, depth) if settings.dense else []
@@ -156,16 +174,36 @@ class Retriever:
             vectors = [v for r in order[: settings.prf_docs] if r in units and (v := units[r].embedding) is not None]
             dense = view.dense(feedback_vector(qvec, vectors, settings.prf_weight), depth)
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
-        if not wanted(settings):
-            return qvec, order, dense, sparse, []
-        head = order[: settings.signal_depth]
-        rows = self.facts.get(head, m.store.get_rows)
-        plain = Sources([r for r, _ in dense], [r for r, _ in sparse], (settings.rrf_k, settings.sparse_weight))
-        fused = {rid: plain.explain(rid)[0] or 0.0 for rid in head}
-        extra = signals(text, head, rows, fused, settings, now, named)
+        extra: list[Signal] = []
+        if wanted(settings):
+            head = order[: settings.signal_depth]
+            rows = self.facts.get(head, m.store.get_rows)
+            plain = Sources([r for r, _ in dense], [r for r, _ in sparse], (settings.rrf_k, settings.sparse_weight))
+            fused = {rid: plain.explain(rid)[0] or 0.0 for rid in head}
+            extra = signals(text, head, rows, fused, settings, now, named)
+        info = None
+        if fused_graph:
+            graph, info = self._graph_list(text, scope, view, depth)
+            if graph:
+                extra.append(Signal("graph", graph, settings.graph_weight))
         if extra:
             order = fuse([r for r, _ in dense], [r for r, _ in sparse], extra=[(x.rids, x.weight) for x in extra])
-        return qvec, order, dense, sparse, extra
+        return qvec, order, dense, sparse, extra, info
+
+    def _graph_list(self, query: str, scope: Scope, view: Candidates, depth: int) -> tuple[list[int], GraphInfo]:
+        """The units the graph reaches from the query's entities, best entity score first (ties by unit id),
+        that this search admits (scope, supersession, ``as_of``): at most ``depth`` row ids."""
+        m = self.parts
+        assert m.graph is not None
+        unit_scores, info = m.graph.expand_units(query, scope)
+        if not unit_scores:
+            return [], info
+        pool = sorted(unit_scores, key=lambda u: (-unit_scores[u], u))[: max(depth, 500)]
+        with m.lock:
+            found = m.store.get_with_rids(pool)
+        admitted = view.admitted([rid for rid, _ in found])
+        rid_of = {unit.id: rid for rid, unit in found if rid in admitted}
+        return [rid_of[u] for u in pool if u in rid_of][:depth], info
 
     def _reranked(self, text: str, order: list[int]) -> tuple[list[int], dict[int, int]]:
         """``order`` with its first ``rerank_depth`` rows re-ordered by the reranker, and their new ranks."""
@@ -401,6 +439,7 @@ class Sources:
     """Which retrievers found each candidate, at which rank, and its fused score (made once, shared)."""
 
     DENSE, SPARSE, BOTH = frozenset({"dense"}), frozenset({"sparse"}), frozenset({"dense", "sparse"})
+    GRAPH = frozenset({"graph"})
 
     def __init__(self, dense: list[int], sparse: list[int], rrf: tuple[int, float] | None,
                  reranked: dict[int, int] | None = None, extra: Sequence[Signal] = ()) -> None:
@@ -412,6 +451,7 @@ class Sources:
         self._ranks: tuple[dict[int, int], dict[int, int]] | None = None
         self.reranked = reranked or {}  # row id -> rank given by the reranker
         self.extra = [(x.name, {rid: i for i, rid in enumerate(x.rids, 1)}, x.weight) for x in extra]  # signals
+        self.graph = {rid for x in extra if x.name == "graph" for rid in x.rids}
 
     def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
         """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily.
@@ -445,9 +485,13 @@ class Sources:
         return fused, ranks
 
     def of(self, rid: int) -> frozenset[str]:
+        """The retrievers that found the row: dense, sparse, and the graph when it is a fused list (the other
+        signals only re-order what these found)."""
         if rid in self.dense:
-            return self.BOTH if rid in self.sparse else self.DENSE
-        return self.SPARSE
+            found = self.BOTH if rid in self.sparse else self.DENSE
+        else:
+            found = self.SPARSE if rid in self.sparse else frozenset()
+        return found | self.GRAPH if rid in self.graph else found
 
 
 def similarity(qvec: Any, unit: MAU) -> float:

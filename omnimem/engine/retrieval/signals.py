@@ -73,6 +73,28 @@ class FactCache:
         return known
 
 
+class SpeakerMemo:
+    """The speakers seen in the fused heads of each search scope (bounded, thread-safe by single dict
+    operations). A query naming one of them is searched without the name from the first pass; the head of
+    that pass is read anyway, and when its speakers say otherwise (a speaker since forgotten, a name that is
+    no speaker here) the retriever searches again, so the memo only saves work, it decides nothing."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._seen: dict[Scope, frozenset[str]] = {}
+
+    def get(self, scope: Scope) -> frozenset[str]:
+        return self._seen.get(scope, frozenset())
+
+    def learn(self, scope: Scope, speakers: Sequence[str | None]) -> None:
+        known = self._seen.get(scope, frozenset())
+        new = {s for s in speakers if s and s not in known}
+        if new:
+            if scope not in self._seen and len(self._seen) >= self.limit:
+                self._seen = {}
+            self._seen[scope] = known | new
+
+
 @dataclass(frozen=True, slots=True)
 class Signal:
     """One extra ranked list of row ids and its weight in the fusion."""
