@@ -53,6 +53,12 @@ def experiment_systems() -> list[System]:
                      {"sparse_context": 0}),
         MemorySystem("x-summary-60", "defaults with summary_words=60 (longer turns cut to a 60-word line)",
                      {"summary_words": 60}),
+        MemorySystem("x-summary-40", "defaults with summary_words=40 (longer turns cut to a 40-word line)",
+                     {"summary_words": 40}),
+        MemorySystem("x-summary-100", "defaults with summary_words=100 (longer turns cut to a 100-word line; the "
+                     "default since these runs)", {"summary_words": 100}),
+        MemorySystem("x-summary-150", "defaults with summary_words=150 (the default before)", {"summary_words": 150}),
+
         MemorySystem("x-short-stop-list", "defaults with query_stop_words=False (BM25 matches question words "
                      "such as what, did, you: the stop list before)", {"query_stop_words": False}),
         MemorySystem("x-summary-2000", "defaults with summary_words=2000 (every turn shown whole)",

@@ -30,7 +30,7 @@ it moves the query vector towards the head's vectors and searches dense again
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -110,7 +110,7 @@ def wanted(settings: Settings) -> bool:
                                settings.recency_weight))
 
 
-def named_speakers(query: str, speakers: Sequence[str | None]) -> set[str]:
+def named_speakers(query: str, speakers: Iterable[str | None]) -> set[str]:
     """The speakers among ``speakers`` whose name is in ``query`` (every word of it, case-folded)."""
     words = {w.casefold() for w in _WORD.findall(query)}
     named: set[str] = set()
