@@ -56,6 +56,10 @@ BOTH = ("1k", "6k")
 FINAL_LOCOMO, FINAL_LOCOMO_DEV = "locomo-retrieval-test-final.json", "locomo-retrieval-dev-final.json"
 FINAL_LME, FINAL_LME_DEV = "longmemeval-retrieval-test-final.json", "longmemeval-retrieval-dev-final.json"
 FINAL_GALLERY = "memgallery-retrieval-test-final.json"
+LME_SUM, LOC_SUM, MG_SUM = ("longmemeval-retrieval-dev-summary.json", "locomo-retrieval-dev-summary.json",
+                            "memgallery-retrieval-dev-summary.json")
+LME_SPARSE, LOC_SPARSE = "longmemeval-retrieval-dev-sparse.json", "locomo-retrieval-dev-sparse.json"
+LME_PACK36, LOC_GRAPH = "longmemeval-retrieval-dev-packing36.json", "locomo-retrieval-dev-graph.json"
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
     ("this round's defaults together (the speaker and time signals, the best hits whole within half the budget, "
@@ -69,6 +73,21 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(FINAL_LME, overall(s, k)) for s in ("omnimem", "naive-dense", "plain-fusion") for k in BOTH]
      + [(FINAL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]
      + [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]),
+    ("index and show long turns by their first 100 words (`summary_words=100`, adopted): LongMemEval dev {0} / {1} "
+     "against {2} / {3}, LoCoMo dev {4} / {5} (unchanged: its turns are short), Mem-Gallery dev {6} / {7} "
+     "(unchanged); 60 words {8} / {9} and {10} / {11}, 40 words {12} / {13} on LongMemEval. Left off: a lighter "
+     "BM25 list (`sparse_weight` 0.5 / 0.6 / 0.75) LongMemEval {14} / {15}, {16} / {17}, {18} / {19}, LoCoMo "
+     "{20} / {21}, {22} / {23}, {24} / {25} (it trades the 1k budget for the 6k one on both); every hit whole "
+     "(`whole_share=1`) {26} / {27} on LongMemEval; naive dense there {28} / {29}. The knowledge graph "
+     "(`graph=True`, spaCy) on LoCoMo dev: appended as before {30} / {31} (its units never fit the budget), inside the "
+     "fusion (`graph_weight=0.5`) {32} / {33}, at weight 1 {34} / {35}",
+     [(LME_SUM, overall(s, k)) for s in ("x-summary-100", "omnimem") for k in BOTH]
+     + [(LOC_SUM, overall("x-summary-100", k)) for k in BOTH] + [(MG_SUM, overall("x-summary-100", k)) for k in BOTH]
+     + [(LME_SUM, overall("x-summary-60", k)) for k in BOTH] + [(LOC_SUM, overall("x-summary-60", k)) for k in BOTH]
+     + [(LME_SUM, overall("x-summary-40", k)) for k in BOTH]
+     + [(f, overall(f"x-sparse-{w}", k)) for f in (LME_SPARSE, LOC_SPARSE) for w in ("0.5", "0.6", "0.75") for k in BOTH]
+     + [(LME_PACK36, overall(s, k)) for s in ("x-whole-1", "naive-dense") for k in BOTH]
+     + [(LOC_GRAPH, overall(s, k)) for s in ("graph", "graph-fused-0.5", "graph-fused-1") for k in BOTH]),
     ("LoCoMo test: default within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} at 1k); before the signals "
      "{3} / {4}; naive dense {5} / {6}. LoCoMo dev: default {7} / {8}, before {9} / {10}. LongMemEval (no question "
      "names a speaker): dev default {11} / {12}, before the same, naive dense {13} / {14}; test default {15} / {16}, "
