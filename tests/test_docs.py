@@ -63,10 +63,10 @@ LME_PACK36, LOC_GRAPH = "longmemeval-retrieval-dev-packing36.json", "locomo-retr
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
     ("this round's defaults together (the speaker and time signals, the best hits whole within half the budget, "
-     "day packing): LoCoMo test within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} / {3}), naive dense {4} / {5}; "
-     "LoCoMo dev {6} / {7}, naive dense {8} / {9}; LongMemEval 12 test questions {10} / {11}, naive dense {12} / {13}, "
-     "plain fusion {14} / {15}; 12 dev questions {16} / {17}, naive dense {18} / {19}; Mem-Gallery test {20} / {21}, "
-     "naive dense {22} / {23}",
+     "day packing, long turns indexed by their first 100 words): LoCoMo test within 1,000 tokens {0}, within 6,000 {1} "
+     "(multi-hop {2} / {3}), naive dense {4} / {5}; LoCoMo dev {6} / {7}, naive dense {8} / {9}; LongMemEval 36 test "
+     "questions {10} / {11}, naive dense {12} / {13}, plain fusion {14} / {15}; 36 dev questions {16} / {17}, naive dense "
+     "{18} / {19}; Mem-Gallery test {20} / {21}, naive dense {22} / {23}",
      [(FINAL_LOCOMO, overall("omnimem", k)) for k in BOTH] + [(FINAL_LOCOMO, category("omnimem", 1, k)) for k in BOTH]
      + [(FINAL_LOCOMO, overall("naive-dense", k)) for k in BOTH]
      + [(FINAL_LOCOMO_DEV, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]
