@@ -30,6 +30,11 @@ TRIPS = [  # one topic, told at different times: the words alone cannot tell the
 ]
 
 
+PAINTING = [{"speaker": "Sam", "text": "You should paint the desert at sunrise.", "time": "2024-05-01"},
+            {"speaker": "Alex", "text": "I did a watercolour of the lighthouse, my first painting.", "time": "2024-05-01"},
+            {"speaker": "Sam", "text": "Paint, paint, paint: Alex, paint the harbour!", "time": "2024-05-01"}]
+
+
 def order(mem: Memory, query: str, **kwargs: object) -> list[str]:
     ctx = mem.search(query, user_id="u", **kwargs)  # type: ignore[arg-type]
     return [h.unit.summary for h in sorted(ctx.hits, key=lambda h: h.rank)]
@@ -72,12 +77,8 @@ def test_the_signal_settings_are_checked():
 
 
 def test_a_named_speaker_brings_that_speakers_turns_first(tmp_path: Path):
-    turns = [{"speaker": "Sam", "text": "You should paint the desert at sunrise.", "time": "2024-05-01"},
-             {"speaker": "Alex", "text": "I did a watercolour of the lighthouse, my first painting.",
-              "time": "2024-05-01"},
-             {"speaker": "Sam", "text": "Paint, paint, paint: Alex, paint the harbour!", "time": "2024-05-01"}]
     with Memory(tmp_path / "m", embedder="fake", novelty=False, speaker_weight=1.0, speaker_field=True) as mem:
-        mem.add_dialogue(turns, user_id="u", session_id="s")
+        mem.add_dialogue(PAINTING, user_id="u", session_id="s")
         ctx = mem.search("What did Alex paint?", user_id="u")
         best = min(ctx.hits, key=lambda h: h.rank)
         assert best.unit.speaker == "Alex" and best.ranks.get("speaker") == 1
@@ -86,12 +87,8 @@ def test_a_named_speaker_brings_that_speakers_turns_first(tmp_path: Path):
 
 
 def test_a_speaker_seen_in_the_scope_is_stripped_up_front_and_searched_once(tmp_path: Path):
-    turns = [{"speaker": "Sam", "text": "You should paint the desert at sunrise.", "time": "2024-05-01"},
-             {"speaker": "Alex", "text": "I did a watercolour of the lighthouse, my first painting.",
-              "time": "2024-05-01"},
-             {"speaker": "Sam", "text": "Paint, paint, paint: Alex, paint the harbour!", "time": "2024-05-01"}]
     with Memory(tmp_path / "m", embedder="fake", novelty=False, speaker_weight=1.0, speaker_field=True) as mem:
-        mem.add_dialogue(turns, user_id="u", session_id="s")
+        mem.add_dialogue(PAINTING, user_id="u", session_id="s")
         embedded: list[str] = []
         embed = mem.embedder.embed
         mem.embedder.embed = lambda texts: embedded.extend(texts) or embed(texts)  # type: ignore[method-assign]

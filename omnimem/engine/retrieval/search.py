@@ -8,7 +8,7 @@ embedding and packing run outside it, so searches run in parallel.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from datetime import datetime, timezone
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 
 UNION_DEPTH = 20  # candidates per retriever in union fusion when neither depth nor top_k says
+GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
 
 
 class Retriever:
@@ -193,17 +194,23 @@ class Retriever:
     def _graph_list(self, query: str, scope: Scope, view: Candidates, depth: int) -> tuple[list[int], GraphInfo]:
         """The units the graph reaches from the query's entities, best entity score first (ties by unit id),
         that this search admits (scope, supersession, ``as_of``): at most ``depth`` row ids."""
-        m = self.parts
-        assert m.graph is not None
-        unit_scores, info = m.graph.expand_units(query, scope)
-        if not unit_scores:
-            return [], info
-        pool = sorted(unit_scores, key=lambda u: (-unit_scores[u], u))[: max(depth, 500)]
-        with m.lock:
-            found = m.store.get_with_rids(pool)
+        assert self.parts.graph is not None
+        unit_scores, info = self.parts.graph.expand_units(query, scope)
+        reached = self._graph_admitted(unit_scores, unit_scores, view, max(depth, GRAPH_POOL))
+        return [rid for rid, _ in reached][:depth], info
+
+    def _graph_admitted(self, unit_ids: Iterable[str], unit_scores: Mapping[str, float], view: Candidates,
+                        limit: int) -> list[tuple[int, MAU]]:
+        """The best ``limit`` of ``unit_ids`` by graph score (ties by unit id), fetched, that this search admits
+        (scope, supersession and ``as_of`` at once), in that order."""
+        pool = sorted(unit_ids, key=lambda u: (-unit_scores[u], u))[:limit]
+        if not pool:
+            return []
+        with self.parts.lock:
+            found = self.parts.store.get_with_rids(pool)
         admitted = view.admitted([rid for rid, _ in found])
-        rid_of = {unit.id: rid for rid, unit in found if rid in admitted}
-        return [rid_of[u] for u in pool if u in rid_of][:depth], info
+        position = {uid: i for i, uid in enumerate(pool)}
+        return sorted(((rid, unit) for rid, unit in found if rid in admitted), key=lambda r: position[r[1].id])
 
     def _reranked(self, text: str, order: list[int]) -> tuple[list[int], dict[int, int]]:
         """``order`` with its first ``rerank_depth`` rows re-ordered by the reranker, and their new ranks."""
@@ -361,15 +368,10 @@ class Retriever:
             return candidates, info
         present = {c.unit.id for c in candidates}
         marked = [replace(c, sources=c.sources | {"graph"}) if c.unit.id in unit_scores else c for c in candidates]
-        pool = sorted((uid for uid in unit_scores if uid not in present), key=lambda u: (-unit_scores[u], u))[:500]
-        with m.lock:
-            found = m.store.get_with_rids(pool)
-        admitted = view.admitted([rid for rid, _ in found])  # scope, supersession and as_of at once
+        found = self._graph_admitted((uid for uid in unit_scores if uid not in present), unit_scores, view, GRAPH_POOL)
         top = max(unit_scores.values())
         ranked: list[tuple[float, MAU, int]] = []
         for rid, unit in found:
-            if rid not in admitted:
-                continue
             weight = 0.5 + 0.5 * unit_scores[unit.id] / top
             ranked.append((max(similarity(qvec, unit), 0.0) * weight, unit, rid))
         ranked.sort(key=lambda r: (-r[0], r[1].id))
