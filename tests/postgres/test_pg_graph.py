@@ -45,6 +45,11 @@ def test_graph_search_on_postgresql(pg_url: str) -> None:
         assert {"Caroline", "Melanie"} <= found
         hits = [h.unit.summary for h in m.search("What does Caroline's friend paint?", user_id="ann").hits]
         assert "Melanie paints sunsets with her kids." in hits
+    with Memory(url=pg_url, embedder="fake", graph=True, graph_weight=1.0) as fused:  # the graph inside the fusion
+        ctx = fused.search("What does Caroline's friend paint?", user_id="ann")
+        reached = {h.unit.summary: h for h in ctx.hits if "graph" in h.sources}
+        assert ctx.graph is not None and ctx.graph["added"] == []
+        assert "graph" in reached["Melanie paints sunsets with her kids."].ranks
 
 
 def test_a_write_between_prefetch_and_writer_leaves_no_entity_of_a_forgotten_unit(pg_url: str) -> None:
