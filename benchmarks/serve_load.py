@@ -34,6 +34,7 @@ import shlex
 import signal
 import socket
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -247,9 +248,18 @@ def _burst(url: str, port: int, key: str, size: int, rounds: int, lone: int, emb
 
 def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: str, add_share: float,
         command: str = "", burst: int = 0, burst_rounds: int = 3, one_at_a_time: int = 200) -> dict[str, Any]:
+    folder = Path(tempfile.mkdtemp(prefix="omnimem-serve-load-"))
+    try:
+        return _run_in(folder, clients, seconds, seed_turns, workers, embedder, add_share, command, burst,
+                       burst_rounds, one_at_a_time)
+    finally:  # the store is the run's scratch: nothing of it is kept (the figures are in the JSON)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_in(folder: Path, clients: int, seconds: float, seed_turns: int, workers: int, embedder: str,
+            add_share: float, command: str, burst: int, burst_rounds: int, one_at_a_time: int) -> dict[str, Any]:
     from omnimem import Memory
 
-    folder = Path(tempfile.mkdtemp(prefix="omnimem-serve-load-"))
     store = folder / "store"
     with Memory(store, embedder=embedder) as mem:  # seed before the server starts
         for user, session, turns in synthetic.sessions(seed_turns):

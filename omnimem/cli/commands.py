@@ -17,68 +17,19 @@ from rich.console import Console
 from rich.table import Table
 
 from omnimem.cli.common import OneLineErrors, cli_words as _cli_words, errors as _errors, \
-    existing_store as _existing_store, fail as _fail, print_json as _print_json, readable as _readable, \
-    scope_words as _scope_words, store_path as _store_path
+    fail as _fail, print_json as _print_json, readable as _readable, scope_words as _scope_words, \
+    store_path as _store_path
+from omnimem.cli.opening import AgentOpt, EmbedderOpt, JsonOpt, SessionOpt, StoreOpt, UrlOpt, UserOpt, \
+    _bar, _database_url, _memory, _reader, _target, _where, _writer_embedder, err, out
+from omnimem.cli.records import _print_events
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
-    from omnimem.memory import LocalMemory
     from omnimem.engine.retrieval.pyramid import Context, Hit
-
-    from omnimem.embed.base import Embedder
     from omnimem.memory import LocalMemory
-    from omnimem.engine.retrieval.pyramid import Context
 
 app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False,
                   cls=OneLineErrors)
-out = Console()
-err = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
-
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data)."),
-]
-UserOpt = Annotated[str | None, typer.Option("--user-id", help="Scope: user id.")]
-AgentOpt = Annotated[str | None, typer.Option("--agent-id", help="Scope: agent id.")]
-SessionOpt = Annotated[str | None, typer.Option("--session-id", help="Scope: session id.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store (e.g. all-MiniLM-L6-v2).")]
-
-
-UrlOpt = Annotated[str | None, typer.Option(
-    "--url", help="A PostgreSQL database instead of --store: postgresql://user:pw@host:5432/db, or "
-    "postgresql+pgserver://./pgdata for a local one (omnimem pg-start).")]
-
-
-@contextmanager
-def _memory(
-    store: Path | None, embedder: str | Embedder | None = None, *, existing: bool = False, url: str | None = None,
-    **settings: Any,
-) -> Iterator[LocalMemory]:
-    """The store at ``--store`` (or the database of ``url``, else the global ``--url`` / $OMNIMEM_URL when
-    there is no ``--store``); with ``existing``, a path that holds none fails instead of becoming one."""
-    from omnimem.memory import LocalMemory
-
-    if store is not None and url is not None:
-        _fail("pass either --store or --url, not both", 2)
-    url = url or (_database_url() if store is None else None)
-    if url is not None:  # --url, $OMNIMEM_URL or config 'url': a PostgreSQL database instead of a folder
-        with LocalMemory(url=url, embedder=embedder, **settings) as mem:
-            yield mem
-        return
-    path = _existing_store(store) if existing else _store_path(store)
-    with LocalMemory(path, embedder=embedder, **settings) as mem:
-        yield mem
-        if mem.settings.enrich == "async" and mem.store.last_write_seq:  # a one-shot process: finish the
-            mem.flush()  # enrichment of what it stored (enrich=off leaves it to `omnimem worker`)
-
-
-def _database_url() -> str | None:
-    """``$OMNIMEM_URL`` (which the global ``--url`` sets) or the config file's ``url``."""
-    from omnimem.config import Settings
-
-    return Settings.load().url
 
 
 @app.callback()
@@ -102,61 +53,6 @@ def _options(
                 os.environ["OMNIMEM_URL"] = previous
 
         ctx.call_on_close(restore)
-
-
-def _target(store: Path | None, url: str | None) -> tuple[Path | None, str | None]:
-    """(folder, database URL) a command opens: ``--url``, else the global one unless ``--store`` is given."""
-    if store is not None and url is not None:
-        _fail("pass either --store or --url, not both", 2)
-    url = url or (_database_url() if store is None else None)
-    return (None, url) if url is not None else (_store_path(store), None)
-
-
-@contextmanager
-def _reader(store: Path | None, url: str | None = None) -> Iterator[LocalMemory]:
-    """The store for a command that only reads and embeds queries (``search``, ``ask``).
-
-    A store built with the torch MiniLM, folder or database, is opened read-only
-    with the int8 ONNX MiniLM embedding the query (:mod:`omnimem.cli.oneshot`),
-    which spares the command seconds of importing torch.
-    """
-    from omnimem.config import Settings
-    from omnimem.cli.oneshot import read_only_query_embedder
-
-    fast = read_only_query_embedder(*_target(store, url), Settings.load().embedder)
-    with _memory(store, fast, existing=True, url=url, **({"read_only": True} if fast else {})) as mem:
-        yield mem
-
-
-def _writer_embedder(store: Path | None, url: str | None = None) -> Embedder | None:
-    """For a command that embeds a text or two: the numpy MiniLM when the store is a MiniLM one (no torch)."""
-    from omnimem.config import Settings
-    from omnimem.cli.oneshot import write_embedder
-
-    return write_embedder(*_target(store, url), Settings.load().embedder)
-
-
-def _where(mem: LocalMemory) -> str:
-    """The store's folder, or its database URL without the password."""
-    if mem.path is not None:
-        return str(mem.path)
-    shown = getattr(mem.store, "url", None)  # a database store's URL is kept without its password
-    if shown:
-        return str(shown)
-    if mem.url:
-        from urllib.parse import urlsplit, urlunsplit
-
-        parts = urlsplit(mem.url)
-        return urlunsplit((parts.scheme, parts.hostname or "", parts.path, "", ""))
-    return ":memory:"
-
-
-def _bar(as_json: bool) -> Progress:
-    """A progress bar on stderr (none under --json); transient, so an error after it stays one line."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    return Progress(*columns, console=err, disable=as_json, transient=True)
 
 
 @app.command()
@@ -481,73 +377,6 @@ def history(unit_id: str, store: StoreOpt = None, as_json: JsonOpt = False) -> N
     _print_events(events, as_json)
 
 
-@app.command("log")
-def show_log(
-    user_id: UserOpt = None,
-    agent_id: AgentOpt = None,
-    session_id: SessionOpt = None,
-    limit: Annotated[int | None, typer.Option(help="Only the last N events.")] = None,
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """The append-only audit log (who changed what, when and why)."""
-    with _errors(), _memory(store, existing=True) as mem:
-        events = mem.log(user_id=user_id, agent_id=agent_id, session_id=session_id, limit=limit)
-    _print_events(events, as_json)
-
-
-def _print_events(events: list[Any], as_json: bool) -> None:
-    if as_json:
-        _print_json([e.to_dict() for e in events])
-    else:
-        for event in events:
-            out.print(str(event), markup=False, highlight=False)
-
-
-@app.command("export")
-def export_cmd(
-    user_id: UserOpt = None,
-    agent_id: AgentOpt = None,
-    session_id: SessionOpt = None,
-    all_units: Annotated[bool, typer.Option("--all", help="Export the whole store.")] = False,
-    store: StoreOpt = None,
-) -> None:
-    """Write everything held about a scope as JSON Lines to stdout (a data-access request)."""
-    with _errors(), _memory(store, existing=True) as mem:
-        for record in mem.export(user_id=user_id, agent_id=agent_id, session_id=session_id, all=all_units):
-            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-
-
-@app.command("import")
-def import_cmd(
-    file: Annotated[Path, typer.Argument(help="A dump written by omnimem export ('-' for stdin).")],
-    allow_forgotten: Annotated[bool, typer.Option("--allow-forgotten", help="Also restore content that was deleted or forgotten here.")] = False,
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Load a dump, with a progress bar; every record is validated before anything is stored; forgotten content
-    stays forgotten."""
-    from omnimem.errors import MalformedDataError
-    from omnimem.engine.ingest.dump import parse_lines
-
-    with _errors():
-        try:
-            text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MalformedDataError(f"cannot read {file}: {exc}") from None
-        records = parse_lines(text, source=str(file))
-        units = sum(isinstance(r, dict) and r.get("kind") == "unit" for r in records)
-        with _memory(store) as mem, _bar(as_json) as bar:
-            task = bar.add_task(f"importing {'stdin' if str(file) == '-' else file.name}", total=units)
-            summary = mem.import_records(records, allow_forgotten=allow_forgotten,
-                                         progress=lambda n: bar.advance(task, n))
-    if as_json:
-        _print_json(summary)
-    else:
-        out.print(f"{summary['units']} units: {summary['stored']} stored, {summary['skipped']} skipped "
-                  f"({summary['forgotten']} forgotten here; --allow-forgotten restores them)")
-
-
 @app.command()
 def reembed(
     embedder: Annotated[str, typer.Option("--embedder", help="The new embedding model (a registered name).")],
@@ -602,56 +431,6 @@ def demo(
                       f"{u.summary}", markup=False, highlight=False)
 
 
-graph_app = typer.Typer(help="The knowledge graph (entities, relations, the units behind them).", no_args_is_help=True)
-app.add_typer(graph_app, name="graph")
-
-
-@graph_app.command("show")
-def graph_show(
-    name: Annotated[str, typer.Argument(help="Entity name or alias.")],
-    store: StoreOpt = None,
-    user_id: UserOpt = None,
-    agent_id: AgentOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """An entity: its aliases, relations and the units that mention it."""
-    with _errors(), _memory(store, existing=True, graph=True) as mem:
-        details = mem.entity_details(name, user_id=user_id, agent_id=agent_id)
-        graph_empty = not details and not mem.entities(user_id=user_id, agent_id=agent_id)
-    if graph_empty:
-        scope = f" {_scope_words(user_id, agent_id, None)}" if user_id or agent_id else ""
-        _fail(f"the knowledge graph is off: no entities in {_store_path(store)}{scope}; build it with "
-              "`omnimem ingest --graph` or `omnimem worker --graph`")
-    if not details:
-        _fail(f"no entity called {name!r}")
-    if as_json:
-        _print_json(details)
-        return
-    for d in details:
-        others = [a for a in d["aliases"] if a != d["name"]]
-        aliases = f" (aka {', '.join(others)})" if others else ""
-        out.print(f"{d['name']}{aliases}  {d['type']}  confidence {d['confidence']:.2f}", markup=False, highlight=False)
-        for r in d["relations"]:
-            out.print(f"  {r['source']} -[{r['label']}]-> {r['target']}  ({r['confidence']:.2f})", markup=False,
-                      highlight=False)
-        out.print(f"  units: {', '.join(d['units'])}", markup=False, highlight=False)
-
-
-@graph_app.command("export")
-def graph_export(
-    fmt: Annotated[str, typer.Option("--format", help="graphml or json.")] = "json",
-    store: StoreOpt = None,
-    user_id: UserOpt = None,
-    agent_id: AgentOpt = None,
-) -> None:
-    """Write the graph (entities, relations, evidence units) to stdout."""
-    if fmt not in ("graphml", "json"):
-        _fail(f"unknown format {fmt!r}; use graphml or json")
-    with _errors(), _memory(store, existing=True, graph=True) as mem:
-        text = mem.export_graph(format=fmt, user_id=user_id, agent_id=agent_id)
-    sys.stdout.write(text + "\n")
-
-
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
 def bench(ctx: typer.Context) -> None:
     """Benchmarks (source checkout only): the same commands as `python -m benchmarks ...`."""
@@ -676,6 +455,11 @@ def _benchmark_package() -> Any:
         return None
     return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
+
+from omnimem.cli import graph as _graph, records as _records  # noqa: E402
+
+_records.register(app)  # log, export, import
+_graph.register(app)  # graph show, graph export
 
 from omnimem.cli.server import register as _register_server  # noqa: E402
 

@@ -1,0 +1,86 @@
+"""``omnimem log``, ``omnimem export`` and ``omnimem import``: the audit log and a scope's records as JSON Lines.
+
+:mod:`.commands` calls :func:`register` with its app.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from omnimem.cli.common import errors as _errors, print_json as _print_json
+from omnimem.cli.opening import AgentOpt, JsonOpt, SessionOpt, StoreOpt, UserOpt, _bar, _memory, out
+
+
+def register(app: typer.Typer) -> None:
+    app.command("log")(show_log)
+    app.command("export")(export_cmd)
+    app.command("import")(import_cmd)
+
+
+def show_log(
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    limit: Annotated[int | None, typer.Option(help="Only the last N events.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The append-only audit log (who changed what, when and why)."""
+    with _errors(), _memory(store, existing=True) as mem:
+        events = mem.log(user_id=user_id, agent_id=agent_id, session_id=session_id, limit=limit)
+    _print_events(events, as_json)
+
+
+def _print_events(events: list[Any], as_json: bool) -> None:
+    if as_json:
+        _print_json([e.to_dict() for e in events])
+    else:
+        for event in events:
+            out.print(str(event), markup=False, highlight=False)
+
+
+def export_cmd(
+    user_id: UserOpt = None,
+    agent_id: AgentOpt = None,
+    session_id: SessionOpt = None,
+    all_units: Annotated[bool, typer.Option("--all", help="Export the whole store.")] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Write everything held about a scope as JSON Lines to stdout (a data-access request)."""
+    with _errors(), _memory(store, existing=True) as mem:
+        for record in mem.export(user_id=user_id, agent_id=agent_id, session_id=session_id, all=all_units):
+            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def import_cmd(
+    file: Annotated[Path, typer.Argument(help="A dump written by omnimem export ('-' for stdin).")],
+    allow_forgotten: Annotated[bool, typer.Option("--allow-forgotten", help="Also restore content that was deleted or forgotten here.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load a dump, with a progress bar; every record is validated before anything is stored; forgotten content
+    stays forgotten."""
+    from omnimem.errors import MalformedDataError
+    from omnimem.engine.ingest.dump import parse_lines
+
+    with _errors():
+        try:
+            text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MalformedDataError(f"cannot read {file}: {exc}") from None
+        records = parse_lines(text, source=str(file))
+        units = sum(isinstance(r, dict) and r.get("kind") == "unit" for r in records)
+        with _memory(store) as mem, _bar(as_json) as bar:
+            task = bar.add_task(f"importing {'stdin' if str(file) == '-' else file.name}", total=units)
+            summary = mem.import_records(records, allow_forgotten=allow_forgotten,
+                                         progress=lambda n: bar.advance(task, n))
+    if as_json:
+        _print_json(summary)
+    else:
+        out.print(f"{summary['units']} units: {summary['stored']} stored, {summary['skipped']} skipped "
+                  f"({summary['forgotten']} forgotten here; --allow-forgotten restores them)")
