@@ -75,6 +75,7 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._generation = 0  # reset() counts up: replies still sleeping from before stop sleeping
         self.url = ""
 
     def push(self, *replies: Reply) -> None:
@@ -82,9 +83,10 @@ class FakeOpenAIServer:
 
     def reset(self) -> None:
         """Forget the script and the records, once earlier slow replies have finished."""
+        self._generation += 1  # a timed-out request's handler may still be sleeping: it stops now
         deadline = time.monotonic() + 5
         while self._in_flight and time.monotonic() < deadline:
-            time.sleep(0.01)  # a timed-out request's handler may still be sleeping
+            time.sleep(0.01)
         with self._lock:
             self._queue.clear()
             self.requests.clear()
@@ -144,8 +146,10 @@ class FakeOpenAIServer:
                 self.max_in_flight = max(self.max_in_flight, self._in_flight)
             try:
                 reply = self._next_reply(body)
-                if reply.delay:
-                    await asyncio.sleep(reply.delay)
+                if reply.delay:  # slept in steps, so that reset() ends a reply the client gave up on
+                    generation, end = self._generation, time.monotonic() + reply.delay
+                    while self._generation == generation and (left := end - time.monotonic()) > 0:
+                        await asyncio.sleep(min(left, 0.01))
                 return _render(reply, model=body.get("model", ""))
             finally:
                 with self._lock:
