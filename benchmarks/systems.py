@@ -78,6 +78,16 @@ def experiment_systems() -> list[System]:
         MemorySystem("x-sparse-0.5", "defaults with sparse_weight=0.5", {"sparse_weight": 0.5}),
         MemorySystem("x-sparse-0.6", "defaults with sparse_weight=0.6", {"sparse_weight": 0.6}),
         MemorySystem("x-sparse-0.75", "defaults with sparse_weight=0.75", {"sparse_weight": 0.75}),
+        MemorySystem("x-sparse-depth-50", "defaults with sparse_depth=50 (the BM25 list stops at 50 candidates, "
+                     "the depth a 1,000-token search reads; dense reads budget // 20)", {"sparse_depth": 50}),
+        MemorySystem("x-sparse-depth-100", "defaults with sparse_depth=100 (the BM25 list stops at 100 candidates)",
+                     {"sparse_depth": 100}),
+        MemorySystem("x-sparse-depth-20", "defaults with sparse_depth=20 (the BM25 list stops at 20 candidates)",
+                     {"sparse_depth": 20}),
+        MemorySystem("x-whole-top-1", "defaults with whole_top=1 (the best hit is shown whole whenever it fits "
+                     "the budget, beyond whole_share)", {"whole_top": 1}),
+        MemorySystem("x-whole-top-2", "defaults with whole_top=2 (the best two hits whole whenever they fit)",
+                     {"whole_top": 2}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",

@@ -96,6 +96,8 @@ class Settings:
     fusion: str = "rrf"  # "rrf" (reciprocal rank fusion) or "union" (the paper: dense order, BM25-only appended)
     depth: int = 0  # candidates per retriever; 0 = enough to fill the budget (max(top_k, budget // 20)); union: top_k
     #                 or 20
+    sparse_depth: int = 0  # BM25 candidates (0: the same as depth; 50 changed nothing on every LongMemEval dev
+    #                        question, benchmarks/results/longmemeval-retrieval-dev-all-x)
     neighbours: int = 0  # same-session turns added on each side of the best hits (off: on LoCoMo it cost
     #                     9 points of recall within 1,000 tokens for 0.3 within 6,000)
     expand_top: int = 10  # how many of the best hits get their neighbours
@@ -103,9 +105,12 @@ class Settings:
     #                       changed), "session" (one [time] header per session and time) or "line" ([time] per hit)
     summary_words: int = 100  # text up to this many words is kept whole; longer text gets a summary line, what
     #                           dense and BM25 index of it (100 rather than 150: LongMemEval dev, 36 questions,
-    #                           0.787 -> 0.825 within 1k and 0.947 -> 0.972 within 6k; LoCoMo dev unchanged)
+    #                           0.787 -> 0.825 within 1k and 0.947 -> 0.972 within 6k; on all 91 dev questions
+    #                           0.783 / 0.958 -> 0.800 / 0.974; LoCoMo dev unchanged)
     whole_share: float = 0.5  # the best hits are shown whole (full text, not their summary line), in rank order,
     #                           while the context stays within this share of the budget (0: summaries first)
+    whole_top: int = 0  # the best this many hits are shown whole whenever they fit the whole budget (off: on
+    #                     every LongMemEval dev question 1 cost 0.02 within 1k tokens, a long best hit crowds out others)
     rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
     reranker: str | None = None  # local sentence-transformers CrossEncoder folder: re-orders the best candidates
     rerank_depth: int = 30  # how many of the fused ranking's best candidates the reranker re-orders
@@ -222,8 +227,10 @@ class Settings:
                self.prf_weight) < 0:
             raise ConfigError("speaker_weight, session_weight, time_weight, recency_weight, prf_docs and prf_weight "
                               "must be >= 0")
-        if self.depth < 0 or self.neighbours < 0 or self.expand_top < 0:
-            raise ConfigError("depth, neighbours and expand_top must be >= 0")
+        if self.whole_top < 0:
+            raise ConfigError("whole_top must be >= 0 (how many of the best hits may use the whole budget)")
+        if self.depth < 0 or self.sparse_depth < 0 or self.neighbours < 0 or self.expand_top < 0:
+            raise ConfigError("depth, sparse_depth, neighbours and expand_top must be >= 0")
         if self.graph_extractor not in ("auto", "spacy", "llm"):
             raise ConfigError("graph_extractor must be auto, spacy or llm")
         if self.graph_hops < 0 or self.graph_k < 0 or self.graph_weight < 0 or not 0.0 < self.graph_beta <= 1.0:

@@ -56,12 +56,32 @@ BOTH = ("1k", "6k")
 FINAL_LOCOMO, FINAL_LOCOMO_DEV = "locomo-retrieval-test-final.json", "locomo-retrieval-dev-final.json"
 FINAL_LME, FINAL_LME_DEV = "longmemeval-retrieval-test-final.json", "longmemeval-retrieval-dev-final.json"
 FINAL_GALLERY = "memgallery-retrieval-test-final.json"
+ALL_LME, ALL_LME_DEV = "longmemeval-retrieval-test-all.json", "longmemeval-retrieval-dev-all.json"
+ALL_X, ALL_SUM = "longmemeval-retrieval-dev-all-x.json", "longmemeval-retrieval-dev-all-summary.json"
 LME_SUM, LOC_SUM, MG_SUM = ("longmemeval-retrieval-dev-summary.json", "locomo-retrieval-dev-summary.json",
                             "memgallery-retrieval-dev-summary.json")
 LME_SPARSE, LOC_SPARSE = "longmemeval-retrieval-dev-sparse.json", "locomo-retrieval-dev-sparse.json"
 LME_PACK36, LOC_GRAPH = "longmemeval-retrieval-dev-packing36.json", "locomo-retrieval-dev-graph.json"
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("against the default's {0} / {1} in the same runs | the 100-word cut holds: `summary_words=150` {2} / {3}. Left "
+     "off: the best hit shown whole whenever it fits the budget (`whole_top=1`, a setting) {4} / {5}, the best two "
+     "{6} / {7} (a long best hit takes the room of several others); BM25 read only 50 deep at every budget "
+     "(`sparse_depth=50`, a setting) {8} / {9}; a lighter BM25 list (`sparse_weight` 0.5 / 0.75) {10} / {11} and "
+     "{12} / {13} (the 1k budget traded for the 6k one again, as on LoCoMo dev); a quarter of the budget whole "
+     "{14} / {15} |",
+     [(ALL_X, overall("omnimem", k)) for k in BOTH] + [(ALL_SUM, overall("x-summary-150", k)) for k in BOTH]
+     + [(ALL_X, overall(s, k)) for s in ("x-whole-top-1", "x-whole-top-2", "x-sparse-depth-50", "x-sparse-0.5",
+                                          "x-sparse-0.75", "x-whole-0.25") for k in BOTH]),
+    ("test: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn recall@10 "
+     "{4}, NDCG@10 {5}), naive dense {6} / {7}, naive BM25 {8} / {9}, plain fusion {10} / {11}; multi-session {12} / "
+     "{13} against naive dense {14} / {15}; a hit shown only by its summary line is not counted: the hits hold {16} / "
+     "{17}. Dev: {18} / {19}, naive dense {20} / {21}, naive BM25 {22} / {23}, plain fusion {24} / {25}. The",
+     [(ALL_LME, f"systems.omnimem.overall.{k}") for k in ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10")]
+     + [(ALL_LME, overall(s, k)) for s in ("naive-dense", "naive-bm25", "plain-fusion") for k in BOTH]
+     + [(ALL_LME, f"systems.{s}.categories.multi-session.{k}") for s in ("omnimem", "naive-dense") for k in BOTH]
+     + [(ALL_LME, overall("omnimem", k)) for k in ("hits_1k", "hits_6k")]
+     + [(ALL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense", "naive-bm25", "plain-fusion") for k in BOTH]),
     ("this round's defaults together (the speaker and time signals, the best hits whole within half the budget, "
      "day packing, long turns indexed by their first 100 words): LoCoMo test within 1,000 tokens {0}, within 6,000 {1} "
      "(multi-hop {2} / {3}), naive dense {4} / {5}; LoCoMo dev {6} / {7}, naive dense {8} / {9}; LongMemEval 36 test "

@@ -178,6 +178,10 @@ def test_contradictory_settings_are_refused():
         Memory(embedder="fake", novelty_threshold=2)
     with pytest.raises(ConfigError, match="whole_share"):
         Memory(embedder="fake", whole_share=1.5)
+    with pytest.raises(ConfigError, match="whole_top"):
+        Memory(embedder="fake", whole_top=-1)
+    with pytest.raises(ConfigError, match="sparse_depth"):
+        Memory(embedder="fake", sparse_depth=-1)
     with pytest.raises(ConfigError, match="packing session, day or line"):
         Memory(embedder="fake", packing="days")
 
@@ -214,3 +218,18 @@ def test_exists_tells_a_store_from_any_other_path(tmp_path: Path):
         pass
     assert Memory.exists(tmp_path / "mem") and Memory.exists(str(tmp_path / "mem"))
     assert not (tmp_path / "nothing").exists()
+
+
+def test_sparse_depth_bounds_the_bm25_list(tmp_path):
+    """sparse_depth: BM25 contributes its best N candidates to the fusion, dense still reads the budget's depth."""
+    places = ["Oslo", "Porto", "Cork", "Bari", "Gdansk", "Split", "Nantes", "Malmo", "Riga", "Vigo", "Brest", "Kiel"]
+    things = ["gulls", "fog", "rain", "ferries", "chips", "maps", "kites", "storms", "boots", "tea", "waves", "sand"]
+    turns = [{"speaker": "Ann", "text": f"my lighthouse trip to {p} was all about the {t}"}
+             for p, t in zip(places, things)]
+    for depth, most in ((0, 12), (3, 3)):
+        with Memory(tmp_path / f"d{depth}", embedder="fake", sparse_depth=depth, budget=2000) as m:
+            m.add_dialogue(turns, user_id="u", session_id="s1")
+            hits = m.search("lighthouse trip", user_id="u").hits
+            bm25 = sorted(h.ranks["sparse"] for h in hits if "sparse" in h.ranks)
+            assert bm25 == list(range(1, most + 1))  # the BM25 ranks seen are exactly its first N
+            assert sum("dense" in h.ranks for h in hits) == 12  # dense reads as deep as before

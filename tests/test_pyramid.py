@@ -147,6 +147,14 @@ def test_best_hits_come_whole_before_summaries_of_many_others():
     half = build_context("q", cands, theta=0.4, budget=budget, full_text=full_text, raw_content=no_raw,
                          whole_share=0.5)
     assert half.hits[0].level == 1  # too long for half the budget: its summary line, as before
+    top = build_context("q", cands, theta=0.4, budget=budget, full_text=full_text, raw_content=no_raw,
+                        whole_share=0.5, whole_top=1)
+    assert top.hits[0].unit.id == "reply" and top.hits[0].level == 2  # the best hit may use the whole budget
+    assert FULL["reply"].strip() in top.render() and len(top.hits) > 1
+    assert top.tokens == count_tokens(top.render()) <= budget
+    tight = build_context("q", cands, theta=0.4, budget=400, full_text=full_text, raw_content=no_raw,
+                          whole_share=0.5, whole_top=1)
+    assert tight.hits[0].level == 1 and tight.tokens <= 400  # longer than the whole budget: its line
 
 
 def test_day_packing_pays_a_time_once_per_change():

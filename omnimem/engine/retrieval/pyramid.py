@@ -59,6 +59,7 @@ def build_context(
     count: TokenCounter = count_tokens,
     costs: Sequence[int] | None = None,
     whole_share: float = 0.0,
+    whole_top: int = 0,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -67,7 +68,8 @@ def build_context(
     in rank order, a hit whose full text is longer than its summary line is
     shown whole (level 2) while the context stays within that share of the
     budget, so the hits that matter most are read in full before summaries of
-    many others fill the rest. Levels 2 and 3 are then spent greedily by
+    many others fill the rest; the first ``whole_top`` hits are shown whole
+    whenever they fit the budget at all. Levels 2 and 3 are then spent greedily by
     similarity per extra token, so the budget goes where it buys the most
     relevance. Grouped packings charge a group header when its first hit
     enters (``day`` packing also a time stamp per distinct time in a group).
@@ -86,8 +88,8 @@ def build_context(
     grouped = grouped_facts(units, packing, count)
     wholes = WholeLines(lambda i: units[i], full_text, line, count)
     plan = fit_plan(costs, *grouped, budget=budget,
-                    whole=wholes.cost if max_level >= 2 and whole_share > 0 else None,
-                    allowance=int(budget * whole_share))
+                    whole=wholes.cost if max_level >= 2 and (whole_share > 0 or whole_top) else None,
+                    allowance=int(budget * whole_share), top=whole_top if max_level >= 2 else 0)
     hits: list[Hit] = []
     dropped: list[str] = []
     for i, (cand, text, cost, fits) in enumerate(zip(candidates, texts, costs, plan.enter)):
@@ -179,7 +181,7 @@ class Plan:
 def fit_plan(
     costs: Sequence[int], keys: Sequence[object] | None = None, header_costs: Sequence[int] | None = None,
     stamps: Sequence[object] | None = None, stamp_costs: Sequence[int] | None = None, *, budget: int,
-    whole: Callable[[int], int | None] | None = None, allowance: int = 0,
+    whole: Callable[[int], int | None] | None = None, allowance: int = 0, top: int = 0,
 ) -> Plan:
     """Which lines enter, in rank order, and the tokens they use: a tight loop over integers.
 
@@ -192,7 +194,8 @@ def fit_plan(
     the first time, so that is its count).
     ``whole(i)``, while the context is below ``allowance`` tokens, offers line
     ``i`` whole at that cost (None: no more than its line); it enters whole when
-    that stays within ``allowance``. Needs only costs and groups, so a caller
+    that stays within ``allowance``; the first ``top`` lines are offered whole
+    against the whole ``budget`` instead. Needs only costs and groups, so a caller
     that remembers them can decide what fits before fetching any unit.
     """
     enter: list[bool] = []
@@ -214,9 +217,10 @@ def fit_plan(
                 if stamp not in charged:
                     extra += stamp_costs[i] + STAMP
                     new.append(stamp)
-        if whole is not None and used < allowance:
+        room = budget if i < top else allowance
+        if whole is not None and used < room:
             full = whole(i)
-            if full is not None and used + full + extra <= allowance:
+            if full is not None and used + full + extra <= room:
                 used += full + extra
                 charged.update(new)
                 wholes.add(i)

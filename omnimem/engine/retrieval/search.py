@@ -82,7 +82,7 @@ class Retriever:
             dense = view.dense(qvec, depth) if settings.dense else []
         words = content_words(searched) if settings.query_stop_words else searched  # question words must not decide
         with otel.stage("omnimem.search.sparse"):
-            sparse = view.text(words, depth) if settings.sparse else []
+            sparse = view.text(words, settings.sparse_depth or depth) if settings.sparse else []
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
         extra: list[Signal] = []
         graph_info = None
@@ -134,7 +134,7 @@ class Retriever:
             ctx = build_context(
                 text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
                 max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
-                whole_share=settings.whole_share,
+                whole_share=settings.whole_share, whole_top=settings.whole_top,
             )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
@@ -167,7 +167,8 @@ class Retriever:
             with otel.stage("omnimem.search.embed"):
                 qvec = m.embedder.embed([rest])[0]
             dense = view.dense(qvec, depth) if settings.dense else []
-            sparse = view.text(content_words(rest) if settings.query_stop_words else rest, depth) \
+            sparse = view.text(content_words(rest) if settings.query_stop_words else rest,
+                               settings.sparse_depth or depth) \
                 if settings.sparse else []
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
         if settings.prf_docs:  # Rocchio: the query moved towards the best candidates' vectors, dense again
@@ -257,10 +258,11 @@ class Retriever:
         line = line_of(packing)
         share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
         allowance = int(limit * share)
-        if allowance:  # the best few may come whole: fetch the rows that can be among them at once
+        top = m.settings.whole_top if m.settings.max_level >= 2 else 0
+        if allowance or top:  # the best few may come whole: fetch the rows that can be among them at once
             head, spent = [], 0
-            for rid, fact in zip(ranked, known):
-                if spent >= allowance:
+            for i, (rid, fact) in enumerate(zip(ranked, known)):
+                if spent >= allowance and i >= top:
                     break
                 head.append(rid)
                 spent += fact.cost + 1
@@ -277,7 +279,8 @@ class Retriever:
             plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
                             [f.header_cost for f in known] if grouped else None,
                             [f.stamp for f in known] if day else None, [f.stamp_cost for f in known] if day else None,
-                            budget=limit, whole=wholes.cost if allowance else None, allowance=allowance)
+                            budget=limit, whole=wholes.cost if allowance or top else None, allowance=allowance,
+                            top=top)
         except _Gone:
             return None
         enter, used = plan.enter, plan.used
