@@ -31,10 +31,10 @@ import json
 import os
 import random
 import shlex
+import shutil
 import signal
 import socket
 import statistics
-import shutil
 import subprocess
 import sys
 import tempfile

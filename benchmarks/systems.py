@@ -58,7 +58,6 @@ def experiment_systems() -> list[System]:
         MemorySystem("x-summary-100", "defaults with summary_words=100 (longer turns cut to a 100-word line; the "
                      "default since these runs)", {"summary_words": 100}),
         MemorySystem("x-summary-150", "defaults with summary_words=150 (the default before)", {"summary_words": 150}),
-
         MemorySystem("x-short-stop-list", "defaults with query_stop_words=False (BM25 matches question words "
                      "such as what, did, you: the stop list before)", {"query_stop_words": False}),
         MemorySystem("x-summary-2000", "defaults with summary_words=2000 (every turn shown whole)",
@@ -80,10 +79,6 @@ def experiment_systems() -> list[System]:
         MemorySystem("x-sparse-0.75", "defaults with sparse_weight=0.75", {"sparse_weight": 0.75}),
         MemorySystem("x-sparse-depth-50", "defaults with sparse_depth=50 (the BM25 list stops at 50 candidates, "
                      "the depth a 1,000-token search reads; dense reads budget // 20)", {"sparse_depth": 50}),
-        MemorySystem("x-sparse-depth-100", "defaults with sparse_depth=100 (the BM25 list stops at 100 candidates)",
-                     {"sparse_depth": 100}),
-        MemorySystem("x-sparse-depth-20", "defaults with sparse_depth=20 (the BM25 list stops at 20 candidates)",
-                     {"sparse_depth": 20}),
         MemorySystem("x-whole-top-1", "defaults with whole_top=1 (the best hit is shown whole whenever it fits "
                      "the budget, beyond whole_share)", {"whole_top": 1}),
         MemorySystem("x-whole-top-2", "defaults with whole_top=2 (the best two hits whole whenever they fit)",

@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from omnimem.cli.common import OneLineErrors, cli_words as _cli_words, errors as _errors, \
-    fail as _fail, print_json as _print_json, readable as _readable, scope_words as _scope_words, \
-    store_path as _store_path
+    fail as _fail, print_json as _print_json, readable as _readable, scope_words as _scope_words
 from omnimem.cli.opening import AgentOpt, EmbedderOpt, JsonOpt, SessionOpt, StoreOpt, UrlOpt, UserOpt, \
-    _bar, _database_url, _memory, _reader, _target, _where, _writer_embedder, err, out
+    _bar, _memory, _reader, _where, _writer_embedder, err, out
 from omnimem.cli.records import _print_events
 
 if TYPE_CHECKING:
@@ -29,7 +25,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False,
                   cls=OneLineErrors)
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 @app.callback()

@@ -80,9 +80,8 @@ class Retriever:
         view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
         with otel.stage("omnimem.search.dense"):
             dense = view.dense(qvec, depth) if settings.dense else []
-        words = content_words(searched) if settings.query_stop_words else searched  # question words must not decide
         with otel.stage("omnimem.search.sparse"):
-            sparse = view.text(words, settings.sparse_depth or depth) if settings.sparse else []
+            sparse = self._sparse(view, searched, depth)
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
         extra: list[Signal] = []
         graph_info = None
@@ -167,9 +166,7 @@ class Retriever:
             with otel.stage("omnimem.search.embed"):
                 qvec = m.embedder.embed([rest])[0]
             dense = view.dense(qvec, depth) if settings.dense else []
-            sparse = view.text(content_words(rest) if settings.query_stop_words else rest,
-                               settings.sparse_depth or depth) \
-                if settings.sparse else []
+            sparse = self._sparse(view, rest, depth)
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
         if settings.prf_docs:  # Rocchio: the query moved towards the best candidates' vectors, dense again
             units = m.store.get_rows(order[: settings.prf_docs])
@@ -191,6 +188,14 @@ class Retriever:
         if extra:
             order = fuse([r for r, _ in dense], [r for r, _ in sparse], extra=[(x.rids, x.weight) for x in extra])
         return qvec, order, dense, sparse, extra, info
+
+    def _sparse(self, view: Candidates, text: str, depth: int) -> list[tuple[int, float]]:
+        """BM25 over ``text`` without the stop list's words (question words must not decide a match), read
+        ``sparse_depth`` deep (else ``depth``, as dense); nothing when BM25 is off."""
+        settings = self.parts.settings
+        if not settings.sparse:
+            return []
+        return view.text(content_words(text) if settings.query_stop_words else text, settings.sparse_depth or depth)
 
     def _graph_list(self, query: str, scope: Scope, view: Candidates, depth: int) -> tuple[list[int], GraphInfo]:
         """The units the graph reaches from the query's entities, best entity score first (ties by unit id),
