@@ -114,6 +114,9 @@ class FailureThrottle:
             pass
 
 
+REFUSED_BODY_READ = 64 * 1024  # bytes of a refused request's body read before its 401 (an MCP message is far smaller)
+
+
 class ThrottledAuth:
     """ASGI wrapper that puts :class:`FailureThrottle` in front of an app checking its own credentials.
 
@@ -140,12 +143,23 @@ class ThrottledAuth:
             await answer_error(send, exc, [(b"retry-after", retry_after_header(exc).encode())])
             return
 
+        read_whole = False  # the request's body has been read to its end (or the client went away)
+
+        async def reading() -> Message:
+            nonlocal read_whole
+            message: Message = await receive()
+            read_whole = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
+
         async def noting(message: Message) -> None:
             if message["type"] == "http.response.start" and message.get("status") == 401:
                 self.throttle.failed(address)
+                drained = 0  # the refusal comes before the body was read: read it first (a little at most), or the
+                while not read_whole and drained <= REFUSED_BODY_READ:  # server closes with bytes unread and the
+                    drained += len((await reading()).get("body", b""))  # client gets a reset, not this 401
             await send(message)
 
-        await self.app(scope, receive, noting)
+        await self.app(scope, reading, noting)
 
 
 def retry_after_header(exc: RateLimitError) -> str:

@@ -78,3 +78,26 @@ def test_bad_keys_on_the_mcp_endpoint_are_throttled_per_address_like_the_apis(me
     finally:
         live.stop()
     assert memory.stats()["units"] == 1
+
+
+def test_a_refused_mcp_request_is_read_whole_before_its_401_so_the_connection_survives(live: LiveServer) -> None:
+    """A client that sends its headers, then its body, gets the 401 itself (not a reset) and keeps its connection."""
+    import select
+    import socket
+
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}'
+    head = (b"POST /mcp/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer omk_guess_wrong\r\n"
+            b"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    host, port = live.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(head)
+        early, _, _ = select.select([sock], [], [], 0.5)
+        assert not early  # no answer while the body is still on its way
+        sock.sendall(body)
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+            answer += sock.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 401")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # the same connection, kept alive
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
