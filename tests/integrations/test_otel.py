@@ -153,15 +153,15 @@ def test_the_server_continues_the_callers_trace(spans: Spans, tmp_path: Path) ->
                               headers={"traceparent": traceparent})
             assert reply.status_code in (200, 201), reply.text
         client_span.end()
-        server = spans.one("POST /v1/units")
-        assert server.kind is SpanKind.SERVER and server.parent is not None and server.context is not None
-        assert server.parent.trace_id == parent.trace_id and server.parent.span_id == parent.span_id
-        assert server.attributes is not None and server.attributes["http.response.status_code"] == reply.status_code
-        add = spans.one("omnimem.add")
-        assert add.parent is not None and add.parent.span_id == server.context.span_id
-    finally:
+    finally:  # stopped first: the server span ends after the reply is sent, when the request's task finishes
         live.stop()
         backend.close()
+    server = spans.one("POST /v1/units")
+    assert server.kind is SpanKind.SERVER and server.parent is not None and server.context is not None
+    assert server.parent.trace_id == parent.trace_id and server.parent.span_id == parent.span_id
+    assert server.attributes is not None and server.attributes["http.response.status_code"] == reply.status_code
+    add = spans.one("omnimem.add")
+    assert add.parent is not None and add.parent.span_id == server.context.span_id
 
 
 def test_the_remote_client_sends_its_trace_context(spans: Spans, tmp_path: Path) -> None:
