@@ -83,6 +83,12 @@ def experiment_systems() -> list[System]:
                      "the budget, beyond whole_share)", {"whole_top": 1}),
         MemorySystem("x-whole-top-2", "defaults with whole_top=2 (the best two hits whole whenever they fit)",
                      {"whole_top": 2}),
+        MemorySystem("x-line-words-0", "defaults with line_words=0 (a long turn not shown whole gets its whole "
+                     "summary line: the default before)", {"line_words": 0}),
+        MemorySystem("x-line-words-10", "defaults with line_words=10 (a long turn not shown whole says 10 words)",
+                     {"line_words": 10}),
+        MemorySystem("x-line-words-30", "defaults with line_words=30", {"line_words": 30}),
+        MemorySystem("x-line-words-50", "defaults with line_words=50", {"line_words": 50}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",

@@ -62,8 +62,27 @@ LME_SUM, LOC_SUM, MG_SUM = ("longmemeval-retrieval-dev-summary.json", "locomo-re
                             "memgallery-retrieval-dev-summary.json")
 LME_SPARSE, LOC_SPARSE = "longmemeval-retrieval-dev-sparse.json", "locomo-retrieval-dev-sparse.json"
 LME_PACK36, LOC_GRAPH = "longmemeval-retrieval-dev-packing36.json", "locomo-retrieval-dev-graph.json"
+LINES, LINES_TEST, LINES_X = ("longmemeval-retrieval-dev-all-lines.json", "longmemeval-retrieval-test-all-lines.json",
+                              "longmemeval-retrieval-dev-all-lines-x.json")
+LINES_LOC, LINES_MG = "locomo-retrieval-dev-lines.json", "memgallery-retrieval-dev-lines.json"
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("LongMemEval dev {0} / {1} against {2} / {3} with the whole summary line (`line_words=0`, the default before); "
+     "10 words {4} / {5}, 30 {6} / {7}, 50 {8} / {9} (a line counts for nothing under this measure, so recall rises as "
+     "the line gets shorter; 20 words still say what the turn is about); LoCoMo dev {10} / {11} against {12} / {13} "
+     "(its turns are short); Mem-Gallery dev {14} / {15} against {16} / {17}. Test: LongMemEval {18} / {19} against "
+     "{20} / {21} (10 words {22} / {23}, not used to choose). On the new default, left off "
+     "(`longmemeval-retrieval-dev-all-lines-x`, default {24} / {25}): a quarter of the budget whole {26} / {27}, every "
+     "hit whole {28} / {29}, the best hit whole whenever it fits {30} / {31}, a lighter BM25 list "
+     "(`sparse_weight=0.75`) {32} / {33}, long turns indexed by 150 words again (`summary_words=150`, "
+     "`longmemeval-retrieval-dev-all-lines-summary`) {34} / {35} |",
+     [(LINES, overall(s, k)) for s in ("omnimem", "x-line-words-0", "x-line-words-10", "x-line-words-30",
+                                       "x-line-words-50") for k in BOTH]
+     + [(f, overall(s, k)) for f in (LINES_LOC, LINES_MG) for s in ("omnimem", "x-line-words-0") for k in BOTH]
+     + [(LINES_TEST, overall(s, k)) for s in ("omnimem", "x-line-words-0", "x-line-words-10") for k in BOTH]
+     + [(LINES_X, overall(s, k)) for s in ("omnimem", "x-whole-0.25", "x-whole-1", "x-whole-top-1", "x-sparse-0.75")
+        for k in BOTH]
+     + [("longmemeval-retrieval-dev-all-lines-summary.json", overall("x-summary-150", k)) for k in BOTH]),
     ("against the default's {0} / {1} in the same runs | the 100-word cut holds: `summary_words=150` {2} / {3}. Left "
      "off: the best hit shown whole whenever it fits the budget (`whole_top=1`, a setting) {4} / {5}, the best two "
      "{6} / {7} (a long best hit takes the room of several others); BM25 read only 50 deep at every budget "
@@ -76,14 +95,15 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
     ("test: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn recall@10 "
      "{4}, NDCG@10 {5}), naive dense {6} / {7}, naive BM25 {8} / {9}, plain fusion {10} / {11}; multi-session {12} / "
      "{13} against naive dense {14} / {15}; a hit shown only by its summary line is not counted: the hits hold {16} / "
-     "{17}. Dev: {18} / {19}, naive dense {20} / {21}, naive BM25 {22} / {23}, plain fusion {24} / {25}. The",
+     "{17}. Dev: {18} / {19}, naive dense {20} / {21}, naive BM25 {22} / {23}, plain fusion {24} / {25}. Against",
      [(ALL_LME, f"systems.omnimem.overall.{k}") for k in ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10")]
      + [(ALL_LME, overall(s, k)) for s in ("naive-dense", "naive-bm25", "plain-fusion") for k in BOTH]
      + [(ALL_LME, f"systems.{s}.categories.multi-session.{k}") for s in ("omnimem", "naive-dense") for k in BOTH]
      + [(ALL_LME, overall("omnimem", k)) for k in ("hits_1k", "hits_6k")]
      + [(ALL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense", "naive-bm25", "plain-fusion") for k in BOTH]),
     ("this round's defaults together (the speaker and time signals, the best hits whole within half the budget, "
-     "day packing, long turns indexed by their first 100 words): LoCoMo test within 1,000 tokens {0}, within 6,000 {1} "
+     "day packing, long turns indexed by their first 100 words and said in 20 when not shown whole): LoCoMo test within "
+     "1,000 tokens {0}, within 6,000 {1} "
      "(multi-hop {2} / {3}), naive dense {4} / {5}; LoCoMo dev {6} / {7}, naive dense {8} / {9}; LongMemEval 36 test "
      "questions {10} / {11}, naive dense {12} / {13}, plain fusion {14} / {15}; 36 dev questions {16} / {17}, naive dense "
      "{18} / {19}; Mem-Gallery test {20} / {21}, naive dense {22} / {23}",

@@ -126,7 +126,8 @@ class _PackingEverything(Retriever):
 
 
 @pytest.mark.parametrize("options", [{"whole_share": 0.5}, {"packing": "day"}, {"whole_share": 1.0, "budget": 400},
-                                     {"whole_share": 0.25, "whole_top": 1, "budget": 500}])
+                                     {"whole_share": 0.25, "whole_top": 1, "budget": 500},
+                                     {"line_words": 0, "budget": 300}, {"line_words": 3, "budget": 300}])
 def test_fitting_rows_only_packs_like_packing_every_candidate(tmp_path, options):
     from omnimem import Memory
 

@@ -123,6 +123,26 @@ def test_long_text_goes_to_the_cold_tier_and_comes_back_at_level_two(store_path:
         assert not (store_path / "cold" / unit.raw_ref[:2] / unit.raw_ref).exists()
 
 
+def test_a_long_text_not_shown_whole_says_a_brief_line_but_is_found_by_all_its_summary(
+        make_memory: Callable[..., Memory]):
+    long = "The workshop covered colour theory and brush technique. " + " ".join(f"note{i}" for i in range(150))
+    brief, before = make_memory(line_words=5), make_memory(line_words=0)
+    for m in (brief, before):
+        m.add(long, user_id="u")
+        m.add("We met at the cafe after the workshop.", user_id="u")
+    # note70 is in the stored summary (its first 100 words), not in the 5 words its line shows
+    ctx = brief.search("note70", user_id="u", budget=120, theta=1.0)
+    hit = next(h for h in ctx.hits if h.unit.raw_ref is not None)
+    assert hit.level == 1 and hit.text == "The workshop covered colour theory …"
+    assert len(hit.unit.summary.split()) == 101 and "note70" in hit.unit.summary  # 100 words and the " …"
+    assert ctx.tokens <= 120 and "We met at the cafe after the workshop." in ctx.render()
+    # line_words=0: the whole summary line, as before, which 120 tokens cannot hold
+    assert all(h.unit.raw_ref is None for h in before.search("note70", user_id="u", budget=120, theta=1.0).hits)
+    whole_line = next(h for h in before.search("note70", user_id="u", budget=600, theta=1.0).hits
+                      if h.unit.raw_ref is not None)
+    assert whole_line.level == 1 and whole_line.text == hit.unit.summary
+
+
 def test_reopen_loads_saved_indexes_and_rebuilds_stale_ones(store_path: Path):
     with Memory(store_path, embedder="fake") as m:
         ids = [r.id for r in m.add_dialogue(TURNS, user_id="c1", session_id="s1")]
@@ -182,6 +202,8 @@ def test_contradictory_settings_are_refused():
         Memory(embedder="fake", whole_top=-1)
     with pytest.raises(ConfigError, match="sparse_depth"):
         Memory(embedder="fake", sparse_depth=-1)
+    with pytest.raises(ConfigError, match="line_words"):
+        Memory(embedder="fake", line_words=-1)
     with pytest.raises(ConfigError, match="packing session, day or line"):
         Memory(embedder="fake", packing="days")
 

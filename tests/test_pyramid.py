@@ -192,3 +192,31 @@ def test_turns_of_a_session_render_in_the_order_they_were_said():
                         packing="session")
     assert [h.unit.id for h in ctx.hits] == ["b", "c", "a"]  # the hits stay in rank order
     assert ctx.render() == "[2023-05-08 13:56]\nMel: what did you paint?\nMel: a sunset over the lake\nMel: wow, lovely!"
+
+
+def test_a_long_text_not_shown_whole_says_a_brief_line_and_the_budget_goes_to_others():
+    """line_words: the summary line of a longer text is cut to a few words; other lines are untouched."""
+    words = " ".join(f"w{i}" for i in range(100))
+    summary = words + " …"  # what ingest stores for a longer text without an LLM
+    FULL["plan"] = words + " and then the rest of the very long reply " * 20
+    plan = MAU("plan", summary, Modality.TEXT, T, T, Scope("u"), "hplan", speaker="assistant", raw_ref="ref")
+    short = [Candidate(unit(f"s{i}", f"short memory number {i} about the weather"), 0.2, frozenset({"sparse"}))
+             for i in range(40)]
+    image = MAU("img", "a caption of many words " * 10, Modality.IMAGE, T, T, Scope("u"), "himg", raw_ref="png")
+    cands = [Candidate(plan, 0.3, frozenset({"dense"})), Candidate(image, 0.25, frozenset({"dense"})), *short]
+    budget = 300
+    before = build_context("q", cands, theta=0.4, budget=budget, full_text=full_text, raw_content=no_raw,
+                           packing="session")
+    brief = build_context("q", cands, theta=0.4, budget=budget, full_text=full_text, raw_content=no_raw,
+                          packing="session", line_words=10)
+    assert before.hits[0].text == f"assistant: {summary}"  # 0: the whole summary line, as before
+    assert brief.hits[0].unit.id == "plan" and brief.hits[0].level == 1
+    assert brief.hits[0].text == "assistant: w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 …"
+    assert brief.hits[0].unit.summary == summary  # the unit itself (what is indexed) is unchanged
+    shown = {h.unit.id: h.text for h in brief.hits}
+    assert shown["img"] == "(image) " + "a caption of many words " * 10  # media: not cut
+    assert len(brief.hits) > len(before.hits)  # the words saved hold more memories
+    assert brief.tokens == count_tokens(brief.render()) <= budget
+    whole = build_context("q", [Candidate(plan, 0.9, frozenset({"dense"}))], theta=0.4, budget=1000,
+                          full_text=full_text, raw_content=no_raw, line_words=10)
+    assert whole.hits[0].level == 2 and FULL["plan"].strip() in whole.render()  # level 2: the full text

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omnimem.mau import MAU, Scope
-from omnimem.engine.retrieval.pyramid import grouping, line_of, time_stamp
+from omnimem.engine.retrieval.pyramid import brief, grouping, line_of, time_stamp
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 LIMIT = 500_000  # rows remembered (a few hundred bytes each)
@@ -47,9 +47,10 @@ class LineFacts:
 class LineCosts:
     """Line facts per (row id, packing), and a counter that remembers short texts."""
 
-    def __init__(self, count: TokenCounter, *, limit: int = LIMIT) -> None:
+    def __init__(self, count: TokenCounter, *, limit: int = LIMIT, words: int = 0) -> None:
         self.count = count
         self.limit = limit
+        self.words = words  # the engine's line_words (a summary of a longer text says at most this many words)
         self._facts: dict[tuple[int, str], LineFacts] = {}
         self._breaks: dict[tuple[int, str], int] = {}  # tokens of a row's line followed by a line break
         self._short: dict[str, int] = {}
@@ -82,7 +83,7 @@ class LineCosts:
         line = line_of(packing)
         key, group_header = grouping(packing)
         day = packing == "day"
-        texts = [line(unit, unit.summary) for _, unit in units]
+        texts = [line(unit, brief(unit, self.words)) for _, unit in units]
         costs = count_many(texts, threads=False) if self.count is count_tokens else [self.count(t) for t in texts]
         if len(self._facts) + len(units) > self.limit:
             self._facts = {}

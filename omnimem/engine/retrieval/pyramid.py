@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from omnimem.mau import MAU
+from omnimem.engine.enrich.summarise import first_words
+from omnimem.mau import MAU, Modality
 # The value objects and their line rules are defined in omnimem.results; these paths keep working.
 from omnimem.results import PACKINGS as PACKINGS, Context as Context, Hit as Hit, RawContent as RawContent
 from omnimem.results import day_key as day_key, group_header as group_header, group_key as group_key
@@ -39,6 +40,20 @@ STAMP = 1  # what packing charges beyond a time stamp's own tokens (the space af
 Line = Callable[[MAU, str], str]
 
 
+def brief(unit: MAU, words: int) -> str:
+    """What a unit's level-1 line says: its summary, held to ``words`` words (0: no limit) when it is the
+    summary of a longer text (whose full text is in the cold tier and comes back at level 2).
+
+    A long turn that is not shown whole cannot show its answer either: its line
+    only tells the reader it exists and what it is about, so it is kept brief and
+    the budget goes to more memories that can be read in full. What dense and
+    BM25 index of the unit, and ``unit.summary``, are unchanged.
+    """
+    if words <= 0 or unit.raw_ref is None or unit.modality is not Modality.TEXT:
+        return unit.summary
+    return first_words(unit.summary, words)
+
+
 def line_of(packing: str) -> Line:
     """How one hit's line is written: with its time (``line``), or under a group header."""
     if packing not in PACKINGS:
@@ -60,6 +75,7 @@ def build_context(
     costs: Sequence[int] | None = None,
     whole_share: float = 0.0,
     whole_top: int = 0,
+    line_words: int = 0,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -69,7 +85,8 @@ def build_context(
     shown whole (level 2) while the context stays within that share of the
     budget, so the hits that matter most are read in full before summaries of
     many others fill the rest; the first ``whole_top`` hits are shown whole
-    whenever they fit the budget at all. Levels 2 and 3 are then spent greedily by
+    whenever they fit the budget at all. A hit not shown whole whose summary
+    stands for a longer text says at most ``line_words`` words (:func:`brief`). Levels 2 and 3 are then spent greedily by
     similarity per extra token, so the budget goes where it buys the most
     relevance. Grouped packings charge a group header when its first hit
     enters (``day`` packing also a time stamp per distinct time in a group).
@@ -80,7 +97,7 @@ def build_context(
     :mod:`omnimem.engine.retrieval.line_costs`).
     """
     line = line_of(packing)
-    texts = [line(c.unit, c.unit.summary) for c in candidates]
+    texts = [line(c.unit, brief(c.unit, line_words)) for c in candidates]
     costs = list(costs) if costs is not None else _counts(texts, count)
     if len(costs) != len(texts):
         raise ValueError("one cost per candidate")

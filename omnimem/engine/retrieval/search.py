@@ -24,7 +24,7 @@ from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, feedback_vector, named_speakers,
                                               signals, wanted, without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
-from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, build_context,
+from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, brief, build_context,
                                               finish_context, fit_plan, line_of)
 from omnimem.tokens import count_joined, raw_tokens
 from omnimem.text import content_words
@@ -44,7 +44,7 @@ class Retriever:
 
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
-        self.line_costs = LineCosts(parts.count_tokens)
+        self.line_costs = LineCosts(parts.count_tokens, words=parts.settings.line_words)
         self._reranker: Reranker | None = None
         self.facts = FactCache()  # what the ranking signals read of each row
         self.speakers = SpeakerMemo()  # the speakers seen in each scope's heads: names are stripped up front
@@ -133,7 +133,7 @@ class Retriever:
             ctx = build_context(
                 text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
                 max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
-                whole_share=settings.whole_share, whole_top=settings.whole_top,
+                whole_share=settings.whole_share, whole_top=settings.whole_top, line_words=settings.line_words,
             )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
@@ -260,7 +260,7 @@ class Retriever:
         known = [facts[rid] for rid in ranked]
         grouped = packing != "line"
         day = packing == "day"
-        line = line_of(packing)
+        line, words = line_of(packing), m.settings.line_words
         share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
         allowance = int(limit * share)
         top = m.settings.whole_top if m.settings.max_level >= 2 else 0
@@ -300,7 +300,7 @@ class Retriever:
                 dropped.append(fact.unit_id)
                 continue
             unit = units[rid]
-            level, shown, cost = (2, *wholes.lines[i]) if i in plan.whole else (1, line(unit, unit.summary), fact.cost)
+            level, shown, cost = (2, *wholes.lines[i]) if i in plan.whole else (1, line(unit, brief(unit, words)), fact.cost)
             hits.append(Hit(unit, similarity(qvec, unit), level, i + 1, sources.of(rid), shown, cost, None,
                             *sources.explain(rid), seq=rid))
         summary_lines = [(rid, h.text) for rid, h in zip(fitting, hits) if h.level == 1]  # whole: counted later
