@@ -89,6 +89,11 @@ def experiment_systems() -> list[System]:
                      {"line_words": 10}),
         MemorySystem("x-line-words-30", "defaults with line_words=30", {"line_words": 30}),
         MemorySystem("x-line-words-50", "defaults with line_words=50", {"line_words": 50}),
+        MemorySystem("x-session-w-0", "defaults with session_weight=0 (no session signal: the default before)",
+                     {"session_weight": 0.0}),
+        MemorySystem("x-session-w-0.25", "defaults with session_weight=0.25 (units by their session's summed fused "
+                     "score among the best 50, at a quarter weight)", {"session_weight": 0.25}),
+        MemorySystem("x-session-w-0.5", "defaults with session_weight=0.5", {"session_weight": 0.5}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",

@@ -129,8 +129,10 @@ class Settings:
     #                              unchanged; benchmarks/results/locomo-retrieval-dev-ranking)
     speaker_field: bool = True  # with speaker_weight: a named speaker is matched as the field only; dense and BM25
     #                             search the rest of the query (one more query embedding for such queries)
-    session_weight: float = 0.0  # units by the summed fused score of their session (off: LoCoMo dev +0.006, LongMemEval
-    #                              dev -0.042 within 1k)
+    session_weight: float = 0.5  # units by the summed fused score of their session (with line_words=20, within 1k:
+    #                              LongMemEval dev 0.871 -> 0.885, LoCoMo dev 0.856 -> 0.858, Mem-Gallery dev
+    #                              0.891 -> 0.899, 6k unchanged; before line_words it cost LongMemEval dev 0.042;
+    #                              benchmarks/results/*-dev-*session)
     time_weight: float = 1.0  # units inside the time window a relative time in the query names ("last week"),
     #                           read against the search's ``now`` (LoCoMo dev +0.005 within 1k; LongMemEval dev same)
     recency_weight: float = 0.0  # units newest first

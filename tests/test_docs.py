@@ -65,8 +65,20 @@ LME_PACK36, LOC_GRAPH = "longmemeval-retrieval-dev-packing36.json", "locomo-retr
 LINES, LINES_TEST, LINES_X = ("longmemeval-retrieval-dev-all-lines.json", "longmemeval-retrieval-test-all-lines.json",
                               "longmemeval-retrieval-dev-all-lines-x.json")
 LINES_LOC, LINES_MG = "locomo-retrieval-dev-lines.json", "memgallery-retrieval-dev-lines.json"
+SESSION_LME, SESSION_LOC, SESSION_MG = ("longmemeval-retrieval-dev-all-session.json", "locomo-retrieval-dev-session.json",
+                                       "memgallery-retrieval-dev-session.json")
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("dev: LongMemEval {0} / {1} against {2} / {3} (at 0.25: {4} / {5}), LoCoMo {6} / {7} against {8} / {9} (0.25: "
+     "{10} / {11}), Mem-Gallery {12} / {13} against {14} / {15}. Test: LongMemEval {16} / {17} against {18} / {19}, LoCoMo "
+     "{20} / {21} against {22} / {23} (multi-hop {24} against {25} within 1k), Mem-Gallery {26} / {27} against {28} / {29}",
+     [(f, overall(s, k)) for f in (SESSION_LME, SESSION_LOC)
+      for s in ("x-session-w-0.5", "omnimem", "x-session-w-0.25") for k in BOTH]
+     + [(SESSION_MG, overall(s, k)) for s in ("x-session-w-0.5", "omnimem") for k in BOTH]
+     + [("longmemeval-retrieval-test-all-session.json", overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]
+     + [(FINAL_LOCOMO, overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]
+     + [(FINAL_LOCOMO, category(s, 1, "1k")) for s in ("omnimem", "x-session-w-0")]
+     + [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]),
     ("LongMemEval dev {0} / {1} against {2} / {3} with the whole summary line (`line_words=0`, the default before); "
      "10 words {4} / {5}, 30 {6} / {7}, 50 {8} / {9} (a line counts for nothing under this measure, so recall rises as "
      "the line gets shorter; 20 words still say what the turn is about); LoCoMo dev {10} / {11} against {12} / {13} "
@@ -101,7 +113,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(ALL_LME, f"systems.{s}.categories.multi-session.{k}") for s in ("omnimem", "naive-dense") for k in BOTH]
      + [(ALL_LME, overall("omnimem", k)) for k in ("hits_1k", "hits_6k")]
      + [(ALL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense", "naive-bm25", "plain-fusion") for k in BOTH]),
-    ("this round's defaults together (the speaker and time signals, the best hits whole within half the budget, "
+    ("this round's defaults together (the speaker, time and session signals, the best hits whole within half the budget, "
      "day packing, long turns indexed by their first 100 words and said in 20 when not shown whole): LoCoMo test within "
      "1,000 tokens {0}, within 6,000 {1} "
      "(multi-hop {2} / {3}), naive dense {4} / {5}; LoCoMo dev {6} / {7}, naive dense {8} / {9}; LongMemEval 36 test "
