@@ -153,8 +153,10 @@ def test_hits_carry_their_fused_score_and_ranks_so_the_order_is_visibly_sorted(r
     hits = sorted(data["hits"], key=lambda h: h["rank"])
     fused = [h["fused"] for h in hits]
     assert fused == sorted(fused, reverse=True) and all(f > 0 for f in fused)
-    for hit in hits:  # each retriever that found a hit gives its rank; the fused score is their RRF sum
-        assert set(hit["ranks"]) == set(hit["sources"]) & {"dense", "sparse"}
-        assert hit["fused"] == pytest.approx(sum(1 / (60 + r) for r in hit["ranks"].values()))
+    weights = {"dense": 1.0, "sparse": 1.0, "session": 0.5}  # the defaults: the session signal is one more list
+    for hit in hits:  # each retriever that found a hit gives its rank; the fused score is their weighted RRF sum
+        assert set(hit["ranks"]) - {"session"} == set(hit["sources"]) & {"dense", "sparse"}
+        assert "session" in hit["ranks"]  # every hit's session is ranked (the sample is one session)
+        assert hit["fused"] == pytest.approx(sum(weights[name] / (60 + r) for name, r in hit["ranks"].items()))
     table = run("search", "painting the lighthouse", "--store", store_path, "--limit", "3").output
     assert "fused d/b" in table and f"{fused[0]:.5f}" in table
