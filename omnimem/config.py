@@ -110,7 +110,8 @@ class Settings:
     whole_share: float = 0.5  # the best hits are shown whole (full text, not their summary line), in rank order,
     #                           while the context stays within this share of the budget (0: summaries first)
     whole_top: int = 0  # the best this many hits are shown whole whenever they fit the whole budget (off: on
-    #                     every LongMemEval dev question 1 cost 0.02 within 1k tokens, a long best hit crowds out others)
+    #                     every LongMemEval dev question 1 cost 0.02 within 1k tokens, a long best hit crowds out
+    #                     others)
     line_words: int = 20  # a hit not shown whole whose summary stands for a longer text says at most this many
     #                       words (0: its whole summary line); indexing is unchanged (LongMemEval dev, every
     #                       question: 0.800 / 0.974 -> 0.871 / 0.997 within 1k / 6k; LoCoMo dev unchanged; 10

@@ -86,7 +86,8 @@ def build_context(
     budget, so the hits that matter most are read in full before summaries of
     many others fill the rest; the first ``whole_top`` hits are shown whole
     whenever they fit the budget at all. A hit not shown whole whose summary
-    stands for a longer text says at most ``line_words`` words (:func:`brief`). Levels 2 and 3 are then spent greedily by
+    stands for a longer text says at most ``line_words`` words (:func:`brief`).
+    Levels 2 and 3 are then spent greedily by
     similarity per extra token, so the budget goes where it buys the most
     relevance. Grouped packings charge a group header when its first hit
     enters (``day`` packing also a time stamp per distinct time in a group).

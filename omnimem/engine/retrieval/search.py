@@ -260,7 +260,7 @@ class Retriever:
         known = [facts[rid] for rid in ranked]
         grouped = packing != "line"
         day = packing == "day"
-        line, words = line_of(packing), m.settings.line_words
+        line = line_of(packing)
         share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
         allowance = int(limit * share)
         top = m.settings.whole_top if m.settings.max_level >= 2 else 0
@@ -300,7 +300,10 @@ class Retriever:
                 dropped.append(fact.unit_id)
                 continue
             unit = units[rid]
-            level, shown, cost = (2, *wholes.lines[i]) if i in plan.whole else (1, line(unit, brief(unit, words)), fact.cost)
+            if i in plan.whole:
+                level, (shown, cost) = 2, wholes.lines[i]
+            else:  # the line its cost was counted for (line_costs: the same line_words)
+                level, shown, cost = 1, line(unit, brief(unit, lines.words)), fact.cost
             hits.append(Hit(unit, similarity(qvec, unit), level, i + 1, sources.of(rid), shown, cost, None,
                             *sources.explain(rid), seq=rid))
         summary_lines = [(rid, h.text) for rid, h in zip(fitting, hits) if h.level == 1]  # whole: counted later
