@@ -39,8 +39,9 @@ count (the unit among the hits, even when only its cut summary line is shown), k
 comparison.
 
 Ablations that cannot move a number are not run: the novelty filter rejects no turn of either
-data set (the `ingest` counts in each JSON say so), and level 2 only concerns units longer than
-`summary_words` (150), which neither data set has more than a handful of.
+data set (the `ingest` counts in each JSON say so). Level 2 and `line_words` only concern units
+longer than `summary_words` (100), which LoCoMo and Mem-Gallery have only a handful of; LongMemEval's
+assistant replies often are.
 
 Splits: defaults are chosen on `dev` (LoCoMo conversations 1-5, the first 10 Mem-Gallery files by
 name, the LongMemEval-S dev file) and reported on `test` (LoCoMo 6-10, the last 10 Mem-Gallery files,
