@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 
 UNION_DEPTH = 20  # candidates per retriever in union fusion when neither depth nor top_k says
+STAMPED = "day-stamped"  # the line-cost cache's key for a day-packed line written after its time of day
 GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
 
 
@@ -308,10 +309,18 @@ class Retriever:
                             *sources.explain(rid), seq=rid))
         summary_lines = [(rid, h.text) for rid, h in zip(fitting, hits) if h.level == 1]  # whole: counted later
         breaks = dict(zip([text for _, text in summary_lines], lines.with_breaks(summary_lines, packing)))
+        # day packing writes a line as "<time of day> <line>" where the time changes: that piece is remembered
+        # per row too (its stamp is the row's own), counted the first time it is rendered
+        stamped = {f"{facts[rid].stamp} {text}": rid for rid, text in summary_lines if facts[rid].stamp} if day else {}
 
         def with_break(piece: str) -> int:
             known_cost = breaks.get(piece)
-            return known_cost if known_cost is not None else lines(piece + "\n")
+            if known_cost is not None:
+                return known_cost
+            rid = stamped.get(piece)
+            if rid is not None:
+                return lines.with_breaks([(rid, piece)], STAMPED)[0]
+            return lines(piece + "\n")
 
         return finish_context(
             text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
