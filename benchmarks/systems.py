@@ -94,6 +94,11 @@ def experiment_systems() -> list[System]:
         MemorySystem("x-session-w-0.25", "defaults with session_weight=0.25 (units by their session's summed fused "
                      "score among the best 50, at a quarter weight)", {"session_weight": 0.25}),
         MemorySystem("x-session-w-0.5", "defaults with session_weight=0.5", {"session_weight": 0.5}),
+        MemorySystem("x-statement-0.25", "defaults with statement_weight=0.25 (units with at least 4 content words "
+                     "outside their questions, in fused order, as one more ranked list: a turn that only asks is "
+                     "not an answer)", {"statement_weight": 0.25}),
+        MemorySystem("x-statement-0.5", "defaults with statement_weight=0.5", {"statement_weight": 0.5}),
+        MemorySystem("x-statement-1", "defaults with statement_weight=1", {"statement_weight": 1.0}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",

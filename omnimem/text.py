@@ -91,7 +91,7 @@ def content_words(query: str) -> str:
     carry the question's meaning. A query of nothing but stop words is kept
     whole: better the frame words than no BM25 at all.
     """
-    stop = _query_stop()
+    stop = query_stop()
     kept = [w for w in _WORD.findall(query) if w.lower() not in stop]
     return " ".join(kept) if kept else query
 
@@ -103,7 +103,8 @@ _FRAME_WORDS = ("could", "would", "might", "must", "shall", "please", "ever")
 
 
 @functools.cache
-def _query_stop() -> frozenset[str]:
+def query_stop() -> frozenset[str]:
+    """The full English stop list (NLTK's, which bm25s ships, and the frame words above), lower case."""
     from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_EN_PLUS
 
     return frozenset(w.lower() for w in (*STOPWORDS_EN, *STOPWORDS_EN_PLUS, *_FRAME_WORDS))

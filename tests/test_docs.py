@@ -67,6 +67,7 @@ LINES, LINES_TEST, LINES_X = ("longmemeval-retrieval-dev-all-lines.json", "longm
 LINES_LOC, LINES_MG = "locomo-retrieval-dev-lines.json", "memgallery-retrieval-dev-lines.json"
 SESSION_LME, SESSION_LOC, SESSION_MG = ("longmemeval-retrieval-dev-all-session.json", "locomo-retrieval-dev-session.json",
                                        "memgallery-retrieval-dev-session.json")
+STATEMENT_LOC, STATEMENT_LME = "locomo-retrieval-dev-statement.json", "longmemeval-retrieval-dev-statement.json"
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
     ("dev: LongMemEval {0} / {1} against {2} / {3} (at 0.25: {4} / {5}), LoCoMo {6} / {7} against {8} / {9} (0.25: "
@@ -79,6 +80,13 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(FINAL_LOCOMO, overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]
      + [(FINAL_LOCOMO, category(s, 1, "1k")) for s in ("omnimem", "x-session-w-0")]
      + [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]),
+    ("LoCoMo dev within 1k / 6k: {0} / {1} at 0.5 and {2} / {3} at 1, against the default's {4} / {5} (0.25: {6}; "
+     "multi-hop within 1k {7} at 1 against {8}). LongMemEval dev: {9} / {10} at 0.5 and {11} / {12} at 1, against "
+     "{13} / {14}. It costs",
+     [(STATEMENT_LOC, overall(s, k)) for s in ("x-statement-0.5", "x-statement-1", "omnimem") for k in BOTH]
+     + [(STATEMENT_LOC, overall("x-statement-0.25", "1k"))]
+     + [(STATEMENT_LOC, category(s, 1, "1k")) for s in ("x-statement-1", "omnimem")]
+     + [(STATEMENT_LME, overall(s, k)) for s in ("x-statement-0.5", "x-statement-1", "omnimem") for k in BOTH]),
     ("LongMemEval dev {0} / {1} against {2} / {3} with the whole summary line (`line_words=0`, the default before); "
      "10 words {4} / {5}, 30 {6} / {7}, 50 {8} / {9} (a line counts for nothing under this measure, so recall rises as "
      "the line gets shorter; 20 words still say what the turn is about); LoCoMo dev {10} / {11} against {12} / {13} "

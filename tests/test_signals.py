@@ -18,7 +18,7 @@ from omnimem import Memory
 from omnimem.cli import app
 from omnimem.config import Settings
 from omnimem.errors import ConfigError
-from omnimem.engine.retrieval.signals import named_speakers, without_names
+from omnimem.engine.retrieval.signals import named_speakers, stated_words, without_names
 from omnimem.fusion import rrf_order
 from omnimem.timeparse import query_window
 
@@ -168,3 +168,25 @@ def test_now_over_http_and_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert "all afternoon" in res.output
     bad = CliRunner().invoke(app, ["search", "lake", "--store", str(store), "--now", "soon"])
     assert bad.exit_code != 0 and "soon" in bad.output
+
+
+def test_a_turn_that_only_asks_yields_to_one_that_states(tmp_path: Path):
+    talk = [{"speaker": "Sam", "text": "Cool! What kind of music do you play?", "time": "2024-05-01"},
+            {"speaker": "Alex", "text": "Jazz piano mostly, and some blues guitar with friends on weekends.",
+             "time": "2024-05-01"}]
+    assert stated_words(talk[0]["text"]) == 1  # "Cool": the question's words are not stated
+    assert stated_words(talk[1]["text"]) >= 4
+    firsts = {}
+    for weight in (0.0, 3.0):  # outweighs dense and BM25
+        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, statement_weight=weight) as mem:
+            mem.add_dialogue(talk, user_id="u", session_id="s")
+            ctx = mem.search("What kind of music do you play?", user_id="u")
+            first = min(ctx.hits, key=lambda h: h.rank)
+            firsts[weight] = first.unit.summary
+            assert ("statement" in first.ranks) is (weight > 0)
+    assert firsts[0.0] == talk[0]["text"]  # the asking turn shares the question's words
+    assert firsts[3.0] == talk[1]["text"]
+    with pytest.raises(ConfigError, match="statement_weight"):
+        Settings.load(statement_weight=-1)
+    with pytest.raises(ConfigError, match="informative_words"):
+        Settings.load(informative_words=-1)

@@ -20,6 +20,10 @@ weight (a unit absent from a list gets nothing from it):
   falls in that window, in fused order.
 - ``recency``: the head's units newest first by event time, so that of two
   statements of a changed fact the latest ranks higher.
+- ``statement``: the head's units that state something (at least
+  ``informative_words`` content words outside their questions), in fused
+  order. A turn that only asks ("Cool! What do you play?") shares a
+  question's form and words, not its answer.
 
 Every list holds only candidates of the first fusion, so nothing is added:
 the signals re-order. Pseudo-relevance feedback (``prf_docs``) is not a list:
@@ -38,6 +42,7 @@ import numpy as np
 
 from omnimem.config import Settings
 from omnimem.mau import MAU, Scope
+from omnimem.text import query_stop
 from omnimem.timeparse import query_window
 
 _WORD = re.compile(r"\w+")
@@ -51,6 +56,7 @@ class RowFacts:
     speaker: str | None
     event_time: datetime | None
     scope: Scope
+    stated: int = 0  # content words outside the unit's questions (:func:`stated_words`)
 
 
 class FactCache:
@@ -69,7 +75,8 @@ class FactCache:
             if len(self._facts) + len(missing) > self.limit:
                 self._facts = {}
             for rid, unit in fetch(missing).items():
-                known[rid] = self._facts[rid] = RowFacts(unit.speaker, unit.event_time, unit.scope)
+                known[rid] = self._facts[rid] = RowFacts(unit.speaker, unit.event_time, unit.scope,
+                                                         stated_words(unit.summary))
         return known
 
 
@@ -107,7 +114,7 @@ class Signal:
 def wanted(settings: Settings) -> bool:
     """Whether any signal is on (the head's rows are then read; ``speaker_field`` needs ``speaker_weight``)."""
     return any(w > 0 for w in (settings.speaker_weight, settings.session_weight, settings.time_weight,
-                               settings.recency_weight))
+                               settings.recency_weight, settings.statement_weight))
 
 
 def named_speakers(query: str, speakers: Iterable[str | None]) -> set[str]:
@@ -163,7 +170,21 @@ def signals(query: str, head: Sequence[int], rows: Mapping[int, RowFacts], fused
         position = {r: i for i, r in enumerate(dated)}
         newest = sorted(dated, key=lambda r: (-_stamp(rows[r].event_time), position[r]))
         out.append(Signal("recency", newest, settings.recency_weight))
+    if settings.statement_weight > 0:
+        stating = [r for r in present if rows[r].stated >= settings.informative_words]
+        if stating:
+            out.append(Signal("statement", stating, settings.statement_weight))
     return out
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def stated_words(text: str) -> int:
+    """How many content words (no stop words) ``text`` has outside its questions (sentences ending in ``?``)."""
+    stop = query_stop()
+    return sum(1 for sentence in _SENTENCE.findall(text) if not sentence.rstrip().endswith("?")
+               for w in _WORD.findall(sentence) if w.lower() not in stop)
 
 
 def _stamp(when: datetime | None) -> float:
