@@ -303,7 +303,13 @@ def day_key(unit: MAU) -> tuple[Any, ...]:
 def time_stamp(unit: MAU) -> str | None:
     """What ``day`` packing writes before a line whose time of day changed since the line before: ``13:56``."""
     when = unit.event_time
-    return None if when is None else when.strftime("%H:%M")
+    return None if when is None else _time_of_day(when)
+
+
+@lru_cache(maxsize=65_536)
+def _time_of_day(when: datetime) -> str:
+    """A stamp's text per time, remembered (rendering a day-packed context asks for each hit's twice)."""
+    return when.strftime("%H:%M")
 
 
 def grouping(packing: str) -> tuple[Callable[[MAU], tuple[Any, ...]], Callable[[MAU], str]]:

@@ -1,6 +1,8 @@
 """The embedded store on real SQLite files."""
 
+import json
 import sqlite3
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -116,4 +118,18 @@ def test_wal_mode_and_secure_delete_are_on(store_path: Path):
     assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store._conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
     assert store._conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+    store.close()
+
+
+@pytest.mark.parametrize("ids", [(), ("D1:3",), ("a", "b", "c"), ("a, b", "c"), ('say "hi"',), ("back\\slash",),
+                                 ("é", "ü"), ("", ""), ('a", "b',)])
+def test_source_ids_read_back_exactly(store_path: Path, ids: tuple[str, ...]):
+    store = SQLiteStore(store_path)
+    store.init_meta("fake", 2)
+    store.insert([replace(unit("a", Scope("u1")), links=Links(source_ids=ids))], {})
+    assert store.get(["a"])[0].source_ids == ids
+    # a list written another way than json.dumps's (no spaces, spaces around the comma) is parsed as JSON
+    for text in (json.dumps(list(ids), separators=(",", ":")), json.dumps(list(ids), separators=(" , ", ":"))):
+        store._conn.execute("UPDATE units SET source_ids = ? WHERE id = 'a'", (text,))
+        assert store.get(["a"])[0].source_ids == ids
     store.close()

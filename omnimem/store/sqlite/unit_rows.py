@@ -52,6 +52,23 @@ _iso = datetime.fromisoformat
 _MODALITIES = {m.value: m for m in Modality}  # a dict lookup: Modality(value) is slow for a search's rows
 
 
+def _source_ids(text: str) -> tuple[str, ...]:
+    """``tuple(json.loads(text))`` of a stored JSON list of strings, without the parser where that is exact.
+
+    ``json.dumps`` writes such a list as ``["a", "b"]``; a string with a quote, a backslash or a non-ASCII
+    character in it is written with a backslash escape, so text without a backslash splits exactly on
+    ``", "`` (no string can hold a quote unescaped). Anything else (a list written without the spaces, say)
+    goes through the parser.
+    """
+    if text == "[]":
+        return ()
+    if "\\" not in text and text.startswith('["') and text.endswith('"]'):
+        ids = text[2:-2].split('", "')
+        if not any('"' in i for i in ids):  # else not the shape json.dumps writes: the parser decides
+            return tuple(ids)
+    return tuple(json.loads(text))
+
+
 def to_unit(row: Sequence[Any], next_id: str | None) -> MAU:
     """The unit of a row (``COLUMNS`` order). Positional arguments and no enum call: a search builds ~160."""
     (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
@@ -60,7 +77,7 @@ def to_unit(row: Sequence[Any], next_id: str | None) -> MAU:
         uid, summary, _MODALITIES.get(modality) or Modality(modality),
         _iso(event_time) if event_time else None, _iso(record_time),
         Scope(user_id, agent_id, session_id), chash, speaker, raw_ref,
-        Links(prev_id, next_id, tuple(json.loads(source_ids)) if source_ids != "[]" else ()),
+        Links(prev_id, next_id, _source_ids(source_ids)),
         np.frombuffer(emb, dtype=np.float32) if emb else None,
         json.loads(metadata) if metadata != "{}" else {},  # most rows: skip the JSON parser
         superseded_by, _iso(superseded_at) if superseded_at else None,
