@@ -47,7 +47,8 @@ class Retriever:
         self.parts = parts
         self.line_costs = LineCosts(parts.count_tokens, words=parts.settings.line_words)
         self._reranker: Reranker | None = None
-        self.facts = FactCache()  # what the ranking signals read of each row
+        # what the ranking signals read of each row (a unit's stated words only when that signal is on)
+        self.facts = FactCache(statements=parts.settings.statement_weight > 0)
         self.speakers = SpeakerMemo()  # the speakers seen in each scope's heads: names are stripped up front
 
     def search(

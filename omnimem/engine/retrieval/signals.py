@@ -63,8 +63,9 @@ class FactCache:
     """Row facts per row id, fetched once (a search's head is mostly rows seen before); bounded, thread-safe
     (single dict operations), like the line facts of packing (:mod:`omnimem.engine.retrieval.line_costs`)."""
 
-    def __init__(self, limit: int = LIMIT) -> None:
+    def __init__(self, limit: int = LIMIT, *, statements: bool = False) -> None:
         self.limit = limit
+        self.statements = statements  # count each row's stated words (the statement signal is on)
         self._facts: dict[int, RowFacts] = {}
 
     def get(self, rids: Sequence[int], fetch: Callable[[list[int]], Mapping[int, MAU]]) -> dict[int, RowFacts]:
@@ -76,7 +77,7 @@ class FactCache:
                 self._facts = {}
             for rid, unit in fetch(missing).items():
                 known[rid] = self._facts[rid] = RowFacts(unit.speaker, unit.event_time, unit.scope,
-                                                         stated_words(unit.summary))
+                                                         stated_words(unit.summary) if self.statements else 0)
         return known
 
 
