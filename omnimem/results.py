@@ -303,12 +303,15 @@ def day_key(unit: MAU) -> tuple[Any, ...]:
 def time_stamp(unit: MAU) -> str | None:
     """What ``day`` packing writes before a line whose time of day changed since the line before: ``13:56``."""
     when = unit.event_time
-    return None if when is None else _time_of_day(when)
+    return None if when is None else _time_of_day(when, when.utcoffset())
 
 
 @lru_cache(maxsize=65_536)
-def _time_of_day(when: datetime) -> str:
-    """A stamp's text per time, remembered (rendering a day-packed context asks for each hit's twice)."""
+def _time_of_day(when: datetime, offset: timedelta | None) -> str:
+    """A stamp's text per time, remembered (rendering a day-packed context asks for each hit's twice).
+
+    ``offset`` is part of the key: equal instants in two zones compare (and hash) equal, but read apart.
+    """
     return when.strftime("%H:%M")
 
 

@@ -220,3 +220,19 @@ def test_a_long_text_not_shown_whole_says_a_brief_line_and_the_budget_goes_to_ot
     whole = build_context("q", [Candidate(plan, 0.9, frozenset({"dense"}))], theta=0.4, budget=1000,
                           full_text=full_text, raw_content=no_raw, line_words=10)
     assert whole.hits[0].level == 2 and FULL["plan"].strip() in whole.render()  # level 2: the full text
+
+
+def test_a_time_of_day_stamp_is_read_in_the_units_own_zone():
+    """The same instant in two zones: each line says its own clock time (the stamps are remembered per time)."""
+    from datetime import timedelta
+
+    from omnimem.results import time_stamp
+
+    utc = datetime(2023, 5, 8, 10, 0, tzinfo=timezone.utc)
+    paris = utc.astimezone(timezone(timedelta(hours=2)))
+    assert utc == paris  # equal instants compare (and hash) equal
+    def at(when: datetime) -> MAU:
+        return MAU("u", "x", Modality.TEXT, when, when, Scope("u"), "hu", speaker="Mel")
+
+    assert time_stamp(at(utc)) == "10:00"
+    assert time_stamp(at(paris)) == "12:00"
