@@ -99,6 +99,11 @@ def experiment_systems() -> list[System]:
                      "not an answer)", {"statement_weight": 0.25}),
         MemorySystem("x-statement-0.5", "defaults with statement_weight=0.5", {"statement_weight": 0.5}),
         MemorySystem("x-statement-1", "defaults with statement_weight=1", {"statement_weight": 1.0}),
+        MemorySystem("x-signal-depth-100", "defaults with signal_depth=100 (the speaker, session and time signals "
+                     "re-order the best 100 fused candidates, not 50)", {"signal_depth": 100}),
+        MemorySystem("x-signal-depth-150", "defaults with signal_depth=150", {"signal_depth": 150}),
+        MemorySystem("x-speaker-w-1", "defaults with speaker_weight=1 (a named speaker's units at the weight of dense)",
+                     {"speaker_weight": 1.0}),
         MemorySystem("x-dates", "defaults with embed_dates=True", {"embed_dates": True}),
         MemorySystem("x-rrf-k20", "defaults with rrf_k=20", {"rrf_k": 20}),
         MemorySystem("x-diversity-0.5", "defaults with diversity=0.5 (one session does not fill the top)",

@@ -67,6 +67,8 @@ LINES, LINES_TEST, LINES_X = ("longmemeval-retrieval-dev-all-lines.json", "longm
 LINES_LOC, LINES_MG = "locomo-retrieval-dev-lines.json", "memgallery-retrieval-dev-lines.json"
 SESSION_LME, SESSION_LOC, SESSION_MG = ("longmemeval-retrieval-dev-all-session.json", "locomo-retrieval-dev-session.json",
                                        "memgallery-retrieval-dev-session.json")
+DEPTH_LOC, DEPTH_LME = "locomo-retrieval-dev-depth.json", "longmemeval-retrieval-dev-depth.json"
+SPEAKER_LME = "longmemeval-retrieval-dev-speaker.json"
 STATEMENT_LOC, STATEMENT_LME = "locomo-retrieval-dev-statement.json", "longmemeval-retrieval-dev-statement.json"
 # (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
 FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
@@ -80,6 +82,19 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(FINAL_LOCOMO, overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]
      + [(FINAL_LOCOMO, category(s, 1, "1k")) for s in ("omnimem", "x-session-w-0")]
      + [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]),
+    ("LoCoMo dev within 1k / 6k: `signal_depth=100` {0} / {1}, `signal_depth=150` {2} / {3} (multi-hop within 6k {4} "
+     "against {5}), `speaker_weight=1` {6} / {7} (multi-hop within 1k {8} against {9}), against the default's {10} / "
+     "{11}. LongMemEval dev: all three {12} / {13} against {14} / {15} (",
+     [(DEPTH_LOC, overall(s, k)) for s in ("x-signal-depth-100", "x-signal-depth-150") for k in BOTH]
+     + [(DEPTH_LOC, category(s, 1, "6k")) for s in ("x-signal-depth-150", "omnimem")]
+     + [(DEPTH_LOC, overall("x-speaker-w-1", k)) for k in BOTH]
+     + [(DEPTH_LOC, category(s, 1, "1k")) for s in ("x-speaker-w-1", "omnimem")]
+     + [(DEPTH_LOC, overall("omnimem", k)) for k in BOTH]
+     + [(DEPTH_LME, overall(s, k)) for s in ("x-signal-depth-150", "omnimem") for k in BOTH]),
+    ("LongMemEval dev: all three {0} / {1} against {2} / {3}",
+     [(f, overall(s, k)) for f, s in ((DEPTH_LME, "x-signal-depth-100"), (SPEAKER_LME, "omnimem")) for k in BOTH]),
+    ("LongMemEval dev: all three 0.926 / 1.000 against {0} / {1}",
+     [(SPEAKER_LME, overall("x-speaker-w-1", k)) for k in BOTH]),
     ("LoCoMo dev within 1k / 6k: {0} / {1} at 0.5 and {2} / {3} at 1, against the default's {4} / {5} (0.25: {6}; "
      "multi-hop within 1k {7} at 1 against {8}). LongMemEval dev: {9} / {10} at 0.5 and {11} / {12} at 1, against "
      "{13} / {14}. It costs",
