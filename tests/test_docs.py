@@ -93,6 +93,10 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(DEPTH_LME, overall(s, k)) for s in ("x-signal-depth-150", "omnimem") for k in BOTH]),
     ("LongMemEval dev: all three {0} / {1} against {2} / {3}",
      [(f, overall(s, k)) for f, s in ((DEPTH_LME, "x-signal-depth-100"), (SPEAKER_LME, "omnimem")) for k in BOTH]),
+    ("on every LongMemEval dev question (91, `longmemeval-retrieval-dev-all-depth`) `signal_depth=150` gives {0} / {1} "
+     "against the default's {2} / {3}. Not adopted",
+     [("longmemeval-retrieval-dev-all-depth.json", overall(s, k)) for s in ("x-signal-depth-150", "omnimem")
+      for k in BOTH]),
     ("LongMemEval dev: all three 0.926 / 1.000 against {0} / {1}",
      [(SPEAKER_LME, overall("x-speaker-w-1", k)) for k in BOTH]),
     ("LoCoMo dev within 1k / 6k: {0} / {1} at 0.5 and {2} / {3} at 1, against the default's {4} / {5} (0.25: {6}; "
