@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import synthetic
-from omnimem.embed.minilm import MiniLMEmbedder
+from omnimem.embed import MiniLMEmbedder
 
 SIZES = (1, 24, 200)
 
