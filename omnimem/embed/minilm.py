@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from omnimem.embed.base import Vectors, normalise
-from omnimem.errors import MissingDependencyError
+from omnimem.errors import InvalidInputError, MissingDependencyError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -64,7 +64,7 @@ class MiniLMEmbedder:
 
     def __init__(self, batch_size: int = 16, parallel: int = 2) -> None:
         if batch_size < 1 or parallel < 1:
-            raise ValueError("batch_size and parallel must be >= 1")
+            raise InvalidInputError(f"batch_size and parallel must be >= 1, not {batch_size} and {parallel}")
         self.batch_size = batch_size
         self.parallel = parallel
 
