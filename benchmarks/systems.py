@@ -98,6 +98,9 @@ def experiment_systems() -> list[System]:
                      "outside their questions, in fused order, as one more ranked list: a turn that only asks is "
                      "not an answer)", {"statement_weight": 0.25}),
         MemorySystem("x-statement-0.5", "defaults with statement_weight=0.5", {"statement_weight": 0.5}),
+        MemorySystem("x-reply-0.5", "defaults with reply_weight=0.5 (the turn after a head unit that asks something, "
+                     "in the asking units' order)", {"reply_weight": 0.5}),
+        MemorySystem("x-reply-1", "defaults with reply_weight=1", {"reply_weight": 1.0}),
         MemorySystem("x-statement-1", "defaults with statement_weight=1", {"statement_weight": 1.0}),
         MemorySystem("x-signal-depth-100", "defaults with signal_depth=100 (the speaker, session and time signals "
                      "re-order the best 100 fused candidates, not 50)", {"signal_depth": 100}),

@@ -141,6 +141,8 @@ class Settings:
     #                                questions), in fused order: a turn that only asks ("What did you paint?")
     #                                matches a question's form, not its answer
     informative_words: int = 4  # content words outside questions that make a unit a statement (statement_weight)
+    reply_weight: float = 0.0  # the turn right after a head unit that asks something (its reply), in the order of
+    #                           the asking units: a question turn matches a query's words, its answer follows it
     prf_docs: int = 0  # pseudo-relevance feedback: dense searched again with the query moved towards this many
     #                    of the best candidates' vectors (Rocchio; 0: off)
     prf_weight: float = 0.5  # how far the query vector moves (the mean of the feedback vectors, times this)
@@ -236,9 +238,9 @@ class Settings:
         if self.rerank_depth < 1 or self.signal_depth < 1:
             raise ConfigError("rerank_depth and signal_depth must be positive")
         if min(self.speaker_weight, self.session_weight, self.time_weight, self.recency_weight, self.prf_docs,
-               self.prf_weight, self.statement_weight, self.informative_words) < 0:
+               self.prf_weight, self.statement_weight, self.informative_words, self.reply_weight) < 0:
             raise ConfigError("speaker_weight, session_weight, time_weight, recency_weight, statement_weight, "
-                              "informative_words, prf_docs and prf_weight must be >= 0")
+                              "informative_words, reply_weight, prf_docs and prf_weight must be >= 0")
         if self.whole_top < 0:
             raise ConfigError("whole_top must be >= 0 (how many of the best hits may use the whole budget)")
         if self.line_words < 0:

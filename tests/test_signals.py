@@ -190,3 +190,23 @@ def test_a_turn_that_only_asks_yields_to_one_that_states(tmp_path: Path):
         Settings.load(statement_weight=-1)
     with pytest.raises(ConfigError, match="informative_words"):
         Settings.load(informative_words=-1)
+
+
+def test_the_reply_to_a_turn_that_asks_rises_with_it(tmp_path: Path):
+    talk = [{"speaker": "Sam", "text": "Cool! What kind of music do you play?", "time": "2024-05-01"},
+            {"speaker": "Alex", "text": "Jazz piano mostly, and blues guitar on weekends.", "time": "2024-05-01"},
+            {"speaker": "Sam", "text": "Nice. I play football with my brothers.", "time": "2024-05-01"},
+            {"speaker": "Alex", "text": "We should go to a concert soon.", "time": "2024-05-01"}]
+    ranks = {}
+    for weight in (0.0, 3.0):  # outweighs dense and BM25
+        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, reply_weight=weight) as mem:
+            mem.add_dialogue(talk, user_id="u", session_id="s")
+            ctx = mem.search("What kind of music do you play?", user_id="u")
+            by_text = {h.unit.summary: h for h in ctx.hits}
+            ranks[weight] = by_text[talk[1]["text"]].rank
+            assert ("reply" in by_text[talk[1]["text"]].ranks) is (weight > 0)
+            # only the turn right after one that asks is a reply: the others get nothing from the signal
+            assert not any("reply" in by_text[t["text"]].ranks for t in (talk[0], talk[2], talk[3]))
+    assert ranks[3.0] == 1 < ranks[0.0]  # the answer comes first, above the question that matched the words
+    with pytest.raises(ConfigError, match="reply_weight"):
+        Settings.load(reply_weight=-0.5)

@@ -28,6 +28,7 @@ EXTENSION_POINTS = {
     "omnimem.llm", "omnimem.llm.base",  # the LLM protocol, FakeLLM
     "omnimem.mau",  # search_text: the text a unit is indexed by
     "omnimem.media.audio", "omnimem.media.video",  # the media filters the media benchmark measures
+    "omnimem.otel",  # set_tracer_provider: search-stages reads a search's stage spans
     "omnimem.mcp",  # create_mcp, Caller: the MCP server the MCP latency benchmark measures
     "omnimem.server.app",  # DEFAULT_SEARCH_CONCURRENCY: the search cap serve-load records
     "omnimem.text",  # content_words: the query words BM25 matches on, as in the default retrieval

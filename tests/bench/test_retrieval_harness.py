@@ -213,7 +213,13 @@ def test_cli_locomo_retrieval_writes_json_and_readme(cli, tmp_path: Path):
     assert "anchors" not in data
     assert data["systems"]["omnimem"]["overall"]["6k"] == 1.0
     assert data["machine"]["cores"] and data["versions"]["numpy"]
-    assert "| `omnimem` |" in (out / "README.md").read_text()
+    # every system's per-question recall is kept, paired across systems, with its bootstrap intervals
+    assert [len(data["per_question"][s]["1k"]) for s in data["systems"]] == [2, 2, 2]
+    assert data["intervals"]["omnimem"]["6k"] == {"mean": 1.0, "low": 1.0, "high": 1.0}
+    assert data["intervals"]["omnimem"]["minus_naive-dense"]["6k"]["mean"] == pytest.approx(
+        1.0 - sum(data["per_question"]["naive-dense"]["6k"]) / 2)
+    readme = (out / "README.md").read_text()
+    assert "| `omnimem` |" in readme and "95% bootstrap intervals over questions" in readme
 
 
 def test_cli_refuses_qa_without_an_llm_and_unknown_variants(cli, tmp_path: Path, monkeypatch):

@@ -71,6 +71,11 @@ def test_search_stages_are_child_spans(spans: Spans) -> None:
     for name in children:
         stage = spans.one(name)
         assert stage.start_time is not None and stage.end_time is not None and stage.end_time >= stage.start_time
+    pack = spans.one("omnimem.search.pack")  # the default packing's own stages, inside it
+    assert pack.context is not None
+    inside = [s for s in spans.finished() if s.parent is not None and s.parent.span_id == pack.context.span_id]
+    assert {s.name for s in inside} == {"omnimem.search.fit", "omnimem.search.rows", "omnimem.search.finish"}
+    assert all(pack.start_time <= s.start_time <= s.end_time <= pack.end_time for s in inside)  # type: ignore[operator]
     dialogue = spans.one("omnimem.add_dialogue").attributes
     assert dialogue is not None and dialogue["omnimem.turns"] == 3 and dialogue["omnimem.units.accepted"] == 3
 

@@ -48,7 +48,8 @@ class Retriever:
         self.line_costs = LineCosts(parts.count_tokens, words=parts.settings.line_words)
         self._reranker: Reranker | None = None
         # what the ranking signals read of each row (a unit's stated words only when that signal is on)
-        self.facts = FactCache(statements=parts.settings.statement_weight > 0)
+        self.facts = FactCache(statements=parts.settings.statement_weight > 0,
+                               replies=parts.settings.reply_weight > 0)
         self.speakers = SpeakerMemo()  # the speakers seen in each scope's heads: names are stripped up front
 
     def search(
@@ -273,7 +274,8 @@ class Retriever:
                     break
                 head.append(rid)
                 spent += fact.cost + 1
-            units.update(m.store.get_rows([rid for rid in head if rid not in units]))
+            with otel.stage("omnimem.search.rows"):
+                units.update(m.store.get_rows([rid for rid in head if rid not in units]))
 
         def unit_at(i: int) -> MAU:
             rid = ranked[i]
@@ -283,16 +285,18 @@ class Retriever:
 
         wholes = WholeLines(unit_at, self.full_text, line, lines)
         try:
-            plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
+            with otel.stage("omnimem.search.fit"):
+                plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
                             [f.header_cost for f in known] if grouped else None,
-                            [f.stamp for f in known] if day else None, [f.stamp_cost for f in known] if day else None,
-                            budget=limit, whole=wholes.cost if allowance or top else None, allowance=allowance,
-                            top=top)
+                                [f.stamp for f in known] if day else None,
+                                [f.stamp_cost for f in known] if day else None, budget=limit,
+                                whole=wholes.cost if allowance or top else None, allowance=allowance, top=top)
         except _Gone:
             return None
         enter, used = plan.enter, plan.used
         fitting = [rid for rid, fits in zip(ranked, enter) if fits]
-        units.update(m.store.get_rows([rid for rid in fitting if rid not in units]))
+        with otel.stage("omnimem.search.rows"):  # the rows that fit, not read yet
+            units.update(m.store.get_rows([rid for rid in fitting if rid not in units]))
         if any(rid not in units for rid in fitting) or m.store.seq() != seq:
             return None
         hits: list[Hit] = []
@@ -323,11 +327,12 @@ class Retriever:
                 return lines.with_breaks([(rid, piece)], STAMPED)[0]
             return lines(piece + "\n")
 
-        return finish_context(
-            text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
-            raw_content=self.raw, max_level=m.settings.max_level, packing=packing, count=lines,
-            measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count),
-        )
+        with otel.stage("omnimem.search.finish"):
+            return finish_context(
+                text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
+                raw_content=self.raw, max_level=m.settings.max_level, packing=packing, count=lines,
+                measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count),
+            )
 
     def _with_neighbours(
         self, candidates: list[Candidate], qvec: Any, scope: Scope, view: Candidates

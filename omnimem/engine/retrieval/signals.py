@@ -24,6 +24,10 @@ weight (a unit absent from a list gets nothing from it):
   ``informative_words`` content words outside their questions), in fused
   order. A turn that only asks ("Cool! What do you play?") shares a
   question's form and words, not its answer.
+- ``reply``: the unit right after each of the head's units that asks
+  something (a ``?`` in its text), when that reply is in the head too, in
+  the order of the asking units. A turn that asks ("What did you paint?")
+  shares the query's words; the turn after it holds the answer.
 
 Every list holds only candidates of the first fusion, so nothing is added:
 the signals re-order. Pseudo-relevance feedback (``prf_docs``) is not a list:
@@ -57,15 +61,20 @@ class RowFacts:
     event_time: datetime | None
     scope: Scope
     stated: int = 0  # content words outside the unit's questions (:func:`stated_words`)
+    unit_id: str = ""
+    prev_id: str | None = None  # the unit before it in its session, as first read (what the reply signal follows;
+    #                              a delete that relinks the turns around it is not seen here: the signal only re-orders)
+    asks: bool = False  # its text asks something (a "?" in it)
 
 
 class FactCache:
     """Row facts per row id, fetched once (a search's head is mostly rows seen before); bounded, thread-safe
     (single dict operations), like the line facts of packing (:mod:`omnimem.engine.retrieval.line_costs`)."""
 
-    def __init__(self, limit: int = LIMIT, *, statements: bool = False) -> None:
+    def __init__(self, limit: int = LIMIT, *, statements: bool = False, replies: bool = False) -> None:
         self.limit = limit
         self.statements = statements  # count each row's stated words (the statement signal is on)
+        self.replies = replies  # keep each row's id, the id before it and whether it asks (the reply signal is on)
         self._facts: dict[int, RowFacts] = {}
 
     def get(self, rids: Sequence[int], fetch: Callable[[list[int]], Mapping[int, MAU]]) -> dict[int, RowFacts]:
@@ -76,8 +85,10 @@ class FactCache:
             if len(self._facts) + len(missing) > self.limit:
                 self._facts = {}
             for rid, unit in fetch(missing).items():
-                known[rid] = self._facts[rid] = RowFacts(unit.speaker, unit.event_time, unit.scope,
-                                                         stated_words(unit.summary) if self.statements else 0)
+                stated = stated_words(unit.summary) if self.statements else 0
+                known[rid] = self._facts[rid] = RowFacts(
+                    unit.speaker, unit.event_time, unit.scope, stated, unit.id, unit.links.prev_id,
+                    "?" in unit.summary) if self.replies else RowFacts(unit.speaker, unit.event_time, unit.scope, stated)
         return known
 
 
@@ -115,7 +126,7 @@ class Signal:
 def wanted(settings: Settings) -> bool:
     """Whether any signal is on (the head's rows are then read; ``speaker_field`` needs ``speaker_weight``)."""
     return any(w > 0 for w in (settings.speaker_weight, settings.session_weight, settings.time_weight,
-                               settings.recency_weight, settings.statement_weight))
+                               settings.recency_weight, settings.statement_weight, settings.reply_weight))
 
 
 def named_speakers(query: str, speakers: Iterable[str | None]) -> set[str]:
@@ -175,6 +186,11 @@ def signals(query: str, head: Sequence[int], rows: Mapping[int, RowFacts], fused
         stating = [r for r in present if rows[r].stated >= settings.informative_words]
         if stating:
             out.append(Signal("statement", stating, settings.statement_weight))
+    if settings.reply_weight > 0:
+        after = {f.prev_id: r for r in present if (f := rows[r]).prev_id is not None}
+        replies = [v for r in present if rows[r].asks and (v := after.get(rows[r].unit_id)) is not None]
+        if replies:
+            out.append(Signal("reply", list(dict.fromkeys(replies)), settings.reply_weight))
     return out
 
 
