@@ -53,6 +53,18 @@ def test_the_served_mcp_endpoint_refuses_missing_and_revoked_keys(live: LiveServ
     assert missing.json() == {"error": "AuthError", "message": "missing API key: send Authorization: Bearer <key>"}
 
 
+def _refused(url: str, key: str) -> None:
+    """The MCP client cannot connect with ``key``: it reads the server's refusal (McpError), or, now and then, its
+    connection is reset while it reads the refusal's body (fastmcp's "Client failed to connect"; 1 run in 6-12 here,
+    never with plain httpx posting the same request: 0 resets in 300). The server counts the refusal either way,
+    which is what the throttle test checks next."""
+    with pytest.raises((McpError, RuntimeError)) as refused:
+        with connect(url, auth=key):
+            pass
+    if refused.type is RuntimeError:
+        assert "Client failed to connect" in str(refused.value)
+
+
 def test_bad_keys_on_the_mcp_endpoint_are_throttled_per_address_like_the_apis(memory: Memory) -> None:
     live = LiveServer(memory, rate_limit=None, auth_failures=RateLimit(rate=0.001, burst=3))  # ~no refill in a test
     try:
@@ -60,9 +72,7 @@ def test_bad_keys_on_the_mcp_endpoint_are_throttled_per_address_like_the_apis(me
         with connect(f"{live.url}/mcp/", auth=key) as ann:  # a good key works, and successes cost no budget
             ann.call("add", text="Ann keeps a red kayak at the lake")
         for _ in range(3):  # a guesser with the real MCP client: each try is a 401 that counts
-            with pytest.raises(McpError):
-                with connect(f"{live.url}/mcp/", auth="omk_guess_wrong"):
-                    pass
+            _refused(f"{live.url}/mcp/", "omk_guess_wrong")
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                             "clientInfo": {"name": "t", "version": "1"}}}
@@ -70,9 +80,7 @@ def test_bad_keys_on_the_mcp_endpoint_are_throttled_per_address_like_the_apis(me
         refused = httpx.post(f"{live.url}/mcp/", json=hello, headers=headers)  # even the right key, from there
         assert refused.status_code == 429 and refused.json()["error"] == "RateLimitError"
         assert int(refused.headers["retry-after"]) >= 1
-        with pytest.raises(McpError):
-            with connect(f"{live.url}/mcp/", auth=key):
-                pass
+        _refused(f"{live.url}/mcp/", key)
         api = httpx.get(f"{live.url}/v1/units", headers={"authorization": f"Bearer {key}"})
         assert api.status_code == 429  # one budget per address for /v1 and /mcp
     finally:
