@@ -10,6 +10,7 @@ read whole, let alone stored.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import threading
@@ -115,6 +116,21 @@ class FailureThrottle:
 
 
 REFUSED_BODY_READ = 64 * 1024  # bytes of a refused request's body read before its 401 (an MCP message is far smaller)
+REFUSED_BODY_WAIT = 2.0  # seconds a refused request's body is waited for, at most, before the refusal goes out
+
+
+async def drain(reading: Callable[[], Any], done: Callable[[], bool]) -> None:
+    """Read what is left of a refused request's body (at most ``REFUSED_BODY_READ`` bytes, ``REFUSED_BODY_WAIT``
+    seconds) before the refusal is sent: a server that closes a connection with bytes unread resets it, and the
+    client may then read the reset instead of the 401 or 429. ``done`` says when the body has been read whole."""
+    drained = 0
+    deadline = time.monotonic() + REFUSED_BODY_WAIT
+    while not done() and drained <= REFUSED_BODY_READ:
+        try:
+            message = await asyncio.wait_for(reading(), max(0.0, deadline - time.monotonic()))
+        except asyncio.TimeoutError:  # a client that never sends its body gets the refusal anyway
+            return
+        drained += len(message.get("body", b""))
 
 
 class ThrottledAuth:
@@ -123,7 +139,9 @@ class ThrottledAuth:
     The MCP server at ``/mcp`` verifies bearer keys itself (its transport
     answers 401); this wrapper counts each 401 it sends against the client's
     address and refuses that address with 429 while its failures are used up,
-    before the app reads anything. The throttle is the HTTP API's own
+    before the app sees the request. Either refusal goes out after the
+    request's body has been read (:func:`drain`), so the client reads it
+    rather than a reset. The throttle is the HTTP API's own
     instance, so guesses on ``/v1`` and ``/mcp`` share one budget.
     """
 
@@ -137,12 +155,6 @@ class ThrottledAuth:
             return
         client = scope.get("client")
         address = str(client[0]) if client else "?"  # as auth.client_address: the peer, or a trusted proxy's word
-        try:
-            self.throttle.check(address)
-        except RateLimitError as exc:
-            await answer_error(send, exc, [(b"retry-after", retry_after_header(exc).encode())])
-            return
-
         read_whole = False  # the request's body has been read to its end (or the client went away)
 
         async def reading() -> Message:
@@ -151,12 +163,17 @@ class ThrottledAuth:
             read_whole = message["type"] != "http.request" or not message.get("more_body", False)
             return message
 
+        try:
+            self.throttle.check(address)
+        except RateLimitError as exc:  # refused before the app reads anything: the body is read first (as below)
+            await drain(reading, lambda: read_whole)
+            await answer_error(send, exc, [(b"retry-after", retry_after_header(exc).encode())])
+            return
+
         async def noting(message: Message) -> None:
             if message["type"] == "http.response.start" and message.get("status") == 401:
                 self.throttle.failed(address)
-                drained = 0  # the refusal comes before the body was read: read it first (a little at most), or the
-                while not read_whole and drained <= REFUSED_BODY_READ:  # server closes with bytes unread and the
-                    drained += len((await reading()).get("body", b""))  # client gets a reset, not this 401
+                await drain(reading, lambda: read_whole)  # the app may answer before it read the body
             await send(message)
 
         await self.app(scope, reading, noting)

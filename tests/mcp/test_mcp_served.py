@@ -53,18 +53,6 @@ def test_the_served_mcp_endpoint_refuses_missing_and_revoked_keys(live: LiveServ
     assert missing.json() == {"error": "AuthError", "message": "missing API key: send Authorization: Bearer <key>"}
 
 
-def _refused(url: str, key: str) -> None:
-    """The MCP client cannot connect with ``key``: it reads the server's refusal (McpError), or, now and then, its
-    connection is reset while it reads the refusal's body (fastmcp's "Client failed to connect"; 1 run in 6-12 here,
-    never with plain httpx posting the same request: 0 resets in 300). The server counts the refusal either way,
-    which is what the throttle test checks next."""
-    with pytest.raises((McpError, RuntimeError)) as refused:
-        with connect(url, auth=key):
-            pass
-    if refused.type is RuntimeError:
-        assert "Client failed to connect" in str(refused.value)
-
-
 def test_bad_keys_on_the_mcp_endpoint_are_throttled_per_address_like_the_apis(memory: Memory) -> None:
     live = LiveServer(memory, rate_limit=None, auth_failures=RateLimit(rate=0.001, burst=3))  # ~no refill in a test
     try:
@@ -72,7 +60,9 @@ def test_bad_keys_on_the_mcp_endpoint_are_throttled_per_address_like_the_apis(me
         with connect(f"{live.url}/mcp/", auth=key) as ann:  # a good key works, and successes cost no budget
             ann.call("add", text="Ann keeps a red kayak at the lake")
         for _ in range(3):  # a guesser with the real MCP client: each try is a 401 that counts
-            _refused(f"{live.url}/mcp/", "omk_guess_wrong")
+            with pytest.raises(McpError):
+                with connect(f"{live.url}/mcp/", auth="omk_guess_wrong"):
+                    pass
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                             "clientInfo": {"name": "t", "version": "1"}}}
@@ -80,7 +70,9 @@ def test_bad_keys_on_the_mcp_endpoint_are_throttled_per_address_like_the_apis(me
         refused = httpx.post(f"{live.url}/mcp/", json=hello, headers=headers)  # even the right key, from there
         assert refused.status_code == 429 and refused.json()["error"] == "RateLimitError"
         assert int(refused.headers["retry-after"]) >= 1
-        _refused(f"{live.url}/mcp/", key)
+        with pytest.raises(McpError):
+            with connect(f"{live.url}/mcp/", auth=key):
+                pass
         api = httpx.get(f"{live.url}/v1/units", headers={"authorization": f"Bearer {key}"})
         assert api.status_code == 429  # one budget per address for /v1 and /mcp
     finally:
@@ -109,3 +101,32 @@ def test_a_refused_mcp_request_is_read_whole_before_its_401_so_the_connection_su
         assert answer.startswith(b"HTTP/1.1 401")
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # the same connection, kept alive
         assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+
+
+def test_a_throttled_address_gets_its_429_whole_after_its_body_is_read(memory: Memory) -> None:
+    """Refused before the app reads anything, a request's body is still read first, so the client reads the 429
+    and then a clean close, not a reset (with bytes unread, closing the connection resets it: the fastmcp client
+    then saw "Client failed to connect" instead of the refusal, now and then)."""
+    import select
+    import socket
+
+    live = LiveServer(memory, rate_limit=None, auth_failures=RateLimit(rate=0.001, burst=1))
+    try:
+        body = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}'
+        head = (b"POST /mcp/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer omk_guess_wrong\r\n"
+                b"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+        assert httpx.post(f"{live.url}/mcp/", content=body, headers={"authorization": "Bearer omk_guess_wrong",
+                          "accept": "application/json, text/event-stream"}).status_code == 401  # the one failure
+        host, port = live.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(head)
+            early, _, _ = select.select([sock], [], [], 0.3)
+            assert not early  # the refusal waits for the body (up to REFUSED_BODY_WAIT)
+            sock.sendall(body)
+            answer = b""
+            while chunk := sock.recv(65536):  # to the server's close: a reset would raise here
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 429") and b"RateLimitError" in answer
+    finally:
+        live.stop()
