@@ -319,6 +319,17 @@ def run_size(n: int, *, embedder: str, workers: Sequence[int], n_queries: int, w
     return result
 
 
+def cpu_rounds(one: Callable[[Any], Any], items: Sequence[Any], rounds: int) -> list[float]:
+    """CPU seconds (``time.process_time``) of ``one(item)`` for every item, ``rounds`` times over."""
+    cpu: list[float] = []
+    for _ in range(rounds):
+        for item in items:
+            start = time.process_time()
+            one(item)
+            cpu.append(time.process_time() - start)
+    return cpu
+
+
 def kept_store_parser(doc: str | None) -> argparse.ArgumentParser:
     """The options of a benchmark over a kept store (``search-speed --keep-store``): --store, --size, --embedder,
     --queries, --rounds, --out."""

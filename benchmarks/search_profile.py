@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.perf import TimedEmbedder, kept_store_parser, make_embedder, write_doc
+from benchmarks.perf import TimedEmbedder, cpu_rounds, kept_store_parser, make_embedder, write_doc
 from benchmarks.synthetic import queries
 
 # own time of these calls runs without the GIL (C extensions that release it around their work)
@@ -69,12 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             for q in qs:  # warm: line facts remembered, as in a running process
                 one(q)
-            cpu: list[float] = []
-            for _ in range(args.rounds):
-                for q in qs:
-                    start = time.process_time()
-                    one(q)
-                    cpu.append(time.process_time() - start)
+            cpu = cpu_rounds(one, qs, args.rounds)
             profile = cProfile.Profile(time.process_time)  # CPU time: waiting for a core under load is not work
             profile.enable()
             for q in qs:

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import os
 import statistics
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.perf import TimedEmbedder, kept_store_parser, make_embedder, write_doc
+from benchmarks.perf import TimedEmbedder, cpu_rounds, kept_store_parser, make_embedder, write_doc
 from benchmarks.synthetic import queries
 
 SPANS = ("dense", "sparse", "signals", "pack", "fit", "rows", "finish")
@@ -88,12 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 contexts = [one(q) for q in qs]  # warm: line facts remembered, every query text embedded once
                 model_before = emb.seconds
-                cpu: list[float] = []
-                for _ in range(args.rounds):
-                    for q in qs:
-                        start = time.process_time()
-                        one(q)
-                        cpu.append(time.process_time() - start)
+                cpu = cpu_rounds(one, qs, args.rounds)
                 per_search: list[dict[str, float]] = []
                 set_tracer_provider(provider)
                 try:

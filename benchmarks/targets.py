@@ -108,8 +108,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     for target in TARGETS:
         if target.file not in files:
-            files[target.file] = json.loads((args.results / target.file).read_text(encoding="utf-8"))
-        rows.append(evaluate(target, files[target.file]))
+            path = args.results / target.file
+            if not path.is_file():
+                raise SystemExit(f"error: {path} is missing: run the retrieval benchmark that writes it first")
+            files[target.file] = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            rows.append(evaluate(target, files[target.file]))
+        except ValueError as exc:
+            raise SystemExit(f"error: {exc}") from None
     doc = {"benchmark": "python -m benchmarks targets", "targets": rows,
            "sources": {name: {"command": d["command"], "date": d["date"]} for name, d in files.items()}}
     (args.results / "retrieval-targets.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

@@ -54,8 +54,9 @@ class MiniLMEmbedder:
     A call of several texts runs its batches on ``parallel`` threads at once
     (the model is read-only at inference; torch releases the GIL in its
     kernels). Measured on 2 CPU cores (``benchmarks/results/embed-parallel.md``):
-    24 short texts embed in about 0.7x the time of one batched call, because
-    torch's own threads scale poorly over the small matrices of one batch.
+    24 short texts embed in 0.82x the time of the same batches run in turn (200
+    texts 0.90x), because torch's own threads scale poorly over the small
+    matrices of one batch.
     One text is one call, as before.
     """
 

@@ -55,3 +55,8 @@ def test_the_command_writes_every_target_from_the_files(tmp_path: Path):
     md = (tmp_path / "retrieval-targets.md").read_text()
     assert "| LoCoMo test (multi-hop) | 1k | >= 0.70 | 0.900 | +0.200 | yes |" in md
     assert "**no**" in md  # 6k: 0.967 against 0.97
+
+
+def test_a_missing_result_file_is_one_line_naming_it(tmp_path: Path):
+    with pytest.raises(SystemExit, match="locomo-retrieval-test-final.json is missing"):
+        targets.main(["--results", str(tmp_path)])

@@ -287,7 +287,7 @@ class Retriever:
         try:
             with otel.stage("omnimem.search.fit"):
                 plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
-                            [f.header_cost for f in known] if grouped else None,
+                                [f.header_cost for f in known] if grouped else None,
                                 [f.stamp for f in known] if day else None,
                                 [f.stamp_cost for f in known] if day else None, budget=limit,
                                 whole=wholes.cost if allowance or top else None, allowance=allowance, top=top)
