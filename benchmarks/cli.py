@@ -21,6 +21,10 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "fixed-latency fake LLM (writes parallel-qa.json, parallel-qa.md)."),
     "reliability": ("benchmarks.reliability", "The reliability tests at nightly (or --mode ci) sizes, with "
                     "their numbers (writes reliability.json, RELIABILITY.md)."),
+    "dialogue-stall": ("benchmarks.dialogue_stall", "Another user's add p50/p95 during a 20,000-turn dialogue "
+                       "through omnimem serve, against its lone p95 (writes dialogue-stall.json, RELIABILITY.md)."),
+    "ingest-race": ("benchmarks.ingest_race", "2-4 processes ingesting one file into one store at once: duplicated "
+                    "turns, CLI and Python API (writes ingest-race.json, RELIABILITY.md)."),
     "cold-start": ("benchmarks.cold_start", "Where a cold 'omnimem search' spends its time, by phase: [STORE QUERY] "
                    "[--repeats 5]."),
     "serve-load": ("benchmarks.serve_load", "Loopback HTTP load test of omnimem serve: --clients 32 --seconds 60, "
@@ -53,6 +57,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                      "texts, per session and one add at a time (writes ingest-ratio.json, .md)."),
     "targets": ("benchmarks.targets", "The retrieval targets against the final test-split result files: figure, gap, "
                 "bootstrap interval (writes retrieval-targets.json, .md)."),
+    "time-fuzz": ("benchmarks.time_fuzz", "Relative times against a now from year 1 to 9999 through omnimem serve on "
+                  "SQLite and PostgreSQL: 5xx and broken connections (writes time-fuzz.json)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

@@ -66,15 +66,28 @@ def data_dir(explicit: Path | None) -> Path:
     return Path(configured) if configured else Path("..") / "shared" / "data"
 
 
-def choose_systems(spec: str) -> list[System]:
-    """Resolve ``--variants`` into systems, in the order asked."""
+PlannerOpt = Annotated[str | None, typer.Option(
+    "--planner", help="Also measure every omnimem system with Memory.search(planner=...): offline, llm, or both "
+    "comma-separated (a twin row '<system>+<planner>' over the same store; llm uses the configured model).")]
+
+
+def choose_systems(spec: str, planners: str | None = None) -> list[System]:
+    """Resolve ``--variants`` into systems, in the order asked.
+
+    A part ``key=value`` (several joined by ``+``) is the defaults with those ``Memory`` settings, named
+    ``x-key=value``; ``planners`` adds a twin of every omnimem system searching with each planner.
+    """
+    from benchmarks.retrieval import MemorySystem
     from benchmarks.systems import groups as system_groups
 
     groups = system_groups()
     by_name = {s.name: s for s in groups["all"]}
     chosen: dict[str, System] = {}
     for part in (p.strip() for p in spec.split(",") if p.strip()):
-        if part in groups:
+        if "=" in part:
+            settings = dict(item.split("=", 1) for item in part.split("+"))
+            chosen["x-" + part] = MemorySystem("x-" + part, f"defaults with {', '.join(part.split('+'))}", settings)
+        elif part in groups:
             chosen.update((s.name, s) for s in groups[part])
         elif part in by_name:
             chosen[part] = by_name[part]
@@ -83,7 +96,14 @@ def choose_systems(spec: str) -> list[System]:
             raise typer.BadParameter(f"unknown variant {part!r}; known: {known}", param_hint="--variants")
     if not chosen:
         raise typer.BadParameter("no variant chosen", param_hint="--variants")
-    return list(chosen.values())
+    systems = list(chosen.values())
+    for planner in (p.strip() for p in (planners or "").split(",") if p.strip()):
+        if planner not in ("offline", "llm"):
+            raise typer.BadParameter(f"unknown planner {planner!r}; known: offline, llm", param_hint="--planner")
+        systems += [MemorySystem(f"{s.name}+{planner}", f"{s.description}, searched with planner={planner}",
+                                 s.settings, {**s.search, "planner": planner})
+                    for s in list(chosen.values()) if isinstance(s, MemorySystem)]
+    return systems
 
 
 def result_name(benchmark: str, variants: str, conversations: int | None, embedder: str, split: str = "all") -> str:
@@ -104,7 +124,7 @@ def command_line(benchmark: str, args: Sequence[str]) -> str:
 def _run(
     benchmark: str, retrieval: bool, qa: bool, data: Path | None, conversations: int | None, out: Path,
     variants: str, embedder: str, split: str = "test", url: str | None = None, embed_cache: str | None = None,
-    name: str | None = None,
+    name: str | None = None, planner: str | None = None,
 ) -> None:
     # e.g. /tmp/vectors.npz: faster repeated runs; LongMemEval keeps one by default (46k texts a split)
     cache_file = embed_cache or os.environ.get("OMNIMEM_BENCH_EMBED_CACHE") or (
@@ -137,7 +157,7 @@ def _run(
 
     if split not in SPLITS:
         raise typer.BadParameter(f"choose one of {', '.join(SPLITS)}", param_hint="--split")
-    systems = choose_systems(variants)
+    systems = choose_systems(variants, planner)
     folder = data_dir(data)
     try:
         if benchmark == "longmemeval":
@@ -170,12 +190,15 @@ def _run(
         args += ["--variants", variants]
     if embedder != "all-MiniLM-L6-v2":
         args += ["--embedder", embedder]
+    if planner is not None:
+        args += ["--planner", planner]
     if url is not None:  # a server's own URL may hold a password: the command records where, not how
         args += ["--url", url if url == "pgserver" else "postgresql://..."]
     if name is not None:
         args += ["--name", name]
     else:
-        name = result_name(benchmark, variants, conversations, embedder, split) + ("-postgresql" if url else "")
+        name = result_name(benchmark, variants, conversations, embedder, split) + ("-postgresql" if url else "") + (
+            f"-planner-{planner.replace(',', '-')}" if planner else "")
     path = report.write(result, out, name, command=command_line(benchmark, args), embedder=cache.name)
     shown = ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10") if benchmark == "longmemeval" else \
         ("@20", "1k", "6k", "hits_1k", "hits_6k", "over_6k")
@@ -201,9 +224,11 @@ def register(app: typer.Typer) -> None:
         url: UrlOpt = None,
         embed_cache: EmbedCacheOpt = None,
         name: NameOpt = None,
+        planner: PlannerOpt = None,
     ) -> None:
         """LoCoMo (10 conversations, 1,986 QA): evidence recall of retrieval (dev: 1-5, test: 6-10)."""
-        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url, embed_cache, name)
+        _run("locomo", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url, embed_cache, name,
+             planner)
 
     @app.command()
     def memgallery(
@@ -218,10 +243,12 @@ def register(app: typer.Typer) -> None:
         url: UrlOpt = None,
         embed_cache: EmbedCacheOpt = None,
         name: NameOpt = None,
+        planner: PlannerOpt = None,
     ) -> None:
         """Mem-Gallery (20 files, 1,711 QA; images through their captions): evidence recall of retrieval
         (dev: the first 10 files by name, test: the last 10)."""
-        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url, embed_cache, name)
+        _run("memgallery", retrieval, qa, data_dir, conversations, out, variants, embedder, split, url, embed_cache,
+             name, planner)
 
     @app.command()
     def longmemeval(
@@ -235,7 +262,9 @@ def register(app: typer.Typer) -> None:
         url: UrlOpt = None,
         embed_cache: EmbedCacheOpt = None,
         name: NameOpt = None,
+        planner: PlannerOpt = None,
     ) -> None:
         """LongMemEval-S (one haystack of ~490 turns per question, each under its own user id): visible-evidence
         recall within 1,000 / 6,000 tokens, session recall_any / recall_all @5 / @10, turn recall@10 and NDCG@10."""
-        _run("longmemeval", True, False, data_dir, limit, out, variants, embedder, split, url, embed_cache, name)
+        _run("longmemeval", True, False, data_dir, limit, out, variants, embedder, split, url, embed_cache, name,
+             planner)

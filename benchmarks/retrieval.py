@@ -475,21 +475,24 @@ class MemorySystem:
     name: str
     description: str
     settings: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, Any] = field(default_factory=dict)  # per-search arguments (``planner=``): same store
 
     def prepare(self, conv: BenchConversation, pool: MemoryPool) -> Searcher:
-        return _MemorySearcher(pool.get(self.settings), conv.sample_id)
+        return _MemorySearcher(pool.get(self.settings), conv.sample_id, self.search)
 
     def config(self) -> dict[str, Any]:
-        return {"kind": "memory", "settings": self.settings}
+        return {"kind": "memory", "settings": self.settings, **({"search": self.search} if self.search else {})}
 
 
 class _MemorySearcher:
-    def __init__(self, mem: Memory, user_id: str) -> None:
+    def __init__(self, mem: Memory, user_id: str, options: Mapping[str, Any] | None = None) -> None:
         self.mem = mem
         self.user_id = user_id
+        self.options = dict(options or {})
 
     def retrieve(self, question: str, now: str | None = None) -> Retrieved:
-        contexts = {b: self.mem.search(question, budget=b, user_id=self.user_id, now=now) for b in BUDGETS}
+        contexts = {b: self.mem.search(question, budget=b, user_id=self.user_id, now=now, **self.options)
+                    for b in BUDGETS}
         return from_contexts(contexts, self._sources)
 
     def _sources(self, unit_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:

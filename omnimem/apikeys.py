@@ -1,5 +1,5 @@
-"""A face: ``omnimem.apikeys`` (docs/http-api.md) keeps working; the keys live in :mod:`omnimem.server.apikeys`."""
+"""A face: ``omnimem.apikeys`` (docs/http-api.md) keeps working; the keys live in :mod:`omnimem.engine.apikeys`."""
 
-from omnimem.server.apikeys import PREFIX, check_key, create_key, digest
+from omnimem.engine.apikeys import PREFIX, check_key, create_key, digest
 
 __all__ = ["PREFIX", "check_key", "create_key", "digest"]

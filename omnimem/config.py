@@ -20,6 +20,7 @@ from omnimem.errors import ConfigError
 
 VERSION = "0.1.0"  # omnimem.__version__; what the HTTP and MCP servers report
 ENV_PREFIX = "OMNIMEM_"
+PLANNERS = (None, "offline", "llm")  # the planner setting's values (None: one search, no planning)
 
 
 def layered(
@@ -130,6 +131,16 @@ class Settings:
     #                              unchanged; benchmarks/results/locomo-retrieval-dev-ranking)
     speaker_field: bool = True  # with speaker_weight: a named speaker is matched as the field only; dense and BM25
     #                             search the rest of the query (one more query embedding for such queries)
+    dense_without_names: bool = True  # with speaker_field: dense too searches the query without the names (False:
+    #                                   dense searches the query as asked, BM25 the rest); hits are scored against
+    #                                   the query as asked either way
+    planner: str | None = None  # retrieval planning (omnimem.engine.retrieval.planner): None one search, "offline"
+    #                             rewritten queries and a second hop from the question's form and the store, "llm"
+    #                             the configured model's analysis, expansion and adequacy check (docs/planner.md)
+    plan_rounds: int = 1  # rounds a planner may add after its first (the adequacy check's "search again")
+    plan_calls: int = 3  # model calls per search, at most (the llm planner)
+    plan_tokens: int = 4000  # prompt + completion tokens per search, at most (the llm planner)
+    plan_deadline: float = 10.0  # seconds after which a planned search returns the best context so far
     session_weight: float = 0.5  # units by the summed fused score of their session (with line_words=20, within 1k:
     #                              LongMemEval dev 0.871 -> 0.885, LoCoMo dev 0.856 -> 0.858, Mem-Gallery dev
     #                              0.891 -> 0.899, 6k unchanged; before line_words it cost LongMemEval dev 0.042;
@@ -257,6 +268,10 @@ class Settings:
             raise ConfigError("enrich must be async, sync or off")
         if self.enrich_workers < 1 or self.enrich_attempts < 1 or not self.enrich_lease > 0 or self.enrich_backoff < 0:
             raise ConfigError("enrich_workers, enrich_attempts and enrich_lease must be positive, enrich_backoff >= 0")
+        if self.planner not in PLANNERS:
+            raise ConfigError(f"planner must be one of none, offline, llm (got {self.planner!r})")
+        if self.plan_rounds < 0 or self.plan_calls < 1 or self.plan_tokens < 1 or not self.plan_deadline > 0:
+            raise ConfigError("plan_rounds must be >= 0; plan_calls, plan_tokens and plan_deadline positive")
         if self.max_level not in (1, 2, 3):
             raise ConfigError("max_level must be 1, 2 or 3")
         if not -1.0 <= self.theta <= 1.0:

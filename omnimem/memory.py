@@ -31,6 +31,7 @@ from omnimem.engine.contract import (
     ForgetRequest, ImageRequest, ImportRequest, ListRequest, LogRequest, ScopeRequest, SearchRequest, UnitRequest,
     UpdateRequest, VideoRequest,
 )
+from omnimem.engine.ingest import mem0
 from omnimem.engine.ingest.pipeline import Progress
 from omnimem.engine.ingest.prepare import clean_caption, clean_id, clean_text, make_scope
 from omnimem.engine.lifecycle import check_id
@@ -318,7 +319,7 @@ class Memory:
     def search(self, query: str, *, top_k: int | None = None, theta: float | None = None, budget: int | None = None,
                user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
                include_superseded: bool = False, as_of: str | datetime | None = None,
-               now: str | datetime | None = None) -> Context:
+               now: str | datetime | None = None, planner: str | None = None) -> Context:
         """Hybrid retrieval (dense + BM25, fused) packed into a pyramid context.
 
         ``top_k`` bounds the hits: the context holds at most the ``top_k`` best
@@ -328,11 +329,14 @@ class Memory:
         answers from what the memory held at that time (record time). ``now`` (default: the wall
         clock) is the time relative times in the query ("last week", "two months ago", "in March")
         are read against, when the ``time_weight`` setting favours the units inside that window.
+        ``planner`` (default: the ``planner`` setting, whose default is none) plans the search: ``"none"``
+        one search, ``"offline"`` rewritten queries and a second hop, ``"llm"`` the configured model's
+        analysis and adequacy check; what it did and cost is ``Context.plan`` (docs/planner.md).
         """
         return self.engine.search(SearchRequest(
             clean_text(query, what="query"), make_scope(user_id, agent_id, session_id), _top_k(top_k),
             None if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0), _budget(budget),
-            include_superseded, as_of, now,
+            include_superseded, as_of, now, _planner(planner),
         ))
 
     # -- graph API ------------------------------------------------------------
@@ -414,6 +418,16 @@ class Memory:
         """
         return self.engine.import_records(ImportRequest(
             validate.records(records), allow_forgotten, progress))
+
+    def import_mem0(self, export: object, *, allow_forgotten: bool = False,
+                    progress: Progress | None = None) -> dict[str, int]:
+        """Load a mem0 export (what its ``get_all`` returns: a list of memories or ``{"results": [...]}``),
+        keeping ids, times and scopes (``run_id`` becomes ``session_id``; see :mod:`omnimem.engine.ingest.mem0`).
+
+        Every memory is checked before any is stored: a bad one is a MalformedDataError naming it. Then
+        as :meth:`import_records` (the same counts; importing the same export twice adds nothing).
+        """
+        return self.import_records(mem0.to_dump(export), allow_forgotten=allow_forgotten, progress=progress)
 
     def search_many(self, queries: Sequence[str], *, workers: int = 4, **kwargs: Any) -> list[Context]:
         """``search`` for many queries on a thread pool; results in input order."""
@@ -533,6 +547,12 @@ def _top_k(value: object) -> int | None:
 
 def _budget(value: object) -> int | None:
     return None if value is None else validate.whole(value, "budget")
+
+
+def _planner(value: object) -> str | None:
+    if value is not None and value not in ("none", "offline", "llm"):
+        raise InvalidInputError(f"planner must be none, offline or llm, not {value!r}")
+    return None if value is None else str(value)
 
 
 def _turns(turns: Iterable[object]) -> tuple[Mapping[str, Any], ...]:

@@ -175,6 +175,54 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanRound:
+    """One round of a planned search: the queries searched together, and why the round ran."""
+
+    queries: tuple[str, ...]
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"queries": list(self.queries), "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PlanRound:
+        return cls(tuple(str(q) for q in data.get("queries", ())), str(data.get("reason", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A planner's report: ``rounds`` run (their queries merged by rank fusion), model ``calls`` and tokens,
+    milliseconds per stage (``ms``), and ``note``: why planning stopped early or fell back (a model that
+    failed, a cap or the deadline reached), ``None`` when it ran as planned."""
+
+    planner: str
+    rounds: tuple[PlanRound, ...] = ()
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    ms: Mapping[str, float] = field(default_factory=dict)
+    note: str | None = None
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """Every query searched, round by round."""
+        return tuple(q for r in self.rounds for q in r.queries)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"planner": self.planner, "rounds": [r.to_dict() for r in self.rounds], "calls": self.calls,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "ms": dict(self.ms), "note": self.note}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        note = data.get("note")
+        return cls(str(data["planner"]), tuple(PlanRound.from_dict(r) for r in data.get("rounds", ())),
+                   int(data.get("calls", 0)), int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
+                   {str(k): float(v) for k, v in dict(data.get("ms", {})).items()},
+                   None if note is None else str(note))
+
+
+@dataclass(frozen=True, slots=True)
 class Context:
     """What a search returns: ranked hits, their levels and the tokens used."""
 
@@ -186,6 +234,7 @@ class Context:
     dropped: tuple[str, ...] = field(default=())
     graph: dict[str, Any] | None = None  # what graph expansion did, when it ran
     packing: str = "line"
+    plan: Plan | None = None  # what the retrieval planner did (None: no planner, one search)
 
     def render(self) -> str:
         """Prompt-ready text; ``tokens`` is its exact token count.
@@ -240,6 +289,7 @@ class Context:
             "dropped": list(self.dropped),
             "packing": self.packing,
             "graph": self.graph,
+            "plan": None if self.plan is None else self.plan.to_dict(),
             "hits": [hit.to_dict() for hit in self.hits],
         }
 
@@ -250,6 +300,7 @@ class Context:
             query=str(data["query"]), hits=tuple(Hit.from_dict(h) for h in data.get("hits", ())),
             tokens=int(data["tokens"]), budget=int(data["budget"]), candidates=int(data.get("candidates", 0)),
             dropped=tuple(data.get("dropped", ())), graph=data.get("graph"), packing=str(data.get("packing", "line")),
+            plan=Plan.from_dict(data["plan"]) if data.get("plan") else None,
         )
 
 

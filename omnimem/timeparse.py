@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import MAXYEAR, MINYEAR, date, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omnimem.errors import ConfigError, InvalidTimeError
@@ -101,28 +101,48 @@ def query_window(query: str, now: datetime) -> tuple[datetime, datetime] | None:
     to three months back), "in March" (the latest March
     that began before ``now``), "in March 2023", "in 2023". None when the query
     names no time. The first expression found wins.
+
+    A window is clamped to the calendar (``datetime.min`` to ``datetime.max``
+    in ``now``'s zone): the part before year 1 or after 9999 is dropped, and a
+    window wholly outside is empty (start == end), so no time matches it.
     """
     text = query.casefold()
     day = timedelta(days=1)
+    zone_ = now.tzinfo
     if (m := _DAY.search(text)) is not None:
-        start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        today = now.replace(hour=0, minute=0, second=0, microsecond=0)
         if m.group(1) == "yesterday":
-            start -= day
-        return start, start + day
+            return _shifted(today, -day), today
+        return today, _shifted(today, day)
     if (m := _AGO.search(text)) is not None:
         count = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
         span = _DAYS[m.group(2)] * day
-        centre, half = now - count * span, span * max(1, count) / 2  # "two months ago": one to three months back
-        return centre - half, centre + half
+        back, half = count * span, span * max(1, count) / 2  # "two months ago": one to three months back
+        return _shifted(now, -(back + half)), _shifted(now, half - back)
     if (m := _LAST.search(text)) is not None:
-        return now - _DAYS[m.group(2)] * day, now
+        return _shifted(now, -_DAYS[m.group(2)] * day), now
     if (m := _IN_MONTH.search(text)) is not None:
         month = _MONTHS[m.group(1)]
         year = int(m.group(2)) if m.group(2) else (now.year if month <= now.month else now.year - 1)
-        start = datetime(year, month, 1, tzinfo=now.tzinfo)
-        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=now.tzinfo)
-        return start, end
+        return _month_start(year, month, zone_), _month_start(year + month // 12, month % 12 + 1, zone_)
     if (m := _IN_YEAR.search(text)) is not None:
         year = int(m.group(1))
-        return datetime(year, 1, 1, tzinfo=now.tzinfo), datetime(year + 1, 1, 1, tzinfo=now.tzinfo)
+        return _month_start(year, 1, zone_), _month_start(year + 1, 1, zone_)
     return None
+
+
+def _shifted(when: datetime, by: timedelta) -> datetime:
+    """``when + by``, clamped to the calendar's first or last instant (in ``when``'s zone)."""
+    try:
+        return when + by
+    except OverflowError:
+        return (datetime.max if by > timedelta(0) else datetime.min).replace(tzinfo=when.tzinfo)
+
+
+def _month_start(year: int, month: int, tz: tzinfo | None) -> datetime:
+    """The first instant of ``month`` of ``year``; before year 1 the calendar's first instant, after 9999 its last."""
+    if year < MINYEAR:
+        return datetime.min.replace(tzinfo=tz)
+    if year > MAXYEAR:
+        return datetime.max.replace(tzinfo=tz)
+    return datetime(year, month, 1, tzinfo=tz)

@@ -12,6 +12,7 @@ import pytest
 
 from omnimem import Memory
 from omnimem.embed import MiniLMEmbedder
+from tests.fast_subset import is_fast
 from tests.postgres_server import PostgresServer, pg_url, postgres  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,3 +112,12 @@ def _no_user_settings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
     empty = tmp_path_factory.getbasetemp() / "empty-config.toml"
     empty.touch()
     monkeypatch.setenv("OMNIMEM_CONFIG", str(empty))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the fast subset (``pytest -m fast``, tests/fast_subset.py); every test still runs by default."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = dict(callspec.params) if callspec is not None else {}
+        if is_fast(Path(str(item.path)), params, item.get_closest_marker("slow") is not None):
+            item.add_marker(pytest.mark.fast)

@@ -1,24 +1,37 @@
-"""The README stays true: its figures equal the committed results, its Python runs, its CLI commands exist.
+"""The README and the docs stay true: figures equal the committed results, Python runs, CLI commands exist.
 
-Like sqlite-utils' documentation tests: the README is read as text and checked.
+Like sqlite-utils' documentation tests: the pages are read as text and checked.
 
-- **Figures**: each quoted figure is written here as the README phrase it sits in,
-  with the ``benchmarks/results/`` JSON value it comes from; the phrase, filled
-  with the JSON values rounded to the digits quoted, must be in the README.
-  A re-run that moves a figure fails here until the README says the new value.
-- **Python**: every ``python`` block runs, in order, in a temporary folder on the
-  fake embedder (``OMNIMEM_EMBEDDER=fake``). Blocks are fragments of one session:
-  the names the prose around them assumes (``mem``, ``turns``, an LLM, ids) are
-  made in ``GIVEN``, visibly; the media block is the one left out (it needs media
-  files and the audio models; ``tests/media`` runs those calls).
-- **CLI**: every ``omnimem ...`` line of the README's shell blocks names a command
-  whose ``--help`` works, and every ``--option`` it shows is in that help.
+- **Figures**: each quoted figure is written here as the phrase it sits in, with the
+  page that quotes it and the ``benchmarks/results/`` JSON value it comes from; the
+  phrase, filled with the JSON values rounded to the digits quoted, must be on that
+  page (the README's headline table, ``benchmarks/results/CURRENT.md`` for the current
+  figures, ``benchmarks/results/experiments/*.md`` for the experiment logs, the docs).
+  A re-run that moves a figure fails here until the page says the new value.
+- **Python**: every ``python`` block of the README and of the reference pages in
+  ``SESSION`` runs, in that order, in a temporary folder on the fake embedder
+  (``OMNIMEM_EMBEDDER=fake``). Blocks are fragments of one session: the names the
+  prose around them assumes (``mem``, ``turns``, an LLM, ids) are made in ``GIVEN``,
+  visibly; the media block is the one left out (it needs media files and the audio
+  models; ``tests/media`` runs those calls). The integration pages' examples run in
+  ``tests/integrations/test_docs_examples.py``.
+- **CLI**: every ``omnimem ...`` line of the shell blocks of the README, CONTRIBUTING.md
+  and docs/ names a command whose ``--help`` works, and every ``--option`` it shows is
+  in that help.
+- **CONTRIBUTING.md**: every test path, type-check path and ``python -m benchmarks``
+  command it names exists, with the options shown.
+- **Links**: every relative link of these pages points at a file that exists, and
+  docs/index.md links every page under docs/.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+import tomllib
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,7 +43,11 @@ from omnimem.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-POSTGRES_DOC = (ROOT / "docs" / "postgres.md").read_text(encoding="utf-8")
+CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+# every page a user or contributor reads, by its path from the repository root
+PAGES = ["README.md", "CONTRIBUTING.md", *(str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").glob("*.md"))),
+         "benchmarks/results/CURRENT.md",
+         *(str(p.relative_to(ROOT)) for p in sorted((ROOT / "benchmarks" / "results" / "experiments").glob("*.md")))]
 RESULTS = ROOT / "benchmarks" / "results"
 TEST, DEV = "locomo-retrieval-test-stoplist.json", "locomo-retrieval-dev-stoplist.json"
 BEFORE = "locomo-retrieval-test.json"  # the code before the query stop list
@@ -73,30 +90,30 @@ STATEMENT_LOC, STATEMENT_LME = "locomo-retrieval-dev-statement.json", "longmemev
 TARGETS = "retrieval-targets.json"  # python -m benchmarks targets
 REPLY_LOC, REPLY_LME, REPLY_MG = ("locomo-retrieval-dev-reply.json", "longmemeval-retrieval-dev-all-reply.json",
                                  "memgallery-retrieval-dev-reply.json")
-# (the README phrase, {n} for the n-th figure; the figures: (results file, dotted path in it))
-FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
-    ("with a cross-encoder of all-MiniLM-L6-v2's size on 2 cores, {0} ms added to a scoped search's p50 at depth 30 ({1}x "
+# (the page, the phrase on it with {n} for the n-th figure, the figures: (results file, dotted path in it))
+FIGURES: list[tuple[str, str, list[tuple[str, str]]]] = [
+    ("docs/configuration.md", "with a cross-encoder of all-MiniLM-L6-v2's size on 2 cores, {0} ms added to a scoped search's p50 at depth 30 ({1}x "
      "the search without it), {2} ms at depth 10",
      [("rerank-cost.json", "runs.30.added_p50_ms"), ("rerank-cost.json", "runs.30.ratio_p50"),
       ("rerank-cost.json", "runs.10.added_p50_ms")]),
-    ("LoCoMo dev within 1k / 6k: `reply_weight=0.5` {0} / {1}, `reply_weight=1` {2} / {3}, against the default's {4} / {5}; "
+    ("benchmarks/results/experiments/longmemeval.md", "LoCoMo dev within 1k / 6k: `reply_weight=0.5` {0} / {1}, `reply_weight=1` {2} / {3}, against the default's {4} / {5}; "
      "LongMemEval dev {6} / {7} and {8} / {9} against {10} / {11}; Mem-Gallery dev {12} / {13} and {14} / {15} against "
      "{16} / {17}. Not adopted: on LongMemEval, where the turns after a user's question are the assistant's long answers, "
      "it loses within 1k on multi-session ({18} against {19} at 0.5)",
      [(f, overall(sys, k)) for f in (REPLY_LOC, REPLY_LME, REPLY_MG) for sys in ("x-reply-0.5", "x-reply-1", "omnimem")
       for k in BOTH]
      + [(REPLY_LME, f"systems.{sys}.categories.multi-session.1k") for sys in ("x-reply-0.5", "omnimem")]),
-    ("at 0.5 LongMemEval dev within 1k falls to {0} from {1}",
+    ("docs/configuration.md", "at 0.5 LongMemEval dev within 1k falls to {0} from {1}",
      [(REPLY_LME, overall("x-reply-0.5", "1k")), (REPLY_LME, overall("omnimem", "1k"))]),
-    # the retrieval targets, their gaps and bootstrap intervals (README "Retrieval targets")
-    ('Met: every "naive dense + 0.05" target but one (LoCoMo within 1,000 tokens {0} against naive dense '
+    # the retrieval targets, their gaps and bootstrap intervals (CURRENT.md "Retrieval targets")
+    ("benchmarks/results/CURRENT.md", 'Met: every "naive dense + 0.05" target but one (LoCoMo within 1,000 tokens {0} against naive dense '
      "{1}, within 6,000 {2} against {3}; LongMemEval within 1,000 {4} against {5}), LongMemEval's 0.85 "
      "within 1,000, and Mem-Gallery's 0.85 / 0.98 ({6} / {7}).",
      [(FINAL_LOCOMO, 'systems.omnimem.overall.1k'), (FINAL_LOCOMO, 'systems.naive-dense.overall.1k'),
       (FINAL_LOCOMO, 'systems.omnimem.overall.6k'), (FINAL_LOCOMO, 'systems.naive-dense.overall.6k'),
       (ALL_LME, 'systems.omnimem.overall.1k'), (ALL_LME, 'systems.naive-dense.overall.1k'),
       (FINAL_GALLERY, 'systems.omnimem.overall.1k'), (FINAL_GALLERY, 'systems.omnimem.overall.6k')]),
-    ('**LoCoMo test within 1,000 tokens: {0} (target 0.85, {1} short; interval [{2}, {3}])**, and '
+    ("benchmarks/results/CURRENT.md", '**LoCoMo test within 1,000 tokens: {0} (target 0.85, {1} short; interval [{2}, {3}])**, and '
      'multi-hop within 1,000: {4} (target 0.70, {5} short; interval [{6}, {7}]). Both intervals exclude '
      'their target: a real gap, and it is ranking. Of the gold turns, {8} are among the candidates '
      '(`cand`), but a 1,000-token context holds about 30 hits and only {9} rank in the first 20 (`@20`).',
@@ -105,13 +122,13 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
       (TARGETS, 'targets.4.figure'), (TARGETS, 'targets.4.short_by'), (TARGETS, 'targets.4.interval.low'),
       (TARGETS, 'targets.4.interval.high'), (FINAL_LOCOMO, 'systems.omnimem.overall.cand'),
       (FINAL_LOCOMO, 'systems.omnimem.overall.@20')]),
-    ('**LoCoMo test within 6,000 tokens: {0} (target 0.97, {1} short; interval [{2}, {3}])**. The '
+    ("benchmarks/results/CURRENT.md", '**LoCoMo test within 6,000 tokens: {0} (target 0.97, {1} short; interval [{2}, {3}])**. The '
      'candidates bound it: the gold turns that are among the candidates the two retrievers return (depth '
      '300 each) are {4} of all,',
      [(FINAL_LOCOMO, 'systems.omnimem.overall.6k'), (TARGETS, 'targets.1.short_by'),
       (FINAL_LOCOMO, 'intervals.omnimem.6k.low'), (FINAL_LOCOMO, 'intervals.omnimem.6k.high'),
       (FINAL_LOCOMO, 'systems.omnimem.overall.cand')]),
-    ('**LongMemEval test within 6,000 tokens: {0} (target 0.97, {1} short; interval [{2}, {3}]); against '
+    ("benchmarks/results/CURRENT.md", '**LongMemEval test within 6,000 tokens: {0} (target 0.97, {1} short; interval [{2}, {3}]); against '
      'naive dense + 0.05 ({4}) it is {5} short: the difference from naive dense is {6} (interval [{7}, '
      '{8}])**.',
      [(ALL_LME, 'systems.omnimem.overall.6k'), (TARGETS, 'targets.6.short_by'),
@@ -120,14 +137,14 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
       (ALL_LME, 'intervals.omnimem.minus_naive-dense.6k.mean'),
       (ALL_LME, 'intervals.omnimem.minus_naive-dense.6k.low'),
       (ALL_LME, 'intervals.omnimem.minus_naive-dense.6k.high')]),
-    ('the dev split gives {0} within 6,000. Every gold turn is among the candidates (`cand` {1}), and the '
+    ("benchmarks/results/CURRENT.md", 'the dev split gives {0} within 6,000. Every gold turn is among the candidates (`cand` {1}), and the '
      'hits hold {2} of them (a hit shown only by its summary line does not count); what is left is which '
      'long (assistant) turns get the budget whole. Multi-session questions are the one kind where naive '
      'dense is ahead within 6,000 ({3} against {4}).',
      [(ALL_LME_DEV, 'systems.omnimem.overall.6k'), (ALL_LME, 'systems.omnimem.overall.cand'),
       (ALL_LME, 'systems.omnimem.overall.hits_6k'), (ALL_LME, 'systems.omnimem.categories.multi-session.6k'),
       (ALL_LME, 'systems.naive-dense.categories.multi-session.6k')]),
-    ('What to expect on held-out conversations: from dev to test the default goes from {0} / {1} to {2} / '
+    ("README.md", 'What to expect on held-out conversations: from dev to test the default goes from {0} / {1} to {2} / '
      '{3} on LoCoMo and from {4} / {5} to {6} / {7} on LongMemEval (within 1,000 / 6,000), so expect '
      'held-out figures a few points under dev. The lead over naive dense within 1,000 tokens holds on '
      'every test split with intervals far from zero (LongMemEval {8}, interval [{9}, {10}]); within 6,000 '
@@ -144,7 +161,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
       (ALL_LME, 'intervals.omnimem.minus_naive-dense.6k.low'),
       (ALL_LME, 'intervals.omnimem.minus_naive-dense.6k.high')]),
 
-    ("dev: LongMemEval {0} / {1} against {2} / {3} (at 0.25: {4} / {5}), LoCoMo {6} / {7} against {8} / {9} (0.25: "
+    ("benchmarks/results/experiments/locomo.md", "dev: LongMemEval {0} / {1} against {2} / {3} (at 0.25: {4} / {5}), LoCoMo {6} / {7} against {8} / {9} (0.25: "
      "{10} / {11}), Mem-Gallery {12} / {13} against {14} / {15}. Test: LongMemEval {16} / {17} against {18} / {19}, LoCoMo "
      "{20} / {21} against {22} / {23} (multi-hop {24} against {25} within 1k), Mem-Gallery {26} / {27} against {28} / {29}",
      [(f, overall(s, k)) for f in (SESSION_LME, SESSION_LOC)
@@ -154,7 +171,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(FINAL_LOCOMO, overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]
      + [(FINAL_LOCOMO, category(s, 1, "1k")) for s in ("omnimem", "x-session-w-0")]
      + [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "x-session-w-0") for k in BOTH]),
-    ("LoCoMo dev within 1k / 6k: `signal_depth=100` {0} / {1}, `signal_depth=150` {2} / {3} (multi-hop within 6k {4} "
+    ("benchmarks/results/experiments/locomo.md", "LoCoMo dev within 1k / 6k: `signal_depth=100` {0} / {1}, `signal_depth=150` {2} / {3} (multi-hop within 6k {4} "
      "against {5}), `speaker_weight=1` {6} / {7} (multi-hop within 1k {8} against {9}), against the default's {10} / "
      "{11}. LongMemEval dev: all three {12} / {13} against {14} / {15} (",
      [(DEPTH_LOC, overall(s, k)) for s in ("x-signal-depth-100", "x-signal-depth-150") for k in BOTH]
@@ -163,22 +180,22 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(DEPTH_LOC, category(s, 1, "1k")) for s in ("x-speaker-w-1", "omnimem")]
      + [(DEPTH_LOC, overall("omnimem", k)) for k in BOTH]
      + [(DEPTH_LME, overall(s, k)) for s in ("x-signal-depth-150", "omnimem") for k in BOTH]),
-    ("LongMemEval dev: all three {0} / {1} against {2} / {3}",
+    ("benchmarks/results/experiments/locomo.md", "LongMemEval dev: all three {0} / {1} against {2} / {3}",
      [(f, overall(s, k)) for f, s in ((DEPTH_LME, "x-signal-depth-100"), (SPEAKER_LME, "omnimem")) for k in BOTH]),
-    ("on every LongMemEval dev question (91, `longmemeval-retrieval-dev-all-depth`) `signal_depth=150` gives {0} / {1} "
+    ("benchmarks/results/experiments/locomo.md", "on every LongMemEval dev question (91, `longmemeval-retrieval-dev-all-depth`) `signal_depth=150` gives {0} / {1} "
      "against the default's {2} / {3}. Not adopted",
      [("longmemeval-retrieval-dev-all-depth.json", overall(s, k)) for s in ("x-signal-depth-150", "omnimem")
       for k in BOTH]),
-    ("LongMemEval dev: all three 0.926 / 1.000 against {0} / {1}",
+    ("benchmarks/results/experiments/locomo.md", "LongMemEval dev: all three 0.926 / 1.000 against {0} / {1}",
      [(SPEAKER_LME, overall("x-speaker-w-1", k)) for k in BOTH]),
-    ("LoCoMo dev within 1k / 6k: {0} / {1} at 0.5 and {2} / {3} at 1, against the default's {4} / {5} (0.25: {6}; "
+    ("benchmarks/results/experiments/longmemeval.md", "LoCoMo dev within 1k / 6k: {0} / {1} at 0.5 and {2} / {3} at 1, against the default's {4} / {5} (0.25: {6}; "
      "multi-hop within 1k {7} at 1 against {8}). LongMemEval dev: {9} / {10} at 0.5 and {11} / {12} at 1, against "
      "{13} / {14}. It costs",
      [(STATEMENT_LOC, overall(s, k)) for s in ("x-statement-0.5", "x-statement-1", "omnimem") for k in BOTH]
      + [(STATEMENT_LOC, overall("x-statement-0.25", "1k"))]
      + [(STATEMENT_LOC, category(s, 1, "1k")) for s in ("x-statement-1", "omnimem")]
      + [(STATEMENT_LME, overall(s, k)) for s in ("x-statement-0.5", "x-statement-1", "omnimem") for k in BOTH]),
-    ("LongMemEval dev {0} / {1} against {2} / {3} with the whole summary line (`line_words=0`, the default before); "
+    ("benchmarks/results/experiments/longmemeval.md", "LongMemEval dev {0} / {1} against {2} / {3} with the whole summary line (`line_words=0`, the default before); "
      "10 words {4} / {5}, 30 {6} / {7}, 50 {8} / {9} (a line counts for nothing under this measure, so recall rises as "
      "the line gets shorter; 20 words still say what the turn is about); LoCoMo dev {10} / {11} against {12} / {13} "
      "(its turns are short); Mem-Gallery dev {14} / {15} against {16} / {17}. Test: LongMemEval {18} / {19} against "
@@ -194,7 +211,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(LINES_X, overall(s, k)) for s in ("omnimem", "x-whole-0.25", "x-whole-1", "x-whole-top-1", "x-sparse-0.75")
         for k in BOTH]
      + [("longmemeval-retrieval-dev-all-lines-summary.json", overall("x-summary-150", k)) for k in BOTH]),
-    ("against the default's {0} / {1} in the same runs | the 100-word cut holds: `summary_words=150` {2} / {3}. Left "
+    ("benchmarks/results/experiments/longmemeval.md", "against the default's {0} / {1} in the same runs | the 100-word cut holds: `summary_words=150` {2} / {3}. Left "
      "off: the best hit shown whole whenever it fits the budget (`whole_top=1`, a setting) {4} / {5}, the best two "
      "{6} / {7} (a long best hit takes the room of several others); BM25 read only 50 deep at every budget "
      "(`sparse_depth=50`, a setting) {8} / {9}; a lighter BM25 list (`sparse_weight` 0.5 / 0.75) {10} / {11} and "
@@ -203,7 +220,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      [(ALL_X, overall("omnimem", k)) for k in BOTH] + [(ALL_SUM, overall("x-summary-150", k)) for k in BOTH]
      + [(ALL_X, overall(s, k)) for s in ("x-whole-top-1", "x-whole-top-2", "x-sparse-depth-50", "x-sparse-0.5",
                                           "x-sparse-0.75", "x-whole-0.25") for k in BOTH]),
-    ("test: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn recall@10 "
+    ("benchmarks/results/CURRENT.md", "test: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn recall@10 "
      "{4}, NDCG@10 {5}), naive dense {6} / {7}, naive BM25 {8} / {9}, plain fusion {10} / {11}; multi-session {12} / "
      "{13} against naive dense {14} / {15}; a hit shown only by its summary line is not counted: the hits hold {16} / "
      "{17}. Dev: {18} / {19}, naive dense {20} / {21}, naive BM25 {22} / {23}, plain fusion {24} / {25}. Against",
@@ -212,7 +229,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(ALL_LME, f"systems.{s}.categories.multi-session.{k}") for s in ("omnimem", "naive-dense") for k in BOTH]
      + [(ALL_LME, overall("omnimem", k)) for k in ("hits_1k", "hits_6k")]
      + [(ALL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense", "naive-bm25", "plain-fusion") for k in BOTH]),
-    ("this round's defaults together (the speaker, time and session signals, the best hits whole within half the budget, "
+    ("benchmarks/results/CURRENT.md", "this round's defaults together (the speaker, time and session signals, the best hits whole within half the budget, "
      "day packing, long turns indexed by their first 100 words and said in 20 when not shown whole): LoCoMo test within "
      "1,000 tokens {0}, within 6,000 {1} "
      "(multi-hop {2} / {3}), naive dense {4} / {5}; LoCoMo dev {6} / {7}, naive dense {8} / {9}; LongMemEval 36 test "
@@ -224,7 +241,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(FINAL_LME, overall(s, k)) for s in ("omnimem", "naive-dense", "plain-fusion") for k in BOTH]
      + [(FINAL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]
      + [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]),
-    ("index and show long turns by their first 100 words (`summary_words=100`, adopted): LongMemEval dev {0} / {1} "
+    ("benchmarks/results/experiments/longmemeval.md", "index and show long turns by their first 100 words (`summary_words=100`, adopted): LongMemEval dev {0} / {1} "
      "against {2} / {3}, LoCoMo dev {4} / {5} (unchanged: its turns are short), Mem-Gallery dev {6} / {7} "
      "(unchanged); 60 words {8} / {9} and {10} / {11}, 40 words {12} / {13} on LongMemEval. Left off: a lighter "
      "BM25 list (`sparse_weight` 0.5 / 0.6 / 0.75) LongMemEval {14} / {15}, {16} / {17}, {18} / {19}, LoCoMo "
@@ -239,7 +256,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(f, overall(f"x-sparse-{w}", k)) for f in (LME_SPARSE, LOC_SPARSE) for w in ("0.5", "0.6", "0.75") for k in BOTH]
      + [(LME_PACK36, overall(s, k)) for s in ("x-whole-1", "naive-dense") for k in BOTH]
      + [(LOC_GRAPH, overall(s, k)) for s in ("graph", "graph-fused-0.5", "graph-fused-1") for k in BOTH]),
-    ("LoCoMo test: default within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} at 1k); before the signals "
+    ("benchmarks/results/experiments/locomo.md", "LoCoMo test: default within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} at 1k); before the signals "
      "{3} / {4}; naive dense {5} / {6}. LoCoMo dev: default {7} / {8}, before {9} / {10}. LongMemEval (no question "
      "names a speaker): dev default {11} / {12}, before the same, naive dense {13} / {14}; test default {15} / {16}, "
      "before the same. Measured on both dev sets and left off (`locomo-retrieval-dev-ranking`, "
@@ -258,7 +275,7 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(RANK_DEV_X, overall("x-speaker", "1k"))]
      + [(f"memgallery-retrieval-{split}-ranking.json", overall(s, k)) for split in ("test", "dev")
         for s in ("omnimem", "x-no-speaker-time") for k in BOTH]),
-    ("default: within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} / {3}, open-domain {4} / {5}); with the short "
+    ("benchmarks/results/experiments/locomo.md", "default: within 1,000 tokens {0}, within 6,000 {1} (multi-hop {2} / {3}, open-domain {4} / {5}); with the short "
      "BM25 stop list it replaced {6} / {7}; plain fusion (RRF of dense + BM25 over raw turns, same stop list) {8} / {9}; "
      "naive dense {10} / {11}; naive BM25 {12} / {13}. Development split (1-5, `locomo-retrieval-dev-stoplist`): "
      "default {14} / {15} (short stop list {16} / {17})",
@@ -268,17 +285,17 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(TEST, overall(s, k)) for s in ("x-short-stop-list", "plain-fusion", "naive-dense", "naive-bm25")
         for k in ("1k", "6k")]
      + [(DEV, overall(s, k)) for s in ("omnimem", "x-short-stop-list") for k in ("1k", "6k")]),
-    ("with `embed_context=2` {0} / {1}; the paper's retrieval {2} / {3}",
+    ("benchmarks/results/experiments/locomo.md", "with `embed_context=2` {0} / {1}; the paper's retrieval {2} / {3}",
      [("locomo-retrieval-test-custom.json", overall("x-embed-context-2", k)) for k in ("1k", "6k")]
      + [(BEFORE, overall("omnimem-paper", k)) for k in ("1k", "6k")]),
-    ("default: within 1,000 tokens {0}, within 6,000 {1} (short stop list {2} / {3}); plain fusion {4} / {5}; "
+    ("benchmarks/results/experiments/mem-gallery.md", "default: within 1,000 tokens {0}, within 6,000 {1} (short stop list {2} / {3}); plain fusion {4} / {5}; "
      "naive dense {6} / {7}. On the code before the stop list (`memgallery-retrieval-test-custom`): images as image "
      "units {8} / {9}; development split {10} / {11}. The packing defaults",
      [(GALLERY, overall(s, k)) for s in ("omnimem", "x-short-stop-list", "plain-fusion", "naive-dense")
       for k in ("1k", "6k")]
      + [(GALLERY_BEFORE, overall("image-units", k)) for k in ("1k", "6k")]
      + [(GALLERY_DEV_BEFORE, overall("omnimem", k)) for k in ("1k", "6k")]),
-    ("default: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn "
+    ("benchmarks/results/experiments/longmemeval.md", "default: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn "
      "recall@10 {4}, NDCG@10 {5}); with summary lines first (`whole_share=0`, the default before) {6} / {7}; naive "
      "dense {8} / {9}; plain fusion {10} / {11}; naive BM25 {12} / {13}. 12 dev questions "
      "(`longmemeval-retrieval-dev-packing`, run on the defaults before): `whole_share=0.5` {14} / {15}, summaries "
@@ -288,43 +305,84 @@ FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
      + [(PACK_LME, overall(s, k)) for s in ("x-whole-0", "naive-dense", "plain-fusion", "naive-bm25") for k in ("1k", "6k")]
      + [(PACK_LME_DEV, overall(s, k)) for s in ("x-whole-0.5", "omnimem", "x-whole-0.25", "x-whole-1", "x-summary-2000",
                                              "naive-dense") for k in ("1k", "6k")]),
-    ("one header per session and day; `locomo-retrieval-test-packing`) change nothing here: {0} / {1}, as with "
+    ("benchmarks/results/experiments/locomo.md", "one header per session and day; `locomo-retrieval-test-packing`) change nothing here: {0} / {1}, as with "
      "summaries first and a header per session and time; on dev (`locomo-retrieval-dev-packing`) every packing "
      "variant {2} / {3} (LoCoMo",
      [("locomo-retrieval-test-packing.json", overall(s, k)) for s in ("omnimem",) for k in ("1k", "6k")]
      + [("locomo-retrieval-dev-packing.json", overall("x-whole-0.5", k)) for k in ("1k", "6k")]),
-    ("The packing defaults (`memgallery-retrieval-test-packing`, dev `memgallery-retrieval-dev-packing`): {0} / {1} "
+    ("benchmarks/results/experiments/mem-gallery.md", "The packing defaults (`memgallery-retrieval-test-packing`, dev `memgallery-retrieval-dev-packing`): {0} / {1} "
      "(dev {2} / {3}), the same as summaries first",
      [(f"memgallery-retrieval-{split}-packing.json", overall("omnimem", k)) for split in ("test", "dev")
       for k in ("1k", "6k")]),
-    ("on synthetic chats with a turn a minute, {0} hits within 1,000 tokens instead of {1}, {2} tokens a hit instead "
+    ("docs/configuration.md", "on synthetic chats with a turn a minute, {0} hits within 1,000 tokens instead of {1}, {2} tokens a hit instead "
      "of {3}, `benchmarks/results/packing-cost.md`",
      [("packing-cost.json", "rows.day 1000.hits"), ("packing-cost.json", "rows.session 1000.hits"),
       ("packing-cost.json", "rows.day 1000.tokens_per_hit"), ("packing-cost.json", "rows.session 1000.tokens_per_hit")]),
-    ("On 6 questions before the stop list and this change (`longmemeval-retrieval-test-first6`): default {0} / {1}",
+    ("benchmarks/results/experiments/longmemeval.md", "On 6 questions before the stop list and this change (`longmemeval-retrieval-test-first6`): default {0} / {1}",
      [("longmemeval-retrieval-test-first6.json", overall("omnimem", k)) for k in ("1k", "6k")]),
-    ("LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
+    ("benchmarks/results/CURRENT.md", "LoCoMo recall is the embedded backend's within 0.001 ({0} / {1} within 1k / 6k tokens, against {2} / {3}, "
      "test split)",
      [(PG, overall("omnimem", "1k")), (PG, overall("omnimem", "6k")),
       (PG_LITE, overall("omnimem", "1k")), (PG_LITE, overall("omnimem", "6k"))]),
-    ("a user-scoped search takes {0}x the embedded time ({1}x at 1M",
+    ("benchmarks/results/CURRENT.md", "a user-scoped search takes {0}x the embedded time ({1}x at 1M",
      [("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.search_user_p50"),
       ("postgres/pg-scale-1000000.json", "ratios_postgresql_over_embedded.search_user_p50")]),
-    ("an unscoped one over all units {0}x",
+    ("benchmarks/results/CURRENT.md", "an unscoped one over all units {0}x",
      [("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.search_global_p50")]),
-    ("a cold search prints in {0} s instead of {1} s",
+    ("benchmarks/results/CURRENT.md", "a cold search prints in {0} s instead of {1} s",
      [("cold-start.json", "phases_cli.to_first_result_s"),
       ("cold-start.json", "phases_store_model_writable.to_first_result_s")]),
-    ("`omnimem search` prints its first result {0} s after launch", [("cold-start.json", "phases_cli.to_first_result_s")]),
-    ("a cold `omnimem add` stores its text {0}x sooner", [("cold-start-add.json", "add_speedup_vs_torch")]),
+    ("benchmarks/results/CURRENT.md", "`omnimem search` prints its first result {0} s after launch", [("cold-start.json", "phases_cli.to_first_result_s")]),
+    ("docs/cli.md", "a cold `omnimem add` stores its text {0}x sooner", [("cold-start-add.json", "add_speedup_vs_torch")]),
+    # the same figures where a second page quotes them
+    ("docs/cli.md", "a cold search prints in {0} s instead of {1} s",
+     [("cold-start.json", "phases_cli.to_first_result_s"),
+      ("cold-start.json", "phases_store_model_writable.to_first_result_s")]),
+    ("benchmarks/results/CURRENT.md", "a cold `omnimem add` stores its text {0}x sooner",
+     [("cold-start-add.json", "add_speedup_vs_torch")]),
+    ("benchmarks/results/CURRENT.md", "with a cross-encoder of all-MiniLM-L6-v2's size on 2 cores, {0} ms added to a "
+     "scoped search's p50 at depth 30 ({1}x the search without it), {2} ms at depth 10",
+     [("rerank-cost.json", "runs.30.added_p50_ms"), ("rerank-cost.json", "runs.30.ratio_p50"),
+      ("rerank-cost.json", "runs.10.added_p50_ms")]),
+    ("benchmarks/results/CURRENT.md", "a burst of 24 adds has p95 {0} ms against {1} ms for a lone add (target 6x: not "
+     "met, {2}x)",
+     [("serve-load.json", "burst.burst_add.p95_ms"), ("serve-load.json", "burst.lone_add.p95_ms"),
+      ("serve-load.json", "burst.ratio_burst_to_lone_p95")]),
+    # the README's headline table
+    ("README.md", "| LoCoMo, 985 test questions ([CURRENT](benchmarks/results/CURRENT.md#retrieval-evidence-recall-no-llm)) "
+     "| within 1,000 / 6,000 tokens: {0} / {1}; naive dense {2} / {3} |",
+     [(FINAL_LOCOMO, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]),
+    ("README.md", "| LongMemEval-S, every test question (95) | within 1,000 / 6,000 tokens: {0} / {1}; naive dense {2} / "
+     "{3} |", [(ALL_LME, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]),
+    ("README.md", "| Mem-Gallery, 832 test questions (images through their captions) | within 1,000 / 6,000 tokens: "
+     "{0} / {1}; naive dense {2} / {3} |", [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]),
+    ("README.md", "LoCoMo test within 6,000 tokens: {0} short of 0.97; LongMemEval within 1,000: 0.85 met |",
+     [(TARGETS, "targets.1.short_by")]),
+    ("README.md", "| p50 {0} ms scoped to a user within 6,000 tokens, {1} ms within 1,000 |",
+     [("search-speed-10000.json", "default.user_w1.p50_ms"), ("search-stages-10000.json", "runs.1000-user.cpu_ms_p50")]),
+    ("README.md", "| first result {0} s after launch |", [("cold-start.json", "phases_cli.to_first_result_s")]),
+    ("README.md", "| a burst of 24 adds at once: p95 {0} ms, against {1} ms for a lone add |",
+     [("serve-load.json", "burst.burst_add.p95_ms"), ("serve-load.json", "burst.lone_add.p95_ms")]),
+    ("README.md", "| 300 ms fake model: {0} questions/s with 1 worker, {1} with 8 |",
+     [("parallel-qa.json", "results.0.qps_median"), ("parallel-qa.json", "results.3.qps_median")]),
+    ("README.md", "| `add` p50 {0} ms (the model's work queued), against p95 {1} ms waiting for it |",
+     [("enrich.json", "adds.0.add_ms.p50"), ("enrich.json", "adds.1.add_ms.p95")]),
+    ("README.md", "| voice activity recall {0}, precision {1}; word error rate {2} on synthetic speech |",
+     [("media.json", "audio.summary.vad_strict.recall"), ("media.json", "audio.summary.vad_strict.precision"),
+      ("media.json", "audio.summary.wer_pipeline")]),
+    ("README.md", "| {0} SIGKILLs mid-write: {1} writes lost or inconsistent, {2} leaks across scopes |",
+     [("reliability.json", "results.crash.kills"), ("reliability.json", "results.crash.writes_lost_or_inconsistent"),
+      ("reliability.json", "results.negative.leaks_across_scopes")]),
+    ("README.md", "| LoCoMo test recall {0} / {1}, against {2} / {3} embedded |",
+     [(PG, overall("omnimem", k)) for k in BOTH] + [(PG_LITE, overall("omnimem", k)) for k in BOTH]),
 ]
 
 
-# the same for docs/postgres.md
-POSTGRES_FIGURES: list[tuple[str, list[tuple[str, str]]]] = [
-    ("| embedded (SQLite + FAISS + bm25s) | {0} | {1} | {2} | | PostgreSQL + pgvector | {3} | {4} | {5} |",
+# docs/postgres.md's
+FIGURES += [
+    ("docs/postgres.md", "| embedded (SQLite + FAISS + bm25s) | {0} | {1} | {2} | | PostgreSQL + pgvector | {3} | {4} | {5} |",
      [(f, overall("omnimem", k)) for f in (PG_LITE, PG) for k in ("@20", "1k", "6k")]),
-    ("{0} units/s onto the full 100k store ({1}x the embedded backend in the same run) and {2} units/s onto the "
+    ("docs/postgres.md", "{0} units/s onto the full 100k store ({1}x the embedded backend in the same run) and {2} units/s onto the "
      "1M store under heavy load ({3}x",
      [("postgres/pg-scale-100000.json", "postgresql.ingest_onto_full_store.units_per_s"),
       ("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.ingest_onto_full_store_units_per_s"),
@@ -349,20 +407,29 @@ def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
-@pytest.mark.parametrize(("document", "phrase", "sources"),
-                         [("README.md", p, s) for p, s in FIGURES] + [("docs/postgres.md", p, s) for p, s in POSTGRES_FIGURES],
-                         ids=[p[:40] for p, _ in FIGURES + POSTGRES_FIGURES])
+def _page(path: str) -> str:
+    return (ROOT / path).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("document", "phrase", "sources"), FIGURES, ids=[f"{d.split('/')[-1]}: {p[:40]}" for d, p, _ in FIGURES])
 def test_doc_figures_equal_the_committed_results(document: str, phrase: str, sources: list[tuple[str, str]]) -> None:
     pattern = re.escape(_squeeze(phrase))
     for n in range(len(sources)):
         pattern = pattern.replace(re.escape("{" + str(n) + "}"), r"([-+]?[0-9][0-9.,]*)", 1)  # signed: a difference
-    found = re.search(pattern, _squeeze(README if document == "README.md" else POSTGRES_DOC))
+    found = re.search(pattern, _squeeze(_page(document)))
     assert found, f"{document} no longer says: {phrase!r}"
     for quoted, (file, path) in zip(found.groups(), sources, strict=True):
         digits = len(quoted.split(".")[1]) if "." in quoted else 0
         value, shown = Decimal(str(_value(file, path))), Decimal(quoted.replace(",", ""))
         half = Decimal(5).scaleb(-digits - 1)  # the value rounded to the digits quoted (a tie either way)
         assert abs(value - shown) <= half, f"{document} says {quoted} where {file} {path} is {value}"
+
+
+def test_every_page_that_quotes_figures_is_checked() -> None:
+    """The current figures and each experiment log have their figures here (a page left out would drift)."""
+    checked = {d for d, _, _ in FIGURES}
+    assert {"README.md", "benchmarks/results/CURRENT.md"} <= checked
+    assert {p for p in PAGES if p.startswith("benchmarks/results/experiments/") and not p.endswith("speed.md")} <= checked
 
 
 # The names each block's surrounding prose assumes the reader has, made before the block runs.
@@ -400,11 +467,15 @@ def my_key_lookup(token):  # the reader's own key check; omnimem serve passes it
 LEFT_OUT = {1: "media files and the audio/vision models (tests/media runs add_image, add_audio, add_video)"}
 
 
-def _python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README, re.S)
+# the pages whose python blocks run as one session, in this order (GIVEN and LEFT_OUT count blocks across them)
+SESSION = ["README.md", "docs/multimodal.md", "docs/llm.md", "docs/graph.md", "docs/governance.md", "docs/mcp.md"]
 
 
-def test_the_readme_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _python_blocks() -> list[tuple[str, str]]:
+    return [(page, block) for page in SESSION for block in re.findall(r"```python\n(.*?)```", _page(page), re.S)]
+
+
+def test_the_docs_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     monkeypatch.chdir(tmp_path)
     blocks = _python_blocks()
@@ -413,11 +484,11 @@ def test_the_readme_python_blocks_run(tmp_path: Path, monkeypatch: pytest.Monkey
     exec("from omnimem import Memory", namespace)  # noqa: S102 - the README's own code
     ran = []
     try:
-        for n, block in enumerate(blocks):
+        for n, (page, block) in enumerate(blocks):
             if n in LEFT_OUT:
                 continue
             exec(GIVEN.get(n, ""), namespace)  # noqa: S102
-            exec(compile(block, f"README.md python block {n}", "exec"), namespace)  # noqa: S102
+            exec(compile(block, f"{page} python block {n}", "exec"), namespace)  # noqa: S102
             ran.append(n)
     finally:
         for name in ("mem", "other", "memory"):
@@ -430,16 +501,24 @@ def test_the_readme_python_blocks_run(tmp_path: Path, monkeypatch: pytest.Monkey
 GROUPS = {"graph", "keys"}  # commands with subcommands
 
 
-def _cli_lines() -> list[str]:
+def _shell_lines(text: str) -> list[str]:
+    """Each command of a page's shell blocks and synopses (``text``), its comment cut, split at ``&&`` and ``;``;
+    a command inside ``$(...)`` is one too."""
     lines = []
-    for block in re.findall(r"```bash\n(.*?)```", README, re.S):
-        for line in block.splitlines():
+    for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
+        if lang not in ("bash", "sh", "shell", "text"):
+            continue
+        for line in block.replace("\\\n", " ").splitlines():
             command = line.split("  #")[0].split(" # ")[0].strip()
-            for piece in re.split(r"&&|;", command):
-                piece = piece.strip()
-                if piece.startswith("omnimem "):
-                    lines.append(piece[len("omnimem "):])
+            pieces = [*re.findall(r"\$\((omnimem [^)]*)\)", command), re.sub(r"\$\([^)]*\)", "", command)]
+            lines += [piece.strip() for p in pieces for piece in re.split(r"&&|;", p) if piece.strip()]
     return lines
+
+
+def _cli_lines(pages: list[str] | None = None) -> list[tuple[str, str]]:
+    """(page, what follows ``omnimem``) for every omnimem command on the pages."""
+    return [(page, piece[len("omnimem "):]) for page in (pages or PAGES) for piece in _shell_lines(_page(page))
+            if piece.startswith("omnimem ")]
 
 
 def _invocations(line: str) -> list[tuple[list[str], list[str]]]:
@@ -460,17 +539,81 @@ def _invocations(line: str) -> list[tuple[list[str], list[str]]]:
     return found
 
 
-def test_the_readme_cli_commands_exist_with_the_options_shown() -> None:
+def test_the_docs_cli_commands_exist_with_the_options_shown() -> None:
     runner = CliRunner()
     lines = _cli_lines()
-    assert len(lines) > 30  # the CLI section, PostgreSQL, serving, MCP
+    assert len(lines) > 30  # the CLI page, PostgreSQL, serving, MCP
     checked = set()
-    for line in lines:
+    for page, line in lines:
         for command, options in _invocations(line):
             helped = runner.invoke(app, [*command, "--help"], terminal_width=200)
-            assert helped.exit_code == 0, f"`omnimem {' '.join(command)}` from the README: {helped.output}"
+            assert helped.exit_code == 0, f"`omnimem {' '.join(command)}` from {page}: {helped.output}"
             text = helped.output
             missing = [o for o in options if o not in text and o != "--help"]
-            assert not missing, f"`omnimem {' '.join(command)}` has no {missing} (README: omnimem {line})"
+            assert not missing, f"`omnimem {' '.join(command)}` has no {missing} ({page}: omnimem {line})"
             checked.add(" ".join(command))
     assert {"search", "add", "import", "pg-start", "serve", "mcp", "graph show", "keys create"} <= checked
+    readme = {" ".join(c) for _, line in _cli_lines(["README.md"]) for c, _ in _invocations(line)}
+    assert {"add", "search", "keys create", "serve"} <= readme  # the tour's CLI and server walkthrough
+
+
+def test_the_contributing_commands_name_what_exists() -> None:
+    """CONTRIBUTING.md's commands: the test files, type-check paths and benchmark commands exist, with the options shown."""
+    lines = _shell_lines(CONTRIBUTING)
+    tests = [line for line in lines if " -m pytest" in line]
+    assert len(tests) >= 3 and any(line.endswith("-m pytest -q") for line in tests)  # the loop, the floors, the suite
+    for line in tests + [line for line in lines if " -m mypy" in line]:
+        for path in re.findall(r"\s((?:tests|omnimem)[^\s]*)", line):
+            assert (ROOT / path).exists(), f"CONTRIBUTING.md names {path}, which does not exist"
+    benches = [line.split("python -m benchmarks", 1)[1].split() for line in lines if "python -m benchmarks" in line]
+    assert benches and any(words and not words[0].startswith("-") for words in benches)
+    for words in benches:
+        command = [w for w in words[:1] if not w.startswith("-")]
+        out = subprocess.run([sys.executable, "-m", "benchmarks", *command, "--help"], capture_output=True, text=True,
+                             cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "200"})
+        assert out.returncode == 0, f"python -m benchmarks {' '.join(command)} --help: {out.stderr}"
+        missing = [o for o in re.findall(r"--[a-z][a-z-]*", " ".join(words)) if o not in out.stdout]
+        assert not missing, f"`python -m benchmarks {' '.join(command)}` has no {missing}"
+    for path in re.findall(r"`((?:tests|omnimem|benchmarks)/[^`\s]*\.py)`", CONTRIBUTING):
+        assert (ROOT / path).exists(), f"CONTRIBUTING.md names {path}, which does not exist"
+
+
+def _links(page: str) -> list[str]:
+    return [link.split("#")[0] for link in re.findall(r"\]\(([^)\s]+)\)", _page(page))
+            if not re.match(r"[a-z]+:", link) and not link.startswith("#")]
+
+
+def test_the_pages_links_point_at_files_that_exist() -> None:
+    for page in PAGES:
+        for link in _links(page):
+            assert (ROOT / page).parent.joinpath(link).resolve().exists(), f"{page} links {link}, which does not exist"
+
+
+def test_the_docs_index_links_every_doc() -> None:
+    linked = {(ROOT / "docs" / link).resolve() for link in _links("docs/index.md")}
+    missing = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "index.md" and p.resolve() not in linked]
+    assert not missing, f"docs/index.md does not link {missing}"
+
+
+def test_the_readme_says_how_to_install_each_extra() -> None:
+    """Every extra of pyproject.toml (but the test set) has its row in the README's install table."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    table = README.split("## Install only what you need", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
+    missing = [name for name in extras if name != "test" and not any(f"`{name}`" in row for row in rows)]
+    assert not missing, f"the README's install table has no row for the extras {missing}"
+
+
+def test_the_readme_cli_tour_runs_verbatim_in_an_empty_folder(tmp_path: Path) -> None:
+    """The tour's CLI block, as printed, with the real model (the server block runs in tests/test_docs_servers.py)."""
+    tour = README.split("### CLI", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", tour, re.S)
+    assert block and "omnimem add" in block.group(1)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "COLUMNS": "200"}  # the table's rows unwrapped
+    env.pop("OMNIMEM_EMBEDDER", None)
+    env.pop("OMNIMEM_STORE", None)
+    out = subprocess.run(["bash", "-e", "-c", block.group(1)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "red kayak" in out.stdout and "units: 1" in out.stdout  # the search finds it; stats counts it

@@ -64,7 +64,7 @@ def test_import_cannot_hide_another_users_unit(mem: Memory):
     replica = unit(vid, victim.summary, user_id="victim", superseded_by="abc9")
     with pytest.raises(MalformedDataError, match="another user or agent"):
         mem.import_records([HEADER, replica, unit("abc9", "nothing here", user_id="attacker")])
-    with pytest.raises(MalformedDataError, match="already taken"):  # the victim's id under the attacker's scope
+    with pytest.raises(MalformedDataError, match="cannot be imported here"):  # the victim's id, the attacker's scope
         mem.import_records([HEADER, unit(vid, "x", user_id="attacker", superseded_by="abc9"),
                             unit("abc9", "nothing here", user_id="attacker")])
     assert mem.get(vid).active and [h.unit.id for h in mem.search("penicillin", user_id="victim").hits] == [vid]

@@ -7,6 +7,7 @@ with ``from_dict``: a field one side forgets fails here, without a server.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 import omnimem.results
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.results import (
-    AddResult, Answer, AnswerUsage, AuditRecord, Context, Entity, EntityType, Hit, MediaResult, Neighbor, RawContent,
+    AddResult, Answer, AnswerUsage, AuditRecord, Context, Entity, EntityType, Hit, MediaResult, Neighbor, Plan,
+    PlanRound, RawContent,
 )
 
 WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
@@ -50,6 +52,10 @@ VALUES = {
     "MediaResult": MediaResult((AddResult("u1", True, "stored"), AddResult(None, False, "silence")),
                                {"speech_segments": 2.0, "silence_seconds": 1.5}, "u1"),
     "Context": context(),
+    "Context planned": replace(context(), plan=Plan("llm", (PlanRound(("where is the cat", "cat"), "the question"),),
+                                                    2, 340, 25, {"analysis": 301.5, "pack": 2.25}, "deadline")),
+    "Plan": Plan("offline", (PlanRound(("q",), "the question"), PlanRound(("q lily",), "second hop")),
+                 ms={"search1": 1.5}),
     "Answer": Answer("where is the cat", "on the mat", context().hits, AnswerUsage(12, 3, 1, 0.25), context(),
                      "fake-model", None),
     "RawContent": RawContent("[image: 640x480]", "image/png", None, 4),
@@ -83,7 +89,7 @@ def test_raw_bytes_do_not_travel_but_their_stand_in_does() -> None:
 
 
 def test_every_public_class_with_to_dict_is_round_tripped_here() -> None:
-    covered = {type(v).__name__ for v in VALUES.values()} | {"Hit", "AnswerUsage"}  # inside Context and Answer
+    covered = {type(v).__name__ for v in VALUES.values()} | {"Hit", "AnswerUsage", "PlanRound"}  # inside others
     public = {name for name, member in vars(omnimem.results).items()
               if isinstance(member, type) and member.__module__ == "omnimem.results" and hasattr(member, "from_dict")}
     assert public == covered

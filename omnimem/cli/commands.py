@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
-from omnimem.cli.common import OneLineErrors, cli_words as _cli_words, errors as _errors, \
+from omnimem.cli.common import HELP_NAMES, OneLineErrors, cli_words as _cli_words, errors as _errors, \
     fail as _fail, print_json as _print_json, readable as _readable, scope_words as _scope_words
 from omnimem.cli.opening import AgentOpt, EmbedderOpt, JsonOpt, SessionOpt, StoreOpt, UrlOpt, UserOpt, \
     _bar, _memory, _reader, _where, _writer_embedder, err, out
@@ -24,7 +26,16 @@ if TYPE_CHECKING:
     from omnimem.memory import LocalMemory
 
 app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False,
-                  cls=OneLineErrors)
+                  cls=OneLineErrors, context_settings={"help_option_names": HELP_NAMES})
+FORMATS = ("locomo", "jsonl")  # what `omnimem ingest FORMAT FILE` reads
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from omnimem.config import VERSION
+
+        typer.echo(f"omnimem {VERSION}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -33,6 +44,8 @@ def _options(
     url: Annotated[str | None, typer.Option(
         "--url", help="A PostgreSQL database instead of a store folder: postgresql://user:pw@host:5432/db "
         "(default: $OMNIMEM_URL, config 'url'); used by every command when --store is not given.")] = None,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print omnimem's version and exit.")] = False,
 ) -> None:
     """Lifelong multimodal memory for AI agents."""
     if url:  # one place every command reads it from, like the environment variable it stands for
@@ -53,7 +66,7 @@ def _options(
 @app.command()
 def ingest(
     fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="locomo | jsonl")],
-    file: Annotated[Path, typer.Argument(help="File to ingest.")],
+    file: Annotated[Path | None, typer.Argument(help="File to ingest.", show_default=False)] = None,
     store: StoreOpt = None,
     conversation: Annotated[str | None, typer.Option(help="LoCoMo: only this sample_id, e.g. conv-26.")] = None,
     user_id: UserOpt = None,
@@ -66,6 +79,10 @@ def ingest(
     """Ingest a conversation file (LoCoMo JSON or JSONL turns), with a progress bar."""
     from omnimem.engine.ingest.loaders import load_jsonl, load_locomo
 
+    if file is None:  # `omnimem ingest turns.jsonl`: the format, not the file, is what is missing
+        _fail(f"the format is missing: omnimem ingest FORMAT FILE, FORMAT one of {', '.join(FORMATS)} (e.g. "
+              f"omnimem ingest {'locomo' if fmt.endswith('.json') else 'jsonl'} {fmt})" if fmt not in FORMATS
+              else f"missing the file to ingest: omnimem ingest {fmt} FILE")
     with _errors():
         if fmt == "locomo":
             dialogues = load_locomo(file, conversation=conversation)
@@ -74,10 +91,11 @@ def ingest(
                 _fail("--conversation only applies to locomo files")
             dialogues = load_jsonl(file)
         else:
-            _fail(f"unknown format {fmt!r}; use locomo or jsonl")
+            _fail(f"unknown format {fmt!r}; use {' or '.join(FORMATS)}")
         total = sum(len(d.turns) for d in dialogues)
         stored = skipped = 0
-        with _memory(store, embedder, graph=graph) as mem:
+        small = _writer_embedder(store, texts=total, chosen=embedder)  # a few turns: no torch import
+        with _memory(store, small or embedder, graph=graph) as mem, _interrupted_ingest(mem, total, store):
             if restate and mem.llm is None:
                 err.print("note: no LLM is configured; --restate stores each turn as 'On <date>, <speaker> said: ...'",
                           markup=False, highlight=False)
@@ -100,6 +118,19 @@ def ingest(
             _print_json(summary)
         else:
             out.print(f"{total} turns: {stored} stored, {skipped} skipped (duplicate or redundant) -> {summary['store']}")
+
+
+@contextmanager
+def _interrupted_ingest(mem: LocalMemory, turns: int, store: Path | None) -> Iterator[None]:
+    """Ctrl-C during an ingest: say what was stored and that the same command resumes, then exit 130."""
+    before = mem.count_units()
+    try:
+        yield
+    except KeyboardInterrupt:
+        stored = mem.count_units() - before
+        err.print(f"interrupted: {stored} of {turns} turns stored in {_where(mem)}; run the same command again to "
+                  "resume (turns already stored are skipped)", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
 
 
 @app.command()
@@ -224,6 +255,9 @@ def search(
     context: Annotated[bool, typer.Option("--context", help="Print the packed context (what an LLM reads).")] = False,
     now: Annotated[str | None, typer.Option("--now", help="The time relative times in the query (\"last week\", "
                                             "\"in March\") are read against, ISO 8601 (default: the clock).")] = None,
+    planner: Annotated[str | None, typer.Option("--planner", help="Plan the search: none, offline (rewritten "
+                                                "queries and a second hop) or llm (the configured model); the "
+                                                "plan is in --json (default: the planner setting).")] = None,
     url: UrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -231,7 +265,7 @@ def search(
     with _errors(), _reader(store, url) as mem:
         ctx = mem.search(
             query, top_k=top_k, theta=theta, budget=budget,
-            user_id=user_id, agent_id=agent_id, session_id=session_id, now=now,
+            user_id=user_id, agent_id=agent_id, session_id=session_id, now=now, planner=planner,
         )
         held = mem.count_units(user_id=user_id, agent_id=agent_id, session_id=session_id) if not ctx.hits else None
     if held is not None and not as_json and not context:
@@ -340,13 +374,52 @@ def forget(
     all_units: Annotated[bool, typer.Option("--all", help="Wipe the whole store (takes no other criteria).")] = False,
     all_users: Annotated[bool, typer.Option("--all-users", help="A --session-id/--since/--until forget for every user (else name --user-id or --agent-id).")] = False,
     reason: Annotated[str | None, typer.Option(help="Why (recorded in the audit log).")] = None,
+    preview: Annotated[bool, typer.Option("--preview", help="List what would be forgotten; change nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before --all (for scripts).")] = False,
     store: StoreOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Delete units with zero residue (by scope, time range or id); the audit log keeps ids, never content."""
+    """Delete units with zero residue (by scope, time range or id); the audit log keeps ids, never content.
+    --preview lists what would go; --all asks first on a terminal (--yes: don't ask)."""
+    criteria: dict[str, Any] = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id, "since": since,
+                                "until": until, "unit_ids": unit, "all": all_units, "all_users": all_users,
+                                "reason": reason}
     with _errors(), _memory(store, existing=True) as mem:
-        count = mem.forget(user_id=user_id, agent_id=agent_id, session_id=session_id, since=since, until=until,
-                           unit_ids=unit, all=all_units, all_users=all_users, reason=reason)
-    out.print(f"forgot {count} unit(s)")
+        if preview:
+            _print_preview(mem.preview_forget(**criteria), as_json)
+            return
+        if all_units and not yes:
+            _confirm_wipe(mem)
+        count = mem.forget(**criteria)
+    if as_json:
+        _print_json({"forgotten": count})
+    else:
+        out.print(f"forgot {count} unit(s)")
+
+
+def _print_preview(units: list[Any], as_json: bool) -> None:
+    """What ``forget --preview`` prints: the units that would go (nothing is changed)."""
+    if as_json:
+        _print_json({"units": [u.to_dict() for u in units], "count": len(units)})
+        return
+    from omnimem.timeparse import format_time
+
+    for u in units:
+        out.print(f"  {u.id}  [{format_time(u.event_time)}] {u.user_id or '-'}: {u.summary}", markup=False,
+                  highlight=False, soft_wrap=True)
+    out.print(f"would forget {len(units)} unit(s); nothing was changed (run it without --preview to forget them)",
+              markup=False, highlight=False, soft_wrap=True)
+
+
+def _confirm_wipe(mem: LocalMemory) -> None:
+    """``forget --all`` on a terminal asks first; with no terminal to ask on, it needs --yes."""
+    held = mem.count_units()
+    if not sys.stdin.isatty():
+        _fail(f"forget --all wipes all {held} unit(s) of {_where(mem)}; pass --yes to confirm (no terminal to ask "
+              "on), or --preview to list them", 2)
+    if not typer.confirm(f"forget all {held} unit(s) of {_where(mem)}? This cannot be undone", default=False,
+                         err=True):
+        _fail("nothing was forgotten", 1)
 
 
 @app.command()
@@ -389,11 +462,15 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Counts, embedder and index sizes of a store."""
     with _errors(), _memory(store, existing=True) as mem:
         data = mem.stats()
+        where = _where(mem)
     if as_json:
         _print_json(data)
-    else:
-        for key, value in data.items():
-            out.print(f"[bold]{key}[/bold]: ", _readable(value), sep="", highlight=False)
+        return
+    for key, value in data.items():
+        if key == "path" and value is None:  # a database: its URL, without the password
+            value = where
+        label = "writer (this process)" if key == "writer" else key  # counters of this command, not the store
+        out.print(f"[bold]{label}[/bold]: ", _readable(value), sep="", highlight=False)
 
 
 @app.command()

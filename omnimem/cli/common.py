@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.text import Text
@@ -107,9 +107,12 @@ def readable(value: Any) -> Text:
     return Text("none" if value is None else str(value))
 
 
+HELP_NAMES = ["-h", "--help"]
+
+
 def _tidy_metavars(command: Any) -> None:
-    ctx = typer.Context(command)
-    help_option = command.get_help_option(ctx)  # created once per command, then cached
+    ctx = typer.Context(command, help_option_names=HELP_NAMES)
+    help_option = command.get_help_option(ctx)  # created once per command (with -h), then cached
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
         if isinstance(param, TyperOption) and param.metavar is None:
             if param.is_flag:
@@ -121,16 +124,35 @@ def _tidy_metavars(command: Any) -> None:
         _tidy_metavars(sub)
 
 
-def existing_store(store: Path | None) -> Path:
-    """The store folder of a command that must not create one: a path that holds none fails in one line.
+def existing_store(store: Path | None, *, init: bool | None = None) -> Path:
+    """The store folder of a command that must not create one by accident: a path that holds none fails in one
+    line, unless the command was given ``--init`` (``init=True``), which creates it (and says so on stderr).
 
-    Only ``ingest``, ``add*`` and ``import`` create a store; anything else on a
-    mistyped ``--store`` would otherwise serve or list a new, empty one.
+    ``init=None``: the command has no ``--init`` (only ``ingest``, ``add*`` and ``import`` create a store
+    without it); anything else on a mistyped ``--store`` would otherwise serve or list a new, empty one.
     """
     from omnimem.memory import Memory
 
     path = store_path(store)
-    if not Memory.exists(path):
-        fail(f"{path} holds no omnimem store; check --store (or OMNIMEM_STORE), or create one with "
-             "`omnimem add` or `omnimem ingest`", 2)
-    return path
+    if Memory.exists(path):
+        return path
+    if init:
+        create_store(path)
+        return path
+    hint = ("add --init to create one" if init is not None else
+            "check --store (or OMNIMEM_STORE), or create one with `omnimem add` or `omnimem ingest`")
+    fail(f"{path} holds no omnimem store ({hint})", 2)
+
+
+def create_store(path: Path) -> None:
+    """Create an empty store folder (no model loaded: the first open records the embedder) and name it on
+    stderr (stdout may be a protocol, as for ``omnimem mcp``)."""
+    from omnimem.store.sqlite.store import SQLiteStore
+
+    with errors():
+        SQLiteStore(path).close()
+    typer.echo(f"created a new omnimem store in {path.resolve()}", err=True)
+
+
+InitOpt = Annotated[bool, typer.Option("--init", help="Create the store if --store holds none yet (else a "
+                                                       "path without a store is an error).")]

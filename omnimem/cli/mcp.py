@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from omnimem.cli.common import existing_store as _existing_store, fail as _fail
+from omnimem.cli.common import InitOpt, existing_store as _existing_store, fail as _fail
 from omnimem.errors import OmnimemError
 
 
@@ -20,12 +20,15 @@ def mcp_command(
     store: Annotated[Path | None, typer.Option(
         "--store", "-s", help="Store folder (default: $OMNIMEM_STORE, config 'store', ./omnimem-data).")] = None,
     url: Annotated[str | None, typer.Option(
-        "--url", help="A database URL instead of a folder (postgresql://..., once that engine is installed).")] = None,
-    embedder: Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store.")] = None,
+        "--url", help="A PostgreSQL database instead of a folder: postgresql://user:pw@host:5432/db (needs "
+                      "pip install 'omnimem[postgres]').")] = None,
+    embedder: Annotated[str | None, typer.Option("--embedder", help="Embedder for a new store (with --init).")] = None,
+    init: InitOpt = False,
 ) -> None:
-    """Serve the store to an MCP client over stdio (tools: add, add_dialogue, search, ask, get, update, delete,
-    forget, history, entities, neighbors; resource omnimem://units/{id}/raw). Every call acts as you, the
-    store's owner."""
+    """Serve the store to an MCP client over stdio (tools: add, add_dialogue, search, recent, ask, get, update,
+    delete, forget, history; with the knowledge graph on (OMNIMEM_GRAPH=true) also entities, neighbors; resource
+    omnimem://units/{id}/raw). Every call acts as you, the store's owner. --init: create the store if there is
+    none yet (stdout stays the protocol: the line saying so goes to stderr)."""
     from omnimem.memory import LocalMemory
 
     if store is not None and url is not None:
@@ -36,7 +39,7 @@ def mcp_command(
         _fail("the MCP server needs fastmcp; install it with: pip install 'omnimem[mcp]'")
     try:
         memory = LocalMemory(url=url, embedder=embedder) if url is not None else \
-            LocalMemory(_existing_store(store), embedder=embedder)
+            LocalMemory(_existing_store(store, init=init), embedder=embedder)
     except OmnimemError as exc:
         _fail(str(exc), 2 if exc.status < 500 else 1)
     with memory:

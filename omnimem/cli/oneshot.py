@@ -6,9 +6,11 @@ for sentence-transformers is most of its run time. For a store built with
 
 - reads (``search``, ``ask``) embed the query with the int8 ONNX model on a
   read-only open (:mod:`omnimem.embed.query`: measured to retrieve the same);
-- writes (``add``, ``update``) embed with :mod:`omnimem.embed.numpy_minilm`,
+- writes (``add``, ``update``, and an ``ingest`` or ``import`` of at most
+  :data:`SMALL_WRITE` texts) embed with :mod:`omnimem.embed.numpy_minilm`,
   the same float32 network in numpy, whose vectors equal torch's to float
-  rounding, so they may be stored beside them.
+  rounding, so they may be stored beside them. Past that many texts torch's
+  faster batches repay its import.
 
 Both look at the store's recorded model first (one query, no open), for a
 folder or a database alike; any other model, or a configured one that
@@ -21,6 +23,8 @@ from pathlib import Path
 
 from omnimem.embed.base import Embedder, canonical_name
 from omnimem.embed.minilm import MODEL_NAME
+
+SMALL_WRITE = 64  # texts a one-shot write embeds with numpy; more load torch (seconds, then faster batches)
 
 
 def _local(url: str | None) -> bool:
@@ -69,11 +73,12 @@ def read_only_query_embedder(path: Path | None, url: str | None, chosen: str | N
     return fast_query_embedder(meta["embedder"])
 
 
-def write_embedder(path: Path | None, url: str | None, chosen: str | None) -> Embedder | None:
-    """The numpy MiniLM when this store is (or, new, will be) an ``all-MiniLM-L6-v2`` store; else None."""
+def write_embedder(path: Path | None, url: str | None, chosen: str | None, texts: int = 1) -> Embedder | None:
+    """The numpy MiniLM when this store is (or, new, will be) an ``all-MiniLM-L6-v2`` store and the command embeds
+    at most :data:`SMALL_WRITE` texts; else None."""
     from importlib.util import find_spec
 
-    if not _local(url):
+    if not _local(url) or texts > SMALL_WRITE:
         return None
     stored = _meta(path, url).get("embedder")
     wanted = canonical_name(chosen) if chosen else None

@@ -90,12 +90,14 @@ def _reader(store: Path | None, url: str | None = None) -> Iterator[LocalMemory]
         yield mem
 
 
-def _writer_embedder(store: Path | None, url: str | None = None) -> Embedder | None:
-    """For a command that embeds a text or two: the numpy MiniLM when the store is a MiniLM one (no torch)."""
+def _writer_embedder(store: Path | None, url: str | None = None, *, texts: int = 1,
+                     chosen: str | None = None) -> Embedder | None:
+    """For a command that embeds a few texts: the numpy MiniLM when the store is a MiniLM one (no torch);
+    ``chosen``: the command's ``--embedder`` (else the configured one)."""
     from omnimem.config import Settings
     from omnimem.cli.oneshot import write_embedder
 
-    return write_embedder(*_target(store, url), Settings.load().embedder)
+    return write_embedder(*_target(store, url), chosen or Settings.load().embedder, texts)
 
 
 def _where(mem: LocalMemory) -> str:

@@ -11,6 +11,7 @@ this module does not import the CLI back.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -134,6 +135,9 @@ def pg_start(
                                      "omnimem_url": f"{local_server.PREFIX}{shown}"}) + "\n")
         return
     typer.echo(url)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        typer.echo("as root, pgserver opens the folders above the data folder to its 'pgserver' user while it "
+                   "starts; their modes were put back as they were (the data folder itself is 700)", err=True)
     typer.echo(f"PostgreSQL + pgvector running in {shown} (stop it with: omnimem pg-stop {shown}); try:\n"
                f"  omnimem --url {local_server.PREFIX}{shown} add \"Ann moved to Lisbon\" --user-id ann\n"
                f"  omnimem --url {local_server.PREFIX}{shown} search \"where does Ann live\" --user-id ann",

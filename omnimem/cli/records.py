@@ -13,7 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from omnimem.cli.common import errors as _errors, print_json as _print_json
-from omnimem.cli.opening import AgentOpt, JsonOpt, SessionOpt, StoreOpt, UserOpt, _bar, _memory, out
+from omnimem.cli.opening import AgentOpt, JsonOpt, SessionOpt, StoreOpt, UserOpt, _bar, _memory, \
+    _writer_embedder, out
 
 
 def register(app: typer.Typer) -> None:
@@ -60,27 +61,63 @@ def export_cmd(
 def import_cmd(
     file: Annotated[Path, typer.Argument(help="A dump written by omnimem export ('-' for stdin).")],
     allow_forgotten: Annotated[bool, typer.Option("--allow-forgotten", help="Also restore content that was deleted or forgotten here.")] = False,
+    fmt: Annotated[str, typer.Option(
+        "--format", help="omnimem (a dump of omnimem export) or mem0 (the JSON of mem0's get_all).")] = "omnimem",
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Load a dump, with a progress bar; every record is validated before anything is stored; forgotten content
-    stays forgotten."""
+    stays forgotten. ``--format mem0`` reads a mem0 export (docs/mem0.md)."""
     from omnimem.errors import MalformedDataError
     from omnimem.engine.ingest.dump import parse_lines
 
     with _errors():
+        if fmt not in ("omnimem", "mem0"):
+            raise MalformedDataError(f"unknown import format {fmt!r} (omnimem or mem0)")
         try:
             text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MalformedDataError(f"cannot read {file}: {exc}") from None
+        except OSError as exc:  # worded as ingest words it
+            raise MalformedDataError(f"cannot read {file}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise MalformedDataError(f"{file} is not UTF-8 text") from None
+        if fmt == "mem0":
+            memories = _mem0_json(text, str(file))
+            with _memory(store, _writer_embedder(store, texts=len(memories))) as mem, _bar(as_json) as bar:
+                task = bar.add_task(f"importing {'stdin' if str(file) == '-' else file.name}", total=len(memories))
+                summary = mem.import_mem0(memories, allow_forgotten=allow_forgotten,
+                                          progress=lambda n: bar.advance(task, n))
+            _print_summary(summary, as_json)
+            return
         records = parse_lines(text, source=str(file))
+        if records and not (isinstance(records[0], dict) and "kind" in records[0]):
+            raise MalformedDataError(f"{file} is not an omnimem export (its first record has no \"kind\"); for a "
+                                     "mem0 export add --format mem0; conversation turns are read by `omnimem "
+                                     "ingest jsonl FILE`")
         units = sum(isinstance(r, dict) and r.get("kind") == "unit" for r in records)
-        with _memory(store) as mem, _bar(as_json) as bar:
+        with _memory(store, _writer_embedder(store, texts=units)) as mem, _bar(as_json) as bar:
             task = bar.add_task(f"importing {'stdin' if str(file) == '-' else file.name}", total=units)
             summary = mem.import_records(records, allow_forgotten=allow_forgotten,
                                          progress=lambda n: bar.advance(task, n))
+    _print_summary(summary, as_json)
+
+
+def _print_summary(summary: dict[str, int], as_json: bool) -> None:
     if as_json:
         _print_json(summary)
     else:
         out.print(f"{summary['units']} units: {summary['stored']} stored, {summary['skipped']} skipped "
                   f"({summary['forgotten']} forgotten here; --allow-forgotten restores them)")
+
+
+def _mem0_json(text: str, source: str) -> list[Any]:
+    """The memories of a mem0 export file (one JSON document), or a MalformedDataError naming the file."""
+    from omnimem.errors import MalformedDataError
+    from omnimem.engine.ingest.mem0 import memories_of
+
+    try:
+        export = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedDataError(f"{source}: not a JSON document ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise MalformedDataError(f"{source}: nests too deeply to read") from None
+    return list(memories_of(export))

@@ -7,6 +7,7 @@ Errors print one line and exit 2 (bad input) or 1, as everywhere in the CLI.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Column, Table
 
-from omnimem.cli.common import errors as _errors, existing_store as _existing_store, fail as _fail, \
+from omnimem.cli.common import InitOpt, errors as _errors, existing_store as _existing_store, fail as _fail, \
     print_json as _print_json
 
 if TYPE_CHECKING:
@@ -41,8 +42,9 @@ def register(app: typer.Typer) -> None:
 
 
 @contextmanager
-def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
-    """The unit store holding the keys; a folder is opened without loading any model."""
+def _key_store(store: Path | None, url: str | None, init: bool | None = None) -> Iterator[Store]:
+    """The unit store holding the keys; a folder is opened without loading any model (``init``: ``--init``,
+    which creates a new one; None: the command has no ``--init``)."""
     if url is not None:
         from omnimem.memory import LocalMemory
 
@@ -51,7 +53,7 @@ def _key_store(store: Path | None, url: str | None) -> Iterator[Store]:
         return
     from omnimem.store.sqlite.store import SQLiteStore
 
-    opened = SQLiteStore(_existing_store(store))  # keys belong to a store: a mistyped path creates none
+    opened = SQLiteStore(_existing_store(store, init=init))  # keys belong to a store: a typo creates none
     try:
         yield opened
     finally:
@@ -71,6 +73,9 @@ def serve(
     max_body: Annotated[int, typer.Option(help="Largest JSON body in bytes (413 beyond).")] = 16 * 1024 * 1024,
     max_upload: Annotated[int, typer.Option(help="Largest upload or import in bytes (413 beyond).")] = 256 * 1024 * 1024,
     embedder: EmbedderOpt = None,
+    init: InitOpt = False,
+    graph: Annotated[bool, typer.Option("--graph", help="Build the knowledge graph on writes and serve it (the "
+                                                       "console's Graph tab, /v1/entities).")] = False,
     allowed_host: Annotated[list[str] | None, typer.Option(
         "--allowed-host", help="A Host name to answer for besides the loopback names (repeatable; '*': any, "
                                "not with --no-auth). Other Hosts get 403 (DNS rebinding).")] = None,
@@ -88,12 +93,17 @@ def serve(
         help="Searches served at once (others wait their turn; adds never wait for these slots; 0: only "
              "the thread pool's limit). Default: the CPU count, at least 2.")] = None,
 ) -> None:
-    """Serve the HTTP API (docs/http-api.md) with uvicorn until interrupted."""
-    from omnimem.server.serve import ServeOptions
-    from omnimem.server.serve import serve as run
-
+    """Serve the HTTP API (docs/http-api.md) with uvicorn until interrupted (--init: on a new store)."""
+    try:
+        from omnimem.server.serve import ServeOptions
+        from omnimem.server.serve import serve as run
+        import uvicorn  # noqa: F401  (checked here: a missing one is one line, not a traceback)
+    except ImportError as exc:
+        _fail(_missing_server(exc), 1)
     if url is None:  # serving a mistyped path would create an empty store and answer from it
-        store = _existing_store(store)
+        store = _existing_store(store, init=init)
+    if graph:  # the setting every worker process reads (they inherit the environment)
+        os.environ["OMNIMEM_GRAPH"] = "true"
     options = ServeOptions(store=str(store) if store is not None else None, url=url, host=host, port=port,
                            auth=not no_auth, workers=workers, rate=rate_limit, burst=burst, max_body=max_body,
                            max_upload=max_upload, embedder=embedder, allowed_hosts=tuple(allowed_host or ()),
@@ -101,7 +111,40 @@ def serve(
                            body_timeout=body_timeout, header_timeout=header_timeout,
                            **({"search_concurrency": search_concurrency} if search_concurrency is not None else {}))
     with _errors():
+        options.check()
+        _check_port_free(host, port)
         run(options)
+
+
+def _missing_server(exc: ImportError) -> str:
+    """The one line for a missing ``server`` extra (MissingDependencyError's own words, else the same ones)."""
+    from omnimem.errors import OmnimemError
+
+    if isinstance(exc, OmnimemError):
+        return str(exc)
+    return f"{exc.name or 'a server dependency'} is not installed; install it with: pip install 'omnimem[server]'"
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Fail in one line (exit 1) when ``host:port`` cannot be bound, before the store and the model load."""
+    import socket
+
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        _fail(f"cannot listen on {host}: {exc.strerror}", 2)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        if os.name != "nt":  # as uvicorn binds: a port left in TIME_WAIT is free
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except PermissionError:
+            _fail(f"port {port} needs more privileges than this user has; pick a port above 1023", 1)
+        except OSError:
+            _fail(f"port {port} is in use (on {host}); stop what listens there or pick another with --port", 1)
 
 
 @keys_app.command("create")
@@ -113,12 +156,13 @@ def keys_create(
     agent_id: Annotated[str | None, typer.Option("--agent-id", help="Also bind the key to this agent.")] = None,
     store: StoreOpt = None,
     url: UrlOpt = None,
+    init: InitOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a key and print it once (only its hash is stored)."""
-    from omnimem.server.apikeys import create_key
+    """Create a key and print it once (only its hash is stored); --init: in a new store, before serving it."""
+    from omnimem.engine.apikeys import create_key
 
-    with _errors(), _key_store(store, url) as keys:
+    with _errors(), _key_store(store, url, init) as keys:
         key, record = create_key(keys, name=name, role=role, user_id=user_id, agent_id=agent_id)
     if as_json:
         _print_json({"api_key": key, **record.to_dict()})

@@ -153,6 +153,7 @@ class SearchRequest:
     include_superseded: bool = False
     as_of: When = None
     now: When = None  # what relative times in the query are read against (None: the wall clock)
+    planner: str | None = None  # None: the engine's planner setting; "none", "offline" or "llm"
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,14 +71,7 @@ def import_records(
     checked = _checked_media(parts, check_dump(records))
     past = history.check_events(records)  # the source's audit events, checked before anything is stored
     with parts.reading():
-        present = {u.id: u for u in parts.store.get([c.item.unit_id or "" for c in checked])}
-    todo: list[Checked] = []
-    for c in checked:
-        old = present.get(c.item.unit_id or "")
-        if old is not None and old.scope != c.item.scope:
-            raise MalformedDataError(f"{c.where}: the id is already taken by a unit of another scope")
-        if old is None:
-            todo.append(c)
+        todo = history.new_units(parts.store, checked)  # refuses ids another scope holds or held
     todo, forgotten = _not_forgotten(parts, todo, allow_forgotten)
     if progress is not None and len(checked) > len(todo):
         progress(len(checked) - len(todo))

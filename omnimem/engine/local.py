@@ -47,6 +47,8 @@ from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.providers import create_provider
 from omnimem.engine.retrieval.answer import answer_question
+from omnimem.engine.retrieval.planner import Query, planner_name
+from omnimem.engine.retrieval.planning import planned_search
 from omnimem.engine.retrieval.search import Retriever
 from omnimem.store.base import CandidateSearch, Store
 from omnimem.index.search import EmbeddedSearch
@@ -264,8 +266,10 @@ class LocalEngine:
         budget = settings.budget if r.budget is None else r.budget
         as_of = parse_time(r.as_of, default_tz=self.tz) if r.as_of is not None else None
         now = parse_time(r.now, default_tz=self.tz) if r.now is not None else None
+        planner = settings.planner if r.planner is None else planner_name(r.planner)
         with self.parts.reading():
-            return self.retriever.search(text, k, theta, budget, r.scope, r.include_superseded, as_of, now)
+            return planned_search(self.retriever, planner, Query(text, k, theta, budget, r.scope,
+                                                                 r.include_superseded, as_of, now))
 
     def ask(self, request: AskRequest) -> Answer:
         """Search, then answer from the context with this engine's LLM (the evidence only without one)."""

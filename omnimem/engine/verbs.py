@@ -78,6 +78,8 @@ VERBS: tuple[Verb, ...] = (
     Verb("log", Route("GET", "/v1/log", "reader"), NO_TOOL, "log"),
     Verb("export", Route("GET", "/v1/export", "reader"), NO_TOOL, "export"),
     Verb("import_records", Route("POST", "/v1/import", "writer"), NO_TOOL, "import"),
+    Verb("import_mem0", Excluded("the caller's Memory turns it into a dump and sends POST /v1/import"), NO_TOOL,
+         "import", composed=True),
     Verb("entities", Route("GET", "/v1/entities", "reader"), "entities", Excluded("the CLI shows one entity by name: graph show")),
     Verb("entity_details", Route("GET", "/v1/entities/{name}", "reader"),
          Excluded("the entities and neighbors tools carry what an agent needs"), "graph show"),

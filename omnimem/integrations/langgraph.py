@@ -16,6 +16,12 @@ How items map onto omnimem (``docs/langgraph.md``):
   its ``agent_id``, the key its ``session_id``: omnimem's scope filter keeps
   one namespace's items out of another's searches inside the index, and every
   result is checked against the exact namespace and key kept in the metadata;
+- a label is an exact string, and omnimem's ids are trimmed and NFC-normalised,
+  so a put whose first label is not already in that form (``"ann "``, a tab,
+  U+3000, an NFD spelling) is refused: no spelling of a label reaches another
+  user's memory. Deeper labels and keys may share an omnimem scope with their
+  other spellings; an item is found by its exact namespace and key whatever
+  else shares the scope;
 - a put of an existing key stores a new unit that supersedes the old one
   (history kept, search sees the latest); ``put(..., None)`` / ``delete``
   removes every version with zero residue (:meth:`omnimem.Memory.delete`).
@@ -29,12 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from omnimem.errors import ConfigError, InvalidInputError, StoreError, missing_extra
+from omnimem.errors import ConfigError, InvalidInputError, NotFoundError, StoreError, missing_extra
 
 try:
     from langgraph.store.base import (BaseStore, GetOp, Item, ListNamespacesOp, MatchCondition, Op, PutOp, Result,
@@ -42,7 +49,7 @@ try:
 except ImportError:
     raise missing_extra("langgraph", "langgraph") from None
 
-from omnimem.engine.ingest.prepare import make_scope, prepare
+from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
 from omnimem.mau import MAU
 from omnimem.memory import LocalMemory
 
@@ -91,19 +98,20 @@ class OmnimemStore(BaseStore):
 
     # -- operations ---------------------------------------------------------------------------------
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        unit = self._current(namespace, key)
-        return None if unit is None else _item(unit)
+        versions = self._versions(namespace, key)
+        return _item(max(versions, key=lambda u: u.record_time)) if versions else None
 
     def _put(self, op: PutOp) -> None:
         namespace, key = _namespace(op.namespace), _key(op.key)
-        old = self._current(namespace, key)
-        scope = _scope_args(namespace, key)
         if op.value is None:
-            if old is not None:
-                self.memory.delete(old.id, chain=True, reason="langgraph store delete", **scope)
+            self._delete(namespace, key)
             return
         if not isinstance(op.value, Mapping):
             raise InvalidInputError(f"a store value must be a mapping, got {type(op.value).__name__}")
+        _check_user_label(namespace[0])
+        versions = self._versions(namespace, key)
+        old = max(versions, key=lambda u: u.record_time) if versions else None
+        scope = _scope_args(namespace, key)
         now = datetime.now(timezone.utc)
         created = old.metadata[META]["created_at"] if old is not None else now.isoformat()
         record = {"namespace": list(namespace), "key": key, "value": dict(op.value), "created_at": created}
@@ -111,10 +119,21 @@ class OmnimemStore(BaseStore):
         engine = self.memory.engine
         item = prepare(text, time=now, speaker=None, source_id=None, scope=make_scope(**scope), tz=engine.tz,
                        metadata={META: record})
-        item = replace(item, novelty=False, supersedes=(old.id,) if old is not None else ())
+        item = replace(item, novelty=False, supersedes=tuple(u.id for u in versions))
         result = engine.ingest([item], allow_forgotten=True, action="supersede" if old is not None else "add")[0]
         if not result.accepted:
             raise StoreError(f"the store did not keep {key!r} in {namespace}: {result.reason}")
+
+    def _delete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Remove every version of the item (zero residue); a missing item is a no-op, as in LangGraph."""
+        scope = _scope_args(namespace, key)
+        for unit in self._versions(namespace, key):
+            try:
+                self.memory.delete(unit.id, chain=True, reason="langgraph store delete", **scope)
+            except NotFoundError:
+                pass  # already gone with an earlier version's chain
+        if self._versions(namespace, key):
+            raise StoreError(f"the store could not delete {key!r} in {namespace}: a version is still stored")
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
@@ -140,19 +159,26 @@ class OmnimemStore(BaseStore):
         return sorted(seen)[op.offset:op.offset + op.limit]
 
     # -- reading units ------------------------------------------------------------------------------
-    def _current(self, namespace: tuple[str, ...], key: str) -> MAU | None:
-        """The unit holding (namespace, key) now (superseded versions are left out)."""
-        units = self.memory.units(limit=50, **_scope_args(namespace, key))
-        found = [u for u in units if _is_item(u, namespace, key)]
-        return max(found, key=lambda u: u.record_time) if found else None
+    def _versions(self, namespace: tuple[str, ...], key: str) -> list[MAU]:
+        """The current (not superseded) units holding exactly (namespace, key): normally one.
+
+        Every unit of the omnimem scope is read, since other spellings of the deeper labels and the key
+        (``" k"`` and ``"k"``, NFD and NFC) share it; only the exact namespace and key kept in each unit's
+        metadata decide. A namespace whose first label a put now refuses is still read exactly: an item an
+        older omnimem stored under it can be read and deleted.
+        """
+        return [u for u in self._every_unit(_scope_args(namespace, key)) if _is_item(u, namespace, key)]
 
     def _units(self, prefix: tuple[str, ...]) -> Iterator[MAU]:
-        """Every current item unit under ``prefix``, page by page."""
-        scope = _prefix_scope(prefix)
+        """Every current item unit under ``prefix``."""
+        return (u for u in self._every_unit(_prefix_scope(prefix)) if _holds(u, prefix))
+
+    def _every_unit(self, scope: dict[str, str]) -> Iterator[MAU]:
+        """Every current unit of an omnimem scope, page by page."""
         offset = 0
         while True:
             page = self.memory.units(limit=PAGE, offset=offset, **scope)
-            yield from (u for u in page if _holds(u, prefix))
+            yield from page
             if len(page) < PAGE:
                 return
             offset += PAGE
@@ -163,6 +189,15 @@ def _namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
     if not namespace or not all(isinstance(label, str) and label.strip() for label in namespace):
         raise InvalidInputError(f"a namespace is a non-empty tuple of non-empty strings, got {namespace!r}")
     return tuple(namespace)
+
+
+def _check_user_label(label: str) -> None:
+    """Refuse a first label that omnimem's user id would change (trimmed, NFC): it would reach that user."""
+    if clean_id(label, "a namespace's first label") != label:  # an invisible or too long label: its own message
+        raise InvalidInputError(
+            f"namespace label {label!r} is not in canonical form: the first label is kept as omnimem's user_id, "
+            "which has no leading or trailing whitespace and is NFC-normalised "
+            f"(did you mean {unicodedata.normalize('NFC', label.strip())!r}?)")
 
 
 def _key(key: object) -> str:

@@ -12,7 +12,7 @@ name this store's settings, so pydantic must see annotations evaluated inside
 :func:`register_tools`.
 """
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastmcp import FastMCP
 from mcp_types import ToolAnnotations
@@ -144,6 +144,10 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         now: Annotated[str | None, Field(description="The time the query's relative times (\"last week\", \"in "
                                                      "March\") are read against (ISO 8601); omit for the clock.",
                                          max_length=64)] = None,
+        planner: Annotated[Literal["none", "offline", "llm"] | None, Field(
+            description="Plan the search: none (one search), offline (rewritten queries and a second hop) or "
+                        "llm (the server's model analyses the question and checks the context); omit for the "
+                        "server's setting.")] = None,
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
@@ -151,7 +155,7 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         # the description (what the agent reads) is SEARCH, with this store's context layout
         with gate.tool("read") as caller:
             ctx = memory.search(query, top_k=top_k, budget=budget, include_superseded=include_superseded,
-                                as_of=as_of, now=now, **caller.scope(user_id, agent_id, session_id))
+                                as_of=as_of, now=now, planner=planner, **caller.scope(user_id, agent_id, session_id))
             return results.found(ctx)
 
     @mcp.tool(annotations=READ)

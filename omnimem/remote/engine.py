@@ -161,7 +161,7 @@ class RemoteEngine:
         r = request
         body = {"query": r.query, "top_k": r.top_k, "theta": r.theta, "budget": r.budget,
                 "include_superseded": r.include_superseded, "as_of": _when(r.as_of), "now": _when(r.now),
-                **_scope(r.scope)}
+                **_scope(r.scope), **({"planner": r.planner} if r.planner is not None else {})}
         return Context.from_dict(self._http.json("POST", "/v1/search", idempotent=True, json=body))
 
     def ask(self, request: AskRequest) -> Answer:

@@ -155,7 +155,8 @@ def create_app(
     app.add_middleware(BodyLimit, limit_for=limit_for)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(tracing.TraceMiddleware)  # a server span per request (under the caller's traceparent), inside the guard
-    app.add_middleware(RequestGuard, allowed_hosts=hosts, body_timeout=body_timeout)  # outermost: before anything
+    app.add_middleware(RequestGuard, allowed_hosts=hosts, body_timeout=body_timeout)  # before anything but:
+    app.add_middleware(errors.UnexpectedErrors)  # outermost: any exception left is a 500, the connection kept
     return app
 
 

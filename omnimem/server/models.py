@@ -58,6 +58,7 @@ class SearchBody(Scoped):
     include_superseded: bool = False
     as_of: str | None = None
     now: str | None = None
+    planner: str | None = None  # none, offline or llm (None: the server's planner setting)
 
 
 class AskBody(Scoped):

@@ -208,6 +208,10 @@ class UnitStore(GraphSource, KeyStore, Protocol):
 
     def tombstone_owner(self, unit_id: str) -> Scope | None: ...
 
+    def past_owners(self, unit_ids: Sequence[str]) -> dict[str, set[tuple[str | None, str | None]]]:
+        """(user, agent) pairs the tombstones and the audit log name for each id (only ids with a past)."""
+        ...
+
     def forgotten_since(self, scope: Scope) -> datetime | None: ...
 
     def embed_rows(self) -> Iterator[tuple[int, Scope, str | None, str, str, str | None]]:

@@ -52,6 +52,7 @@ SCHEMA = [
     "CREATE INDEX IF NOT EXISTS tombstones_keyed_unit ON tombstones_keyed (unit_id)",
 ]
 
+Owner = tuple[str | None, str | None]  # (user_id, agent_id)
 _NONE = ""  # scope ids are never empty strings (make_scope refuses them), so "" stands for "none"
 
 
@@ -113,6 +114,26 @@ def owner(conn: sqlite3.Connection, unit_id: str) -> Scope | None:
         "SELECT user_id, agent_id, session_id FROM tombstones_keyed WHERE unit_id = ? LIMIT 1", (unit_id,)
     ).fetchone()
     return Scope(*row) if row else None
+
+
+def past_owners(conn: Any, unit_ids: Sequence[str], mark: str = "?") -> dict[str, set[Owner]]:
+    """The (user, agent) pairs this store's tombstones and audit events name for each of these ids: only ids
+    with a past here appear. Plain SQL (``mark``: the driver's placeholder), SQLite and PostgreSQL alike.
+
+    An import checks a unit's id against it, so that no scope can take over an id another scope once held
+    (and with it that scope's history)."""
+    out: dict[str, set[Owner]] = {}
+    for chunk in chunks(list(dict.fromkeys(unit_ids)), 500):
+        marks = ",".join([mark] * len(chunk))
+        for unit_id, user_id, agent_id in conn.execute(
+                f"SELECT unit_id, user_id, agent_id FROM tombstones_keyed WHERE unit_id IN ({marks})", chunk):
+            out.setdefault(str(unit_id), set()).add((user_id, agent_id))
+        for unit_id, scope in conn.execute(
+                f"SELECT u.unit_id, l.scope FROM audit_units u JOIN audit_log l ON l.seq = u.seq "
+                f"WHERE u.unit_id IN ({marks})", chunk):
+            named = json.loads(scope)
+            out.setdefault(str(unit_id), set()).add((named.get("user_id"), named.get("agent_id")))
+    return out
 
 
 def forget_scope(conn: sqlite3.Connection, scope: Scope) -> None:

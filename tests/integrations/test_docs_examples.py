@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +46,24 @@ def test_langchain_example(tmp_path: Path) -> None:
 
 def test_langgraph_example(tmp_path: Path) -> None:
     assert run("langgraph.md", tmp_path).strip() == "['I am allergic to peanuts']"
+
+
+def test_openai_agents_example(tmp_path: Path) -> None:
+    out = run("openai-agents.md", tmp_path)
+    assert out.startswith("From memory: [2024-05-01 12:00]\nana: I am allergic to peanuts.\n")
+    assert out.splitlines()[-4:] == ["user", "function_call", "function_call_output", "assistant"]
+
+
+def test_llamaindex_example(tmp_path: Path) -> None:
+    assert run("llamaindex.md", tmp_path).splitlines() == [
+        "2024-03-02T10:00:00+00:00 True ana: I moved to Lisbon in March.", "True", "['my dog is called Rex']", "True"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("crewai") is None, reason="crewai runs in its own venv: docs/crewai.md")
+def test_crewai_example(tmp_path: Path) -> None:
+    out = run("crewai.md", tmp_path).splitlines()
+    assert "crewai recalls: Ana prefers window seats on long flights /travel ['preference']" in out
+    assert "omnimem finds: Ana prefers window seats on long flights" in out
 
 
 def test_typescript_example_is_the_tested_file() -> None:

@@ -6,6 +6,7 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.documents import Document
@@ -14,7 +15,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from omnimem import Memory
-from omnimem.errors import MissingDependencyError
+from omnimem.errors import ConfigError, InvalidInputError, MissingDependencyError
 from omnimem.integrations.langchain import OmnimemRetriever
 from tests.serving import ServedMemory
 
@@ -52,6 +53,36 @@ def test_the_scope_is_the_retrievers(mem: Memory) -> None:
     ben = OmnimemRetriever(memory=mem, user_id="ben").invoke("Lisbon tram Porto")
     assert [d.page_content for d in ben] == ["ben: Ben's sister lives in Porto."]
     assert all("Porto" not in d.page_content for d in OmnimemRetriever(memory=mem, user_id="ana").invoke("Porto"))
+
+
+def test_searching_every_user_is_an_explicit_choice(mem: Memory) -> None:
+    unscoped_retrievers: list[dict[str, Any]] = [{}, {"agent_id": "bot"}, {"session_id": "s1"}]
+    for unscoped in unscoped_retrievers:
+        with pytest.raises(ConfigError, match="all_users=True"):
+            OmnimemRetriever(memory=mem, **unscoped)
+    with pytest.raises(ConfigError, match="not both"):
+        OmnimemRetriever(memory=mem, user_id="ana", all_users=True)
+    every = OmnimemRetriever(memory=mem, all_users=True, budget=1000).invoke("Lisbon tram Porto sister")
+    assert {d.metadata["speaker"] for d in every} == {"ana", "ben"}
+
+
+def test_k_bounds_the_documents_per_retriever_and_per_call(mem: Memory) -> None:
+    retriever = OmnimemRetriever(memory=mem, user_id="ana", budget=1000)
+    assert len(retriever.invoke("tram Lisbon")) == 3
+    assert len(retriever.invoke("tram Lisbon", k=1)) == 1 and len(retriever.invoke("tram Lisbon", top_k=2)) == 2
+    assert len(OmnimemRetriever(memory=mem, user_id="ana", k=2).invoke("tram Lisbon")) == 2
+    assert len(OmnimemRetriever(memory=mem, user_id="ana", top_k=2).invoke("tram Lisbon")) == 2  # the other name
+    assert len(OmnimemRetriever(memory=mem, user_id="ana", k=2).invoke("tram Lisbon", k=1)) == 1  # the call wins
+    assert [d.id for d in asyncio.run(retriever.ainvoke("tram Lisbon", k=1))] == \
+        [d.id for d in retriever.invoke("tram Lisbon", k=1)]
+    with pytest.raises(ConfigError, match="disagree"):
+        OmnimemRetriever(memory=mem, user_id="ana", k=2, top_k=3)
+    with pytest.raises(InvalidInputError, match="disagree"):
+        retriever.invoke("tram", k=1, top_k=2)
+    with pytest.raises(InvalidInputError, match="unknown retriever argument"):
+        retriever.invoke("tram", kk=1)
+    with pytest.raises(InvalidInputError, match="top_k"):
+        retriever.invoke("tram", k=0)
 
 
 def test_a_small_budget_gives_fewer_documents(mem: Memory) -> None:

@@ -6,7 +6,8 @@ those whose units it now holds to this store's log, marked
 moved between backends keeps its history, and importing the same dump twice
 adds nothing. The log stays append-only: imported events are new entries
 that say where they came from. Events are checked with the units, before
-anything is stored.
+anything is stored. An imported unit may not take an id another scope holds or
+once held (:func:`new_units`), so a unit's history never crosses scopes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from omnimem.engine.ingest.dump import Checked
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.mau import Scope
 from omnimem.store.audit import AuditEvent
@@ -23,6 +25,7 @@ from omnimem.store.base import UnitStore
 from omnimem.validate import json_field
 
 _TEXT_LIMIT = 2_000
+ID_REFUSED = "this unit id cannot be imported here; give the unit another id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,31 @@ def restore(store: UnitStore, events: Sequence[PastEvent], log: Callable[[AuditE
         seen.add(past.origin)
         added += 1
     return added
+
+
+def new_units(store: UnitStore, checked: Sequence[Checked]) -> list[Checked]:
+    """The checked units whose ids this store does not hold yet (those it holds in the same scope are
+    skipped); a MalformedDataError for the first whose id is not the importer's to use.
+
+    An id is refused when a unit of another scope holds it, or when it ever named a unit of another user
+    or agent here (a tombstone, an audit event): taking it over would hand that scope's history to the
+    importer. Every refusal reads the same, so an import cannot tell a live id from a deleted one, or
+    either from any other refused id (an existence oracle otherwise).
+    """
+    ids = [c.item.unit_id or "" for c in checked]
+    present = {u.id: u.scope for u in store.get(ids)}
+    pasts = store.past_owners([i for i in ids if i not in present])
+    todo: list[Checked] = []
+    for c in checked:
+        uid, scope = c.item.unit_id or "", c.item.scope
+        if uid in present:
+            if present[uid] != scope:
+                raise MalformedDataError(f"{c.where}: {ID_REFUSED}")
+            continue
+        if not all(_owned(Scope(user, agent), scope) for user, agent in pasts.get(uid, ())):
+            raise MalformedDataError(f"{c.where}: {ID_REFUSED}")
+        todo.append(c)
+    return todo
 
 
 def _owned(event: Scope, unit: Scope) -> bool:

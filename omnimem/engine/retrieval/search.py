@@ -9,7 +9,8 @@ embedding and packing run outside it, so searches run in parallel.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from copy import copy
+from dataclasses import dataclass, replace
 from functools import partial
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,13 @@ class Retriever:
 
         ``now`` (default: the wall clock) is what relative times in the query ("last week") are read against.
         """
+        return self.pack(text, self.rank(text, k, limit, scope, include_superseded, when, now), k, th, limit, scope)
+
+    def rank(
+        self, text: str, k: int, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
+        now: datetime | None = None,
+    ) -> Ranking:
+        """The fused ranking of one query (dense, BM25 and the signals), before anything is packed."""
         m = self.parts
         settings = m.settings
         # ``k`` bounds the hits (0: as many as the budget holds); each retriever is read deep enough to fill
@@ -72,8 +80,11 @@ class Retriever:
         # is a field, :meth:`_signals`), so it is embedded and searched once, not twice; checked there
         fielded = not union and settings.speaker_field and settings.speaker_weight > 0
         searched = without_names(text, named_speakers(text, self.speakers.get(scope))) if fielded else text
+        # a hit's score is its similarity to the query as asked (names and all), whatever dense searched:
+        # ``asked`` is that vector, ``qvec`` the one dense ranks by (the same one unless names are stripped)
         with otel.stage("omnimem.search.embed"):
-            qvec = m.embedder.embed([searched])[0]
+            qvec = m.embedder.embed([searched if settings.dense_without_names else text])[0]
+            asked = qvec if searched == text or not settings.dense_without_names else m.embedder.embed([text])[0]
         with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
             m.check_open()  # while they store and index a batch, so this never indexes half a batch)
             m.search.sync()
@@ -92,7 +103,7 @@ class Retriever:
         if not union and (settings.prf_docs or wanted(settings) or fused_graph):  # union fusion has no scores
             with otel.stage("omnimem.search.signals"):
                 qvec, order, dense, sparse, extra, graph_info = self._signals(
-                    text, searched, scope, qvec, view, depth, dense, sparse, order,
+                    text, searched, scope, qvec, asked, view, depth, dense, sparse, order,
                     now or datetime.now(timezone.utc), fused_graph)
         reranked: dict[int, int] = {}
         if settings.reranker:  # a cross-encoder re-orders the best fused candidates (off by default)
@@ -102,12 +113,21 @@ class Retriever:
         sources = Sources([r for r, _ in dense], [r for r, _ in sparse],
                           None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight), reranked,
                           extra)
+        return Ranking(order, sources, asked, view, depth, seq, graph_info, fused_graph)
+
+    def pack(self, text: str, ranking: Ranking, k: int, th: float, limit: int, scope: Scope) -> Context:
+        """The pyramid context of a ranking: neighbours, CLIP and graph candidates added, packed into ``limit``."""
+        m = self.parts
+        settings = m.settings
+        order, sources, asked, view, seq, graph_info = (ranking.order, ranking.sources, ranking.asked, ranking.view,
+                                                        ranking.seq, ranking.graph_info)
+        fused_graph, depth = ranking.fused_graph, ranking.depth
         appended_graph = m.graph is not None and settings.graph_k > 0 and not fused_graph
         plain = not (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or m.clip is not None
                      or appended_graph)
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
             with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(order)}):
-                ctx = self._pack_fitting(text, qvec, order, sources, scope, th, limit, seq)
+                ctx = self._pack_fitting(text, asked, order, sources, scope, th, limit, seq)
             if ctx is not None:
                 if graph_info is not None:
                     ctx = replace(ctx, graph=graph_info.to_dict())
@@ -119,16 +139,16 @@ class Retriever:
             unit = units.get(rid)
             if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
-            candidates.append(Candidate(unit, similarity(qvec, unit), sources.of(rid), *sources.explain(rid), seq=rid))
+            candidates.append(Candidate(unit, similarity(asked, unit), sources.of(rid), *sources.explain(rid), seq=rid))
             rids[unit.id] = rid
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
             candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
         if settings.neighbours and settings.expand_top:
-            candidates = self._with_neighbours(candidates, qvec, scope, view)
+            candidates = self._with_neighbours(candidates, asked, scope, view)
         if m.clip is not None:
-            candidates += self._clip_candidates(text, depth, view, {c.unit.id for c in candidates}, qvec)
+            candidates += self._clip_candidates(text, depth, view, {c.unit.id for c in candidates}, asked)
         if appended_graph:
-            candidates, graph_info = self._graph_candidates(text, qvec, scope, view, candidates)
+            candidates, graph_info = self._graph_candidates(text, asked, scope, view, candidates)
         if k:  # at most k hits, whatever neighbours, CLIP and the graph added
             candidates = candidates[:k]
         costs = self.line_costs.costs([(rids.get(c.unit.id), c.unit) for c in candidates], settings.packing)
@@ -143,17 +163,18 @@ class Retriever:
         return self._with_raw_bytes(ctx)
 
     def _signals(
-        self, text: str, searched: str, scope: Scope, qvec: Any, view: Candidates, depth: int,
+        self, text: str, searched: str, scope: Scope, qvec: Any, asked: Any, view: Candidates, depth: int,
         dense: list[tuple[int, float]], sparse: list[tuple[int, float]], order: list[int], now: datetime,
         fused_graph: bool = False,
     ) -> tuple[Any, list[int], list[tuple[int, float]], list[tuple[int, float]], list[Signal], GraphInfo | None]:
         """Speaker names as a field, pseudo-relevance feedback and the ranking signals over the fused head.
 
         ``searched`` is what the first pass searched: the query, or the query without the names of speakers
-        seen in ``scope`` before. Returns the new (query vector, order, dense, sparse, signals): with a speaker
-        matched as the field, the vector is the rest of the query's, which the hits' cosines are then
-        measured against too. With ``fused_graph`` the graph's units are one more list (graph-only units
-        included), and the graph's report comes back too.
+        seen in ``scope`` before; ``asked`` the vector of ``text``. Returns the new (query vector, order, dense,
+        sparse, signals): with a speaker matched as the field, the vector dense ranks by is the rest of the
+        query's (with ``dense_without_names``; else ``asked``, and only BM25 searches the rest). Hits are
+        scored against ``asked`` either way. With ``fused_graph`` the graph's units are one more list
+        (graph-only units included), and the graph's report comes back too.
         """
         m = self.parts
         settings = m.settings
@@ -166,9 +187,10 @@ class Retriever:
         rest = without_names(text, named) if settings.speaker_field else text
         if rest != searched:  # the head's speakers say another text is to be searched: the query without the
             # names it holds (the speaker signal below makes them a field), or the query itself
-            with otel.stage("omnimem.search.embed"):
-                qvec = m.embedder.embed([rest])[0]
-            dense = view.dense(qvec, depth) if settings.dense else []
+            if settings.dense_without_names:  # else dense read the query as asked already
+                with otel.stage("omnimem.search.embed"):
+                    qvec = asked if rest == text else m.embedder.embed([rest])[0]
+                dense = view.dense(qvec, depth) if settings.dense else []
             sparse = self._sparse(view, rest, depth)
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
         if settings.prf_docs:  # Rocchio: the query moved towards the best candidates' vectors, dense again
@@ -435,6 +457,22 @@ class Retriever:
         return replace(ctx, hits=hits)
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """One query's fused ranking, what :meth:`Retriever.pack` turns into a context: the row ids best first,
+    which retrievers found them, the vector of the query as asked (hits are scored against it), the filtered
+    view and depth searched, the store's write sequence then, and the graph's report."""
+
+    order: list[int]
+    sources: Sources
+    asked: Any
+    view: Candidates
+    depth: int
+    seq: int
+    graph_info: GraphInfo | None = None
+    fused_graph: bool = False
+
+
 class _Gone(Exception):
     """A row packing wanted was deleted meanwhile: the caller packs the slow way."""
 
@@ -468,6 +506,7 @@ class Sources:
 
     DENSE, SPARSE, BOTH = frozenset({"dense"}), frozenset({"sparse"}), frozenset({"dense", "sparse"})
     GRAPH = frozenset({"graph"})
+    PLAN = frozenset({"plan"})
 
     def __init__(self, dense: list[int], sparse: list[int], rrf: tuple[int, float] | None,
                  reranked: dict[int, int] | None = None, extra: Sequence[Signal] = ()) -> None:
@@ -480,6 +519,13 @@ class Sources:
         self.reranked = reranked or {}  # row id -> rank given by the reranker
         self.extra = [(x.name, {rid: i for i, rid in enumerate(x.rids, 1)}, x.weight) for x in extra]  # signals
         self.graph = {rid for x in extra if x.name == "graph" for rid in x.rids}
+        self.planned: frozenset[int] = frozenset()  # rows only a planner's other queries found
+
+    def with_planned(self, rows: Iterable[int]) -> Sources:
+        """These sources, with ``rows`` marked as found by a planner's other queries (source ``plan``)."""
+        other = copy(self)
+        other.planned = frozenset(rows)
+        return other
 
     def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
         """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily.
@@ -519,7 +565,9 @@ class Sources:
             found = self.BOTH if rid in self.sparse else self.DENSE
         else:
             found = self.SPARSE if rid in self.sparse else frozenset()
-        return found | self.GRAPH if rid in self.graph else found
+        if rid in self.graph:
+            found |= self.GRAPH
+        return found | self.PLAN if rid in self.planned else found
 
 
 def similarity(qvec: Any, unit: MAU) -> float:

@@ -17,6 +17,7 @@ up with other processes). Never call a door while holding either.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -36,6 +37,7 @@ from omnimem.store.jobs import Job
 from omnimem.text import EmbedInput, embed_texts
 
 T = TypeVar("T")
+STEP = 32  # units per transaction of a large call while other adds keep arriving (else ``BATCH``)
 
 
 class Changes:
@@ -91,11 +93,17 @@ class Writer:
         self, items: Sequence[Pending], progress: Progress | None = None, *, planner: Ingestor | None = None,
         keep_chain: bool = False, allow_forgotten: bool = False, action: str = "add", reason: str | None = None,
     ) -> list[AddResult]:
-        """Store validated units now, in batches of ``BATCH``, decided and built by ``planner``."""
+        """Store validated units now, in batches of ``BATCH``, decided and built by ``planner``.
+
+        A call of more than one batch (not a media chain) is written in steps (:meth:`_ingest_in_steps`), so other
+        writers' adds are written between two of its batches instead of waiting for the whole call.
+        """
         check_storable(items)
+        planner = planner or self.ingestor
+        if len(items) > BATCH and not keep_chain and not any(i.chain for i in items):
+            return self._ingest_in_steps(planner, items, progress, allow_forgotten, action, reason)
         with self.parts.write_lock:
-            return self._ingest(planner or self.ingestor, items, progress, keep_chain, allow_forgotten, action,
-                                reason)
+            return self._ingest(planner, items, progress, keep_chain, allow_forgotten, action, reason)
 
     def add_unless(self, item: Pending, check: Callable[[], Verdict | None]) -> AddResult:
         """Store ``item`` unless ``check`` (run under the write lock, so no add slips in between) says why not."""
@@ -129,6 +137,51 @@ class Writer:
                 self.commit(planner, accepted, built, decided, counts, action, reason)
             elif counts:
                 self.add_stats(counts)
+            results.extend(r for r in decided if r is not None)
+            if progress is not None:
+                progress(len(batch))
+        return results
+
+    def _ingest_in_steps(
+        self, planner: Ingestor, items: Sequence[Pending], progress: Progress | None, allow_forgotten: bool,
+        action: str, reason: str | None,
+    ) -> list[AddResult]:
+        """A large call in steps: decide a batch, embed it, write it, each step giving way to queued adds.
+
+        The write lock is held only to decide a batch and to write it, never to embed it; before each step the
+        adds queued by then (another user's, say) are written first, and while adds keep arriving the batches
+        are ``STEP`` units instead of ``BATCH``, so such an add waits for one short step, not for the call.
+        Each batch is still one transaction, decided against everything stored before it (earlier batches and
+        whatever was written in between); content another writer stores between a batch's decision and its
+        write is found inside the write's transaction and reported as a duplicate (:meth:`insert`). A reader
+        sees the call's batches as they commit; after a crash the committed batches stay, and a re-run stores
+        only the rest.
+        """
+        p = self.parts
+        with p.write_lock:
+            p.check_open(write=True)
+            planner.reset_chain()
+            self.sync()
+        results: list[AddResult] = []
+        start, took = 0, 0.0
+        while start < len(items):
+            self._group.give_way(took)
+            began = time.monotonic()
+            batch = items[start : start + (STEP if self._group.busy() else BATCH)]
+            start += len(batch)
+            counts: dict[str, float] = {}
+            with p.write_lock:
+                p.check_open(write=True)
+                known, forgotten = planner.lookup(batch, allow_forgotten)
+                decided, accepted = planner.decide(batch, known, forgotten, {}, {}, counts)
+            if accepted:  # the model call, outside the write lock
+                built = planner.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
+                with p.write_lock:
+                    p.check_open(write=True)
+                    self.commit(planner, accepted, built, decided, counts, action, reason)
+            elif counts:
+                self.add_stats(counts)
+            took = time.monotonic() - began
             results.extend(r for r in decided if r is not None)
             if progress is not None:
                 progress(len(batch))

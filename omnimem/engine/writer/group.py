@@ -38,8 +38,10 @@ decided again alone, so none rests on a unit that was never stored (say, as a
 
 Not queued (written at once by :meth:`Writer.ingest` in the caller's thread):
 calls with a progress callback, media chains (``keep_chain`` or chained
-items) and calls of more than ``max_items`` items. Never add while holding
-the write lock: the leader may be waiting for it.
+items) and calls of more than ``max_items`` items. Such a large call gives
+way to the queue between its batches (:meth:`GroupCommit.give_way`), so
+another user's add waits for one short step of it, not for all of it. Never
+add while holding the write lock: the leader may be waiting for it.
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class Writer(Protocol):
     def sync(self) -> None: ...
 
 
+BUSY_S = 1.0  # an add arrived this recently: a large call writes in small steps (``Writer._ingest_in_steps``)
+NEXT_S = 0.003  # a large call giving way waits this long for the next add of a client adding one after another
 GATHER_S = 0.001  # a new leader waits this long for one more add of a burst (again after each arrival)
 GATHER_MAX_S = 0.005  # and no longer than this in all
 
@@ -122,12 +126,14 @@ class GroupCommit:
         self._queue: deque[_Request] = deque()
         self._leading = False
         self._counts = {"adds": 0, "groups": 0, "largest_group": 0}
+        self._last_arrival = -BUSY_S
 
     def add(self, items: Sequence[Pending], allow_forgotten: bool, action: str, reason: str | None) -> list[AddResult]:
         """Queue the call and wait for its group to be written (leading it if no one is); its own results."""
         request = _Request(items, allow_forgotten, action, reason, current_actor())
         with self._cond:
             self._queue.append(request)
+            self._last_arrival = time.monotonic()
             self._arrived.notify_all()
             while self._leading and not request.done:
                 self._cond.wait()
@@ -155,6 +161,31 @@ class GroupCommit:
     def wait_queued(self, count: int, timeout: float) -> bool:
         with self._arrived:
             return self._arrived.wait_for(lambda: len(self._queue) >= count, timeout)
+
+    # -- a large call's steps give way to queued adds (``Writer._ingest_in_steps``) -----------------------------
+    def busy(self) -> bool:
+        """Whether an add arrived within the last ``BUSY_S`` seconds."""
+        with self._cond:
+            return time.monotonic() - self._last_arrival < BUSY_S
+
+    def give_way(self, share: float) -> None:
+        """Let the adds queued now be written first, and the adds that follow them closely, for up to ``share``
+        seconds in all (call it without the write lock).
+
+        A client that adds one thing after another sends its next add just after the last returned, so after
+        the queue is written this waits ``NEXT_S`` for one more; ``share`` (the large call's last step) bounds
+        it, so the large call keeps at least about half of the writer's time and is never stopped.
+        """
+        deadline = time.monotonic() + share
+        with self._cond:
+            while True:
+                waiting = list(self._queue)
+                if waiting:
+                    self._cond.wait_for(lambda: all(r.done for r in waiting), max(0.0, deadline - time.monotonic()))
+                seen = self._last_arrival
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._arrived.wait_for(lambda: self._last_arrival != seen, min(NEXT_S, left)):
+                    return
 
     # -- the leader ---------------------------------------------------------------------------------------------
     def _gather(self) -> None:

@@ -14,7 +14,8 @@ from omnimem.errors import MalformedDataError, ScopeError
 from omnimem.engine.ingest.dump import parse_lines
 from omnimem.media.errors import UnsupportedMediaError
 from omnimem.mau import Modality
-from omnimem.server.auth import Principal, admin, reader, writer
+from omnimem.store.base import KeyStore
+from omnimem.server.auth import Principal, admin, reader, state_of, writer
 from omnimem.server.errors import ERROR_RESPONSES
 from omnimem.server.models import FlushBody, ForgetBody
 from omnimem.server.routes.common import ScopeQuery, acting, memory_of
@@ -71,7 +72,7 @@ async def import_records(request: Request, allow_forgotten: bool = False,
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind not in _NDJSON_TYPES:
         raise UnsupportedMediaError(f"import reads {NDJSON}, not {kind or 'a body without a content type'}")
-    records = _check_owned(_parse_lines(await request.body()), principal)
+    records = _check_owned(_parse_lines(await request.body()), principal, state_of(request).keys)
 
     def run() -> dict[str, int]:
         with acting(principal):
@@ -107,23 +108,41 @@ def _parse_lines(body: bytes) -> list[dict[str, Any]]:
     return parse_lines(text)
 
 
-def _check_owned(records: list[dict[str, Any]], principal: Principal) -> list[dict[str, Any]]:
+def _check_owned(records: list[dict[str, Any]], principal: Principal, keys: KeyStore) -> list[dict[str, Any]]:
     """What ``principal`` may import of ``records``, or a ScopeError for the whole dump.
 
     A scoped key imports only records of its own user (and agent): units and
     audit events alike (entity records are never stored: the graph is rebuilt
-    from the units). Audit
-    events from a key below admin are re-attributed to that key (the source's
-    ``actor`` is dropped; ``details.imported_from`` still says where they came
-    from), so no write key can put another actor's name in the log.
+    from the units). An event keeps the actor it names only when the
+    importing key may vouch for it: a store-wide admin key for any actor, an
+    admin key bound to a user for this server's keys bound inside its own
+    scope. Every other event is re-attributed to the importing key (the
+    source's ``actor`` is dropped; ``details.imported_from`` still says where
+    it came from), so no key can put a wider actor's name in the log.
     """
+    vouched = _actors_inside(principal, keys)
     out: list[dict[str, Any]] = []
     for number, record in enumerate(records, 1):
         kind = record.get("kind")
         if not principal.store_wide and kind in ("unit", "event") and (record.get("user_id") != principal.user_id or (
                 principal.agent_id is not None and record.get("agent_id") != principal.agent_id)):
             raise ScopeError(f"record {number} belongs to another scope than this key's")
-        if kind == "event" and principal.role != "admin" and principal.actor is not None:
+        if kind == "event" and principal.actor is not None and vouched is not None and (
+                record.get("actor") not in vouched):
             record = {**record, "actor": principal.actor}
         out.append(record)
     return out
+
+
+def _actors_inside(principal: Principal, keys: KeyStore) -> set[str] | None:
+    """The actors an import by ``principal`` keeps (None: all of them, for a store-wide admin key)."""
+    if principal.role != "admin":
+        return set()
+    if principal.store_wide:
+        return None
+    inside: set[str] = set()
+    outside: set[str] = set()
+    for key in keys.list_keys():  # a name shared by a key outside the scope is not vouched for
+        mine = key.user_id == principal.user_id and principal.agent_id in (None, key.agent_id)
+        (inside if mine else outside).add(f"key:{key.name}")
+    return inside - outside

@@ -28,7 +28,7 @@ async def search(body: SearchBody, request: Request, principal: Principal = Depe
     def run() -> dict[str, Any]:
         context = memory_of(request).search(
             body.query, top_k=body.top_k, theta=body.theta, budget=body.budget,
-            include_superseded=body.include_superseded, as_of=body.as_of, now=body.now,
+            include_superseded=body.include_superseded, as_of=body.as_of, now=body.now, planner=body.planner,
             **principal.scope(*body.scope_args()))
         return {**context.to_dict(), "rendered": context.render()}
 

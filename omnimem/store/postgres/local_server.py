@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +51,49 @@ def _pgserver() -> Any:
     return pgserver
 
 
+@contextmanager
+def parent_modes_kept(folder: Path) -> Iterator[None]:
+    """Put back the modes of the folders above ``folder`` that pgserver changed.
+
+    Run as root, pgserver starts PostgreSQL as its system user ``pgserver`` and gives every folder above the
+    data folder ``g+rx,o+rx`` so that user can enter (a ``700`` home becomes ``755``: listable by anyone).
+    The running server needs none of that (it works inside its data folder); ``pg_ctl`` does, while it
+    runs, so the modes are widened only for the call and restored after it.
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        yield
+        return
+    parents = [p for p in folder.resolve().parents if p.exists()]
+    before = {p: p.stat().st_mode & 0o7777 for p in parents}
+    try:
+        yield
+    finally:
+        for path, mode in before.items():
+            if path.stat().st_mode & 0o7777 != mode:
+                path.chmod(mode)
+
+
+def _new_folder(folder: Path) -> None:
+    """The data folder (and any folder above it that omnimem makes) private to its owner: ``700``."""
+    missing = [p for p in [folder, *folder.parents] if not p.exists()]
+    for path in reversed(missing):
+        path.mkdir(mode=0o700, exist_ok=True)
+
+
 def start(folder: Path) -> str:
-    """Start (or reuse) the server of ``folder``; the ``postgresql://`` URL of its ``omnimem`` database."""
+    """Start (or reuse) the server of ``folder``; the ``postgresql://`` URL of its ``omnimem`` database.
+
+    As root, the modes of the folders above ``folder`` are the same afterwards (:func:`parent_modes_kept`).
+    """
     pgserver = _pgserver()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        _new_folder(folder)
         # the class, not get_server(): that caches a handle per process, which would outlive a pg-stop
-        server = pgserver.PostgresServer(folder, cleanup_mode=None)  # None: keep running after this process
-        if DATABASE not in server.psql(f"SELECT datname FROM pg_database WHERE datname = '{DATABASE}';"):
-            server.psql(f"CREATE DATABASE {DATABASE};")
-        return str(server.get_uri(DATABASE))
+        with parent_modes_kept(folder):
+            server = pgserver.PostgresServer(folder, cleanup_mode=None)  # None: keep running after this process
+            if DATABASE not in server.psql(f"SELECT datname FROM pg_database WHERE datname = '{DATABASE}';"):
+                server.psql(f"CREATE DATABASE {DATABASE};")
+            return str(server.get_uri(DATABASE))
     except (OSError, RuntimeError, AssertionError, subprocess.SubprocessError) as exc:  # initdb, pg_ctl, psql
         detail = (getattr(exc, "stderr", None) or str(exc)).strip().splitlines()
         hint = (" (as root, pgserver runs PostgreSQL as the system user 'pgserver', which must be able to enter "
@@ -79,7 +114,10 @@ def stop(folder: Path) -> bool:
     pgserver = _pgserver()
     as_user = "pgserver" if hasattr(os, "geteuid") and os.geteuid() == 0 else None  # who pgserver ran it as
     try:
-        pgserver.pg_ctl(["-w", "stop"], pgdata=folder, user=as_user)
+        with parent_modes_kept(folder):
+            if as_user is not None:  # pg_ctl runs as pgserver's user: it must enter the folders above, for now
+                pgserver.utils.ensure_prefix_permissions(folder)
+            pgserver.pg_ctl(["-w", "stop"], pgdata=folder, user=as_user)
     except subprocess.CalledProcessError as exc:
         if "Is server running?" in (exc.stderr or "") or not (folder / "postmaster.pid").exists():
             return False  # a stale pid file: nothing was running

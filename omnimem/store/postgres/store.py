@@ -32,7 +32,7 @@ from omnimem.store.audit import AuditEvent, AuditRecord
 from omnimem.store.base import RowWriter, StoreMeta, Vector
 from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov
-from omnimem.store.tombstones import forgotten_since
+from omnimem.store.tombstones import forgotten_since, past_owners
 from omnimem.store.postgres.connect import describe, open_pool, parse_url, psycopg_modules
 from omnimem.store.postgres.graph import PgGraphRows, delete_units_cascade
 from omnimem.store.postgres.jobs import PgJobQueue, insert_jobs
@@ -497,6 +497,10 @@ class PostgresStore(PgKeys, PgJobQueue):
     def tombstone_owner(self, unit_id: str) -> Scope | None:
         with self._read() as conn:
             return gov.tombstone_owner(conn, unit_id)
+
+    def past_owners(self, unit_ids: Sequence[str]) -> dict[str, set[tuple[str | None, str | None]]]:
+        with self._read() as conn:
+            return past_owners(conn, unit_ids, "%s")
 
     def forgotten_since(self, scope: Scope) -> datetime | None:
         with self._read() as conn:

@@ -31,6 +31,7 @@ from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
 from omnimem.store.jobs import NewJob, insert_jobs
 from omnimem.store.sqlite.jobs import SQLiteJobQueue
 from omnimem.store.sqlite.opening import DB_NAME, check_writable, connect
+from omnimem.store.sqlite.admit import admit, drop_derived
 from omnimem.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from omnimem.store.sqlite.keys import SQLiteKeys
 from omnimem.store.sqlite.unit_rows import COLUMNS as _COLUMNS, chunks as _chunks, scope_clause as _scope_clause
@@ -195,20 +196,27 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue):
         supersedes: Mapping[str, Sequence[str]] | None = None,
         jobs: Sequence[NewJob] = (),
     ) -> list[tuple[int, MAU]]:
+        """Store ``units`` in one transaction; a unit whose content another process stored first is skipped, not
+        returned (checked inside the transaction: :mod:`omnimem.store.sqlite.admit`)."""
         out: list[tuple[int, MAU]] = []
         journal = None
         with self._lock:
             try:
                 with self._tx() as conn:
+                    kept, skipped, raw, event, supersedes, jobs = admit(conn, units, raw, event, supersedes or {}, jobs)
+                    if skipped and not kept and not jobs:  # another process stored all of it: nothing to write
+                        return []
                     # cold files first (an orphan file is swept, a dangling ref would be lost content), written
                     # under the write lock so a sweep in another process never takes a file still being committed
                     journal = self.cold.put_journaled(raw)
                     last: dict[Scope, str | None] = {}
                     # row ids assigned here (inside the write lock of BEGIN IMMEDIATE) so one
                     # executemany inserts the whole batch
-                    next_rid = self._next_rid(conn, len(units))
-                    for offset, unit in enumerate(units):
-                        prev = unit.links.prev_id or self._last_in_session(unit.scope, last)
+                    next_rid = self._next_rid(conn, len(kept))
+                    for offset, unit in enumerate(kept):
+                        # chained to a skipped unit: to the unit that holds its content
+                        prev = (skipped.get(unit.links.prev_id or "", unit.links.prev_id)
+                                or self._last_in_session(unit.scope, last))
                         linked = replace(unit, links=Links(prev, None, unit.source_ids))
                         if unit.scope.session_id is not None:
                             last[unit.scope] = unit.id
@@ -219,10 +227,12 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue):
                     )
                     for write in derived:  # graph and CLIP rows commit or roll back with the units
                         write(SQLiteGraphRows(conn))
+                    if skipped:
+                        drop_derived(conn, list(skipped))
                     for new_id, old_ids in (supersedes or {}).items():
                         versions.mark_superseded(conn, old_ids, new_id, units[0].record_time)
-                    if event is not None:
-                        log_event(conn, event)
+                    if event is not None and (out or not skipped):  # an add whose every unit was a duplicate
+                        log_event(conn, event)  # logs nothing
                     insert_jobs(conn, jobs)  # the units' enrichment, committed with them
                     self._bump()
             except sqlite3.Error as exc:
@@ -279,6 +289,11 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue):
         """The scope a deleted unit belonged to, while its tombstone lasts."""
         with self._lock:
             return tombstones.owner(self._conn, unit_id)
+
+    def past_owners(self, unit_ids: Sequence[str]) -> dict[str, set[tuple[str | None, str | None]]]:
+        """Who each id's tombstones and audit events name (an import refuses ids another scope held)."""
+        with self._lock:
+            return tombstones.past_owners(self._conn, unit_ids)
 
     def forgotten_since(self, scope: Scope) -> datetime | None:
         """When this user/agent pair was last forgotten as a whole (None: never)."""

@@ -62,7 +62,11 @@ export async function graphView(root, parts) {
   try {
     listing = (await api.get(`/v1/entities${query()}`)).entities;
   } catch (err) {
-    fill(root, h("h1", {}, "Graph"), notice(`${err.code}: ${err.message}`, "error"));
+    // the library's words name Memory(..., graph=True); a web user starts the server, so name its option
+    const off = err.code === "ConfigError" && /knowledge graph is off/.test(err.message || "");
+    fill(root, h("h1", {}, "Graph"), off
+      ? notice("The knowledge graph is off on this server: start it with `omnimem serve --graph`.", "info")
+      : notice(`${err.code}: ${err.message}`, "error"));
     return;
   }
   const filter = h("input", { id: "entity-filter", type: "search", placeholder: "filter", autocomplete: "off" });

@@ -11,6 +11,7 @@ const SOURCES = {
   graph: ["graph", "knowledge-graph expansion"],
   neighbour: ["neighbour", "next to a hit in its session"],
   clip: ["clip", "CLIP text-to-image match"],
+  plan: ["plan", "found by a query the planner added"],
 };
 
 function optionalNumber(value) {
@@ -52,6 +53,20 @@ function hitRow(hit) {
       link("unit", [u.id], u.summary)));
 }
 
+function planView(plan) {
+  // what the retrieval planner did: each round's queries and why it ran, and what it cost
+  if (!plan) return null;
+  const cost = `${plan.rounds.length} round(s), ${plan.calls} model call(s), ${plan.prompt_tokens} prompt + ` +
+    `${plan.completion_tokens} completion tokens · ` +
+    Object.entries(plan.ms).map(([stage, ms]) => `${stage} ${ms.toFixed(1)} ms`).join(" · ");
+  return h("section", { class: "plan card", "aria-label": "Retrieval plan" },
+    h("h2", {}, `Plan (${plan.planner})`),
+    h("ol", {}, plan.rounds.map((round) => h("li", {}, h("span", { class: "hint" }, round.reason, ": "),
+      round.queries.map((query, i) => [i ? " · " : "", h("q", {}, query)])))),
+    h("p", { class: "hint" }, cost),
+    plan.note ? notice(plan.note, "info") : null);
+}
+
 function explain(ctx) {
   // what graph expansion did: lists are shown by their length, numbers as they are
   const graph = ctx.graph
@@ -62,6 +77,7 @@ function explain(ctx) {
   return h("section", { class: "results", "aria-label": "How the context was built" },
     h("p", {}, `${ctx.hits.length} hits from ${ctx.candidates} candidates, packing “${ctx.packing}”.`),
     budgetBar(ctx),
+    planView(ctx.plan),
     graph,
     h("table", { class: "hits" },
       h("caption", {}, "Hits in rank order"),
@@ -94,11 +110,14 @@ export async function searchView(root, _parts, params) {
     placeholder: "default" });
   const superseded = h("input", { type: "checkbox", name: "include_superseded",
     checked: params.get("include_superseded") === "true" });
+  const planner = h("select", { name: "planner" }, ["", "none", "offline", "llm"].map((value) =>
+    h("option", { value, selected: (params.get("planner") || "") === value }, value || "server default")));
   const askButton = h("button", { type: "button", class: "secondary" }, "Ask");
   const form = h("form", { class: "search", role: "search" },
     h("label", { for: "q" }, "Query"), q,
     h("label", {}, "Top k", topK), h("label", {}, "Token budget", budget),
     h("label", { class: "check" }, superseded, "Include superseded"),
+    h("label", {}, "Planner", planner),
     h("button", { type: "submit" }, "Search"), askButton);
   const out = h("div", { class: "search-out" });
   const askOut = h("div", { "aria-live": "polite" });
@@ -107,6 +126,7 @@ export async function searchView(root, _parts, params) {
     if (topK.value) next.set("top_k", topK.value);
     if (budget.value) next.set("budget", budget.value);
     if (superseded.checked) next.set("include_superseded", "true");
+    if (planner.value) next.set("planner", planner.value);
     return next;
   };
   form.addEventListener("submit", (event) => {
@@ -143,6 +163,7 @@ export async function searchView(root, _parts, params) {
     query: params.get("q"), top_k: optionalNumber(params.get("top_k") || ""),
     budget: optionalNumber(params.get("budget") || ""),
     include_superseded: params.get("include_superseded") === "true" || undefined,
+    planner: params.get("planner") || undefined,
   }));
   fill(out, explain(ctx));
 }

@@ -1,0 +1,170 @@
+"""Relative times read against a ``now`` at the edges of the calendar, through a real ``omnimem serve``.
+
+Every combination of a query phrase naming a time ("last week", "two months
+ago", "in March", "in 9999", ...) and a ``now`` from year 1 to 9999 (naive,
+UTC and far offsets) is sent as ``POST /v1/search``, one after another on one
+kept-alive connection, to an ``omnimem serve`` process over a store holding
+notes dated at both ends of the calendar: on SQLite and, with the
+``postgres`` extra, on a private pgserver PostgreSQL. Counted per backend:
+answers by status, 5xx answers, and connection failures (a request that met
+a closed or reset connection; the probe then opens a new one). Before the fix
+each of these windows was an ``OverflowError`` and a 500, after which the
+server closed the connection.
+
+    PYTHONPATH=. python -m benchmarks time-fuzz                  # writes results/time-fuzz.json
+    PYTHONPATH=. python -m benchmarks time-fuzz --backends sqlite
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks import rawhttp
+from benchmarks.backends import database_server
+from omnimem import Memory
+from omnimem.server.apikeys import create_key
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PHRASES = ("what did we do last week", "this week", "this month", "the past year", "previous weekend",
+           "yesterday", "today", "a day ago", "two days ago", "a week ago", "two months ago",
+           "a couple of weeks ago", "a few years ago", "999 years ago", "12 days ago", "in March", "during may",
+           "since December", "of feb", "in jan 0001", "in December 9999", "in March 2023", "in 0000", "in 9999",
+           "in 2023", "last month", "last year", "three years ago", "notes from last weekend")
+NOWS = ("0001-01-01", "0001-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00", "0001-01-01T23:59:59-12:00",
+        "0001-01-08", "0001-03-01T00:00:00+05:30", "2024-03-10T15:30:00Z", "9999-12-01", "9999-12-31",
+        "9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59-12:00", "9999-12-31T00:00:00+14:00")
+NOTES = (("The first note of the calendar", "0001-01-01T12:00:00Z"),
+         ("A note from early in year one", "0001-02-15T08:00:00+05:00"),
+         ("We hiked the ridge trail", "2024-03-04T10:00:00Z"),
+         ("The last note of the calendar", "9999-12-31T00:00:00Z"))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _seed(memory: Memory) -> str:
+    """The notes, and a key for user ``u`` (made in the store the server opens)."""
+    for text, when in NOTES:
+        memory.add(text, user_id="u", time=when)
+    key, _ = create_key(memory.store, name="time-fuzz", role="write", user_id="u")
+    return key
+
+
+@contextmanager
+def _serving(target: list[str]) -> Iterator[int]:
+    """``omnimem serve`` on ``target`` (``--store DIR`` or ``--url URL``) on a free loopback port."""
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "omnimem.cli", "serve", *target, "--port", str(port),
+                                "--rate-limit", "0"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"omnimem serve did not start: {process.stderr.read().decode()[-2000:]}"
+                                   if process.stderr else "omnimem serve did not start")
+            time.sleep(0.2)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _probe(port: int, key: str) -> dict[str, Any]:
+    """Every phrase x now on one kept-alive connection (a new one after a failure)."""
+    requests = [rawhttp.encode("POST", "/v1/search", port, key, {"query": q, "now": n, "user_id": "u"})
+                for q in PHRASES for n in NOWS]
+    statuses: Counter[int] = Counter()
+    failures = 0
+    examples: list[str] = []
+    pending = list(requests)
+    while pending:
+        conn = rawhttp.Conn(port, 0)
+        sent: list[bytes] = []
+
+        def first(_: rawhttp.Conn) -> bytes:
+            sent.append(pending.pop(0))
+            return sent[-1]
+
+        def answered(_: rawhttp.Conn, answer: rawhttp.Answer) -> bytes | None:
+            nonlocal failures
+            if answer.status == 0:
+                failures += 1
+                return None
+            statuses[answer.status] += 1
+            if answer.status >= 500 and len(examples) < 5:
+                examples.append(sent[-1].rsplit(b"\r\n\r\n", 1)[1].decode())
+            if not pending:
+                return None
+            sent.append(pending.pop(0))
+            return sent[-1]
+
+        rawhttp.run([conn], answered, first)
+        conn.close()
+    return {"requests": len(requests), "statuses": {str(s): n for s, n in sorted(statuses.items())},
+            "server_errors": sum(n for s, n in statuses.items() if s >= 500), "connection_failures": failures,
+            "server_error_examples": examples}
+
+
+def run(backends: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"phrases": len(PHRASES), "nows": list(NOWS), "combinations": len(PHRASES) * len(NOWS),
+                           "backends": {}}
+    folder = Path(tempfile.mkdtemp(prefix="omnimem-time-fuzz-"))
+    try:
+        if "sqlite" in backends:
+            with Memory(folder / "store", embedder="fake") as memory:
+                key = _seed(memory)
+            with _serving(["--store", str(folder / "store")]) as port:
+                out["backends"]["sqlite"] = _probe(port, key)
+        if "postgresql" in backends:
+            with database_server("pgserver") as databases:
+                assert databases is not None
+                url = databases.fresh()
+                with Memory(url=url, embedder="fake") as memory:
+                    key = _seed(memory)
+                with _serving(["--url", url]) as port:
+                    out["backends"]["postgresql"] = _probe(port, key)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    out["server_errors"] = sum(b["server_errors"] for b in out["backends"].values())
+    out["connection_failures"] = sum(b["connection_failures"] for b in out["backends"].values())
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks time-fuzz", description=__doc__.split("\n")[0])
+    parser.add_argument("--backends", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql")
+    parser.add_argument("--out", type=Path, default=RESULTS / "time-fuzz.json")
+    args = parser.parse_args(argv)
+    result = run([b.strip() for b in args.backends.split(",") if b.strip()])
+    result["command"] = " ".join(["python -m benchmarks time-fuzz", *(argv or [])])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: result[k] for k in ("combinations", "server_errors", "connection_failures")}))
+
+
+if __name__ == "__main__":
+    main()
