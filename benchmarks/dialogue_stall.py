@@ -59,16 +59,16 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _serving(store: Path) -> Iterator[tuple[int, str]]:
-    """``omnimem serve`` on ``store`` (fake embedder, one worker) and a store-wide admin key."""
-    Memory(store, embedder="fake").close()
+def _serving(store: Path, embedder: str) -> Iterator[tuple[int, str]]:
+    """``omnimem serve`` on ``store`` (``embedder``, one worker) and a store-wide admin key."""
+    Memory(store, embedder=embedder).close()
     made = subprocess.run([sys.executable, "-m", "omnimem.cli", "keys", "create", "--name", "stall", "--role",
                            "admin", "--store", str(store), "--json"], env=_env(), capture_output=True, text=True,
                           check=True)
     key = str(json.loads(made.stdout)["api_key"])
     port = _free_port()
     process = subprocess.Popen([sys.executable, "-m", "omnimem.cli", "serve", "--store", str(store), "--port",
-                                str(port), "--rate-limit", "0", "--embedder", "fake"], env=_env(),
+                                str(port), "--rate-limit", "0", "--embedder", embedder], env=_env(),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 180
@@ -119,13 +119,13 @@ class Adder:
         return took
 
 
-def run(turns: int, rounds: int, lone: int) -> dict[str, Any]:
+def run(turns: int, rounds: int, lone: int, embedder: str = "minilm") -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="omnimem-dialogue-stall-"))
     lone_s: list[float] = []
     during_s: list[float] = []
     per_round: list[dict[str, Any]] = []
     try:
-        with _serving(folder / "store") as (port, key):
+        with _serving(folder / "store", embedder) as (port, key):
             headers = {"Authorization": f"Bearer {key}"}
             base = f"http://127.0.0.1:{port}"
             with httpx.Client(base_url=base, headers=headers, timeout=600) as small, \
@@ -166,7 +166,7 @@ def run(turns: int, rounds: int, lone: int) -> dict[str, Any]:
         "benchmark": "dialogue-stall",
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "omnimem": __version__, "python": platform.python_version(), "cpus": os.cpu_count(),
-        "config": {"turns": turns, "rounds": rounds, "lone_per_round": lone, "embedder": "fake", "workers": 1},
+        "config": {"turns": turns, "rounds": rounds, "lone_per_round": lone, "embedder": embedder, "workers": 1},
         "rounds": per_round,
         "lone": {"n": len(lone_s), "p50_ms": round(_pct(lone_s, 0.5) * 1e3, 2), "p95_ms": round(lone_p95 * 1e3, 2)},
         "during": {"n": len(during_s), "p50_ms": round(during_p50 * 1e3, 2), "p95_ms": round(during_p95 * 1e3, 2),
@@ -182,9 +182,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=20_000, help="turns of the large dialogue")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--lone", type=int, default=20, help="lone adds before and after each dialogue")
+    parser.add_argument("--embedder", default="minilm",
+                        help="the store's embedder: minilm (the default model, what users run) or fake (writer cost only)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    data = run(args.turns, args.rounds, args.lone)
+    data = run(args.turns, args.rounds, args.lone, args.embedder)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "dialogue-stall.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     writers_md.update(args.out)

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import writers_md
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("omnimem", "numpy", "faiss-cpu", "bm25s", "hypothesis", "pytest", "spacy")
 
@@ -164,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "reliability.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     (args.out / "RELIABILITY.md").write_text(table(data), encoding="utf-8")
+    writers_md.update(args.out)  # the writers' section (dialogue-stall, ingest-race) from their own result files
     print(table(data))
     sys.exit(outcome["exit_code"])
 

@@ -61,7 +61,8 @@ def update(folder: Path) -> None:
     text = page.read_text(encoding="utf-8") if page.exists() else "# Reliability\n"
     if START in text and END in text:
         before, rest = text.split(START, 1)
-        text = before.rstrip("\n") + "\n\n" + section(folder) + rest.split(END, 1)[1].lstrip("\n")
+        after = rest.split(END, 1)[1].lstrip("\n")
+        text = before.rstrip("\n") + "\n\n" + section(folder) + ("\n" + after if after else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section(folder)
     page.write_text(text, encoding="utf-8")

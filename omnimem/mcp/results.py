@@ -1,7 +1,7 @@
 """What the MCP tools return: typed JSON objects, so each tool publishes an output schema an agent can read.
 
 Each shape is a view of a library value object (``AddResult``, ``Context``,
-``Hit``, ``MAU``, ``AuditRecord``, ``Entity``) built from its ``to_dict``;
+``Hit``, ``Plan``, ``MAU``, ``AuditRecord``, ``Entity``) built from its ``to_dict``;
 the field descriptions say what an agent does with each value.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any, cast
 
 from pydantic import Field
-from typing_extensions import TypedDict  # pydantic needs this TypedDict on Python < 3.12
+from typing_extensions import NotRequired, TypedDict  # pydantic needs this TypedDict on Python < 3.12
 
 from omnimem.results import Entity
 from omnimem.engine.ingest.prepare import AddResult
@@ -51,11 +51,36 @@ class HitView(TypedDict):
     raw_uri: Annotated[str | None, Field(description="For media: the resource with its raw bytes.")]
 
 
+class PlanRoundView(TypedDict):
+    """One round of a planned search."""
+
+    queries: Annotated[list[str], Field(description="The queries searched together in this round.")]
+    reason: Annotated[str, Field(description="Why the round ran (the question itself, an aggregation cue, a "
+                                             "second hop, what the model said the context lacks).")]
+
+
+class PlanView(TypedDict):
+    """What the retrieval planner did and cost."""
+
+    planner: Annotated[str, Field(description="offline or llm.")]
+    rounds: Annotated[list[PlanRoundView], Field(description="The rounds run, in order; their rankings are "
+                                                             "merged into one context.")]
+    calls: Annotated[int, Field(description="Language-model calls made (0 for the offline planner).")]
+    prompt_tokens: Annotated[int, Field(description="Prompt tokens those calls used.")]
+    completion_tokens: Annotated[int, Field(description="Completion tokens those calls used.")]
+    ms: Annotated[dict[str, float], Field(description="Milliseconds per stage (analysis, search1, hop, check, "
+                                                      "search2, pack ...).")]
+    note: Annotated[str | None, Field(description="Why planning stopped early or fell back (a failed model call, "
+                                                  "a cap or the deadline); null when it ran as planned.")]
+
+
 class Found(TypedDict):
     context: Annotated[str, Field(description="Prompt-ready text of the memories found, with times and speakers.")]
     tokens: Annotated[int, Field(description="Tokens the context uses.")]
     budget: Annotated[int, Field(description="The token budget it was packed into.")]
     hits: Annotated[list[HitView], Field(description="The memories in the context, best first.")]
+    plan: NotRequired[Annotated[PlanView, Field(description="What the retrieval planner did and cost; absent when "
+                                                            "no planner ran (one search).")]]
 
 
 class Answered(TypedDict):
@@ -166,7 +191,10 @@ def found(ctx: Context) -> Found:
         "session_id": h.unit.session_id,
         "raw_uri": raw_uri(h.unit) if h.unit.modality is not Modality.TEXT else None,
     } for h in ctx.hits]
-    return {"context": ctx.render(), "tokens": ctx.tokens, "budget": ctx.budget, "hits": hits}
+    reply: Found = {"context": ctx.render(), "tokens": ctx.tokens, "budget": ctx.budget, "hits": hits}
+    if ctx.plan is not None:
+        reply["plan"] = cast(PlanView, ctx.plan.to_dict())
+    return reply
 
 
 def events(records: list[AuditRecord]) -> Events:

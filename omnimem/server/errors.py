@@ -125,8 +125,9 @@ def _not_json(problem: dict[str, Any], body: Any) -> str:
         return f"the body is not valid JSON: {what}"
     if isinstance(body, (bytes, bytearray)):
         body = bytes(body).decode("utf-8", "replace")
+    what += "" if what.endswith(" at") else " at"  # json's "Unterminated string starting at" names its place
     if not isinstance(body, str):
-        return f"the body is not valid JSON: {what} at character {offset + 1}"
+        return f"the body is not valid JSON: {what} character {offset + 1}"
     line = body.count("\n", 0, offset) + 1
     column = offset - body.rfind("\n", 0, offset)
-    return f"the body is not valid JSON: {what} at line {line} column {column}"
+    return f"the body is not valid JSON: {what} line {line} column {column}"

@@ -35,7 +35,7 @@ FLOORS: list[set[str]] = [
     {"store", "embed", "llm"},
     {"media"},
     {"errors", "config", "providers", "mau", "tokens", "timeparse", "validate", "fusion", "text",
-     "results", "otel"},
+     "context", "entities", "results", "otel"},
 ]
 GROUND = FLOORS[-1]
 # Modules that only re-export, for import paths users, docs or benchmarks name (kept for one release).
@@ -43,13 +43,12 @@ FACES = {
     "omnimem",  # the package: Memory, the errors, the value objects
     "omnimem.ingest", "omnimem.ingest.loaders", "omnimem.ingest.prepare",  # the loaders benchmarks use; AddResult
     "omnimem.pyramid",  # Context, Hit, RawContent, build_context
-    "omnimem.entities",  # the graph's value types (Entity, EntityType ...), now in omnimem.results
     "omnimem.apikeys",  # create_key / check_key, as docs/http-api.md names them
     "omnimem.cli",  # the pyproject script omnimem.cli:main, the cold-start benchmark's phases
     "omnimem.remote", "omnimem.remote.memory",  # RemoteMemory, an alias of Memory
     "omnimem.store.sqlite",  # omnimem.store.sqlite.SQLiteStore
 }
-MAX_LOOSE_MODULES = 13  # the face's __init__, memory.py and the ground floor
+MAX_LOOSE_MODULES = 15  # the face's __init__, memory.py and the ground floor
 
 
 def module_name(path: Path) -> str:

@@ -28,7 +28,7 @@ def test_the_tool_list_is_complete_and_every_argument_is_described(owner: McpSes
 
 def test_output_schemas_describe_what_comes_back(owner: McpSession) -> None:
     search = owner.tools()["search"].output_schema
-    assert set(search["properties"]) == {"context", "tokens", "budget", "hits"}
+    assert set(search["properties"]) == {"context", "tokens", "budget", "hits", "plan"}  # plan: when one ran
     hit = search["properties"]["hits"]["items"]
     hit = search.get("$defs", {}).get(hit["$ref"].split("/")[-1], hit) if "$ref" in hit else hit
     assert "get, update, delete" in hit["properties"]["id"]["description"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from omnimem.engine.enrich.summarise import first_words
 from omnimem.mau import MAU, Modality
-# The value objects and their line rules are defined in omnimem.results; these paths keep working.
+# The value objects and their line rules are defined in omnimem.context; these paths keep working.
 from omnimem.results import PACKINGS as PACKINGS, Context as Context, Hit as Hit, RawContent as RawContent
 from omnimem.results import day_key as day_key, group_header as group_header, group_key as group_key
 from omnimem.results import grouping as grouping, media_label as media_label, session_line as session_line

@@ -182,6 +182,8 @@ class GroupCommit:
                 waiting = list(self._queue)
                 if waiting:
                     self._cond.wait_for(lambda: all(r.done for r in waiting), max(0.0, deadline - time.monotonic()))
+                elif time.monotonic() - self._last_arrival >= BUSY_S:  # no one else is adding: go on at once
+                    return
                 seen = self._last_arrival
                 left = deadline - time.monotonic()
                 if left <= 0 or not self._arrived.wait_for(lambda: self._last_arrival != seen, min(NEXT_S, left)):

@@ -32,6 +32,7 @@ from omnimem.store.jobs import NewJob, insert_jobs
 from omnimem.store.sqlite.jobs import SQLiteJobQueue
 from omnimem.store.sqlite.opening import DB_NAME, check_writable, connect
 from omnimem.store.sqlite.admit import admit, drop_derived
+from omnimem.store.sqlite.audit_log import SQLiteAuditLog
 from omnimem.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from omnimem.store.sqlite.keys import SQLiteKeys
 from omnimem.store.sqlite.unit_rows import COLUMNS as _COLUMNS, chunks as _chunks, scope_clause as _scope_clause
@@ -40,7 +41,7 @@ from omnimem.store.sqlite.unit_rows import to_row as _row, to_unit as _unit
 log = logging.getLogger(__name__)
 
 
-class SQLiteStore(SQLiteKeys, SQLiteJobQueue):
+class SQLiteStore(SQLiteKeys, SQLiteJobQueue, SQLiteAuditLog):
     """Hot tier in ``omnimem.db``, cold tier in ``cold/``, one folder per store."""
 
     def __init__(self, path: Path | None, *, busy_timeout_ms: int = 30_000, read_only: bool = False) -> None:
@@ -269,36 +270,6 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue):
                 versions.mark_superseded(conn, old_ids, new_id, now)
             log_event(conn, event)
             self._bump()
-
-    def log(self, event: AuditEvent) -> None:
-        """Record an event that changes no unit row (e.g. a re-embed)."""
-        with self._lock, self._tx() as conn:
-            log_event(conn, event)
-
-    def events(self, *, unit_id: str | None = None, scope: Scope | None = None,
-               limit: int | None = None) -> list[AuditRecord]:
-        with self._lock:
-            return read_events(self._conn, unit_id=unit_id, scope=scope, limit=limit)
-
-    def tombstoned(self, items: Sequence[tuple[Scope, str]]) -> dict[str, str]:
-        """Which (scope, content hash) pairs were deleted: hash -> the deleted unit's id (keyed tombstones)."""
-        with self._lock:
-            return tombstones.find(self._conn, items)
-
-    def tombstone_owner(self, unit_id: str) -> Scope | None:
-        """The scope a deleted unit belonged to, while its tombstone lasts."""
-        with self._lock:
-            return tombstones.owner(self._conn, unit_id)
-
-    def past_owners(self, unit_ids: Sequence[str]) -> dict[str, set[tuple[str | None, str | None]]]:
-        """Who each id's tombstones and audit events name (an import refuses ids another scope held)."""
-        with self._lock:
-            return tombstones.past_owners(self._conn, unit_ids)
-
-    def forgotten_since(self, scope: Scope) -> datetime | None:
-        """When this user/agent pair was last forgotten as a whole (None: never)."""
-        with self._lock:
-            return tombstones.forgotten_since(self._conn, scope)
 
     def predecessors(self, ids: Sequence[str]) -> list[str]:
         """Ids of the units that ``ids`` directly superseded."""

@@ -1,0 +1,314 @@
+"""What a search returns: a :class:`Context` of ranked :class:`Hit`, the planner's :class:`Plan`, the line rules.
+
+A hit at pyramid level 3 carries :class:`RawContent`; ``Context.render`` packs
+the hits by the rules below (``line``, ``session`` or ``day``), and each value
+has ``to_dict``/``from_dict`` so a remote context renders the same text.
+:mod:`omnimem.results` re-exports every name here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from omnimem.mau import MAU, Modality
+from omnimem.timeparse import format_time
+from omnimem.tokens import TokenCounter, count_tokens
+
+_TEXT = Modality.TEXT
+
+
+@dataclass(frozen=True, slots=True)
+class RawContent:
+    """Raw content attached at level 3: a textual stand-in plus the payload.
+
+    ``text`` is what goes into a text prompt (and what is counted); ``data``
+    and ``mime`` let a multimodal prompt include the real bytes.
+    """
+
+    text: str
+    mime: str
+    data: bytes | None = None
+    tokens: int | None = None  # explicit cost when the payload is not text
+
+    def cost(self, count: TokenCounter = count_tokens) -> int:
+        return self.tokens if self.tokens is not None else count(self.text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stand-in and its type; the bytes do not travel (``GET /v1/units/{id}/raw`` serves them)."""
+        return {"text": self.text, "mime": self.mime, "tokens": self.tokens}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RawContent:
+        tokens = data.get("tokens")
+        return cls(str(data["text"]), str(data["mime"]), None, None if tokens is None else int(tokens))
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One unit in the context, with the pyramid level it reached.
+
+    ``score`` is the cosine similarity of the query and the unit (what level 2
+    compares with ``theta``); the order of hits is ``rank``, which follows the
+    fused ranking: ``fused`` is that ranking's score (reciprocal rank fusion:
+    the sum over retrievers of weight / (rrf_k + rank); None for units no
+    ranked retriever found, such as neighbours and graph additions, and under
+    ``fusion="union"``), and ``ranks`` the unit's 1-based rank in each retriever
+    that found it (``{"dense": 3, "sparse": 1}``), so the order can be explained.
+    With a reranker (``Memory(reranker=...)``) the best candidates are in the
+    reranker's order instead, which ``ranks["rerank"]`` gives. ``seq`` is the
+    unit's place in the order units were written (the store's row id, None when
+    unknown): turns of one session that share a time render in that order, the
+    order they were said, not in rank order.
+    """
+
+    unit: MAU
+    score: float
+    level: int
+    rank: int
+    sources: frozenset[str]
+    text: str
+    tokens: int
+    raw: RawContent | None = None
+    fused: float | None = None
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    seq: int | None = None
+
+    def render(self) -> str:
+        return self.text if self.raw is None else f"{self.text}\n{self.raw.text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "score": self.score,  # exact: a remote Context equals the local one
+            "level": self.level,
+            "sources": sorted(self.sources),
+            "fused": self.fused,
+            "ranks": dict(sorted(self.ranks.items())),
+            "seq": self.seq,
+            "tokens": self.tokens,
+            "unit": self.unit.to_dict(),
+            "text": self.text,
+            "raw": None if self.raw is None else self.raw.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
+        """The inverse of :meth:`to_dict`; raw bytes do not travel (``raw.data`` is None)."""
+        raw = data.get("raw")
+        return cls(
+            unit=MAU.from_dict(data["unit"]), score=float(data["score"]), level=int(data["level"]),
+            rank=int(data["rank"]), sources=frozenset(data.get("sources", ())), text=str(data.get("text", "")),
+            tokens=int(data["tokens"]),
+            raw=None if raw is None else RawContent.from_dict(raw),
+            fused=None if data.get("fused") is None else float(data["fused"]),
+            ranks={str(k): int(v) for k, v in (data.get("ranks") or {}).items()},
+            seq=None if data.get("seq") is None else int(data["seq"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRound:
+    """One round of a planned search: the queries searched together, and why the round ran."""
+
+    queries: tuple[str, ...]
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"queries": list(self.queries), "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PlanRound:
+        return cls(tuple(str(q) for q in data.get("queries", ())), str(data.get("reason", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A planner's report: ``rounds`` run (their queries merged by rank fusion), model ``calls`` and tokens,
+    milliseconds per stage (``ms``), and ``note``: why planning stopped early or fell back (a model that
+    failed, a cap or the deadline reached), ``None`` when it ran as planned."""
+
+    planner: str
+    rounds: tuple[PlanRound, ...] = ()
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    ms: Mapping[str, float] = field(default_factory=dict)
+    note: str | None = None
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """Every query searched, round by round."""
+        return tuple(q for r in self.rounds for q in r.queries)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"planner": self.planner, "rounds": [r.to_dict() for r in self.rounds], "calls": self.calls,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "ms": dict(self.ms), "note": self.note}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        note = data.get("note")
+        return cls(str(data["planner"]), tuple(PlanRound.from_dict(r) for r in data.get("rounds", ())),
+                   int(data.get("calls", 0)), int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
+                   {str(k): float(v) for k, v in dict(data.get("ms", {})).items()},
+                   None if note is None else str(note))
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a search returns: ranked hits, their levels and the tokens used."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    tokens: int
+    budget: int
+    candidates: int = 0
+    dropped: tuple[str, ...] = field(default=())
+    graph: dict[str, Any] | None = None  # what graph expansion did, when it ran
+    packing: str = "line"
+    plan: Plan | None = None  # what the retrieval planner did (None: no planner, one search)
+
+    def render(self) -> str:
+        """Prompt-ready text; ``tokens`` is its exact token count.
+
+        ``line`` packing: one ``[time] speaker: text`` line per hit, in rank
+        order. ``session`` packing: hits grouped by session and time under one
+        ``[time]`` header, groups in chronological order, so a conversation
+        reads as one and its date is paid once. ``day`` packing: hits grouped
+        by session and day under one ``[time]`` header (its first line's time);
+        a later line starts with its time of day (``13:56 ``) only when that
+        differs from the line before it, so messages that each carry their own
+        time pay a few tokens per change, not a header each (a session whose
+        turns share one time renders as with ``session``). Within a group,
+        lines are in the order they were said.
+        """
+        return "\n".join(self.lines())
+
+    def lines(self) -> list[str]:
+        """The pieces :meth:`render` joins with line breaks: each hit's text, and group headers."""
+        if self.packing == "line":
+            return [hit.render() for hit in self.hits]
+        key, header = grouping(self.packing)
+        groups: dict[tuple[Any, ...], list[Hit]] = {}
+        for hit in sorted(self.hits, key=_spoken):
+            groups.setdefault(key(hit.unit), []).append(hit)
+        day = self.packing == "day"
+        lines: list[str] = []
+        for members in groups.values():
+            lines.append(header(members[0].unit))
+            shown = time_stamp(members[0].unit) if day else None  # the header shows it
+            for hit in members:
+                stamp = time_stamp(hit.unit) if day else None
+                if stamp is not None and stamp != shown:
+                    lines.append(f"{stamp} {hit.render()}")
+                    shown = stamp
+                else:
+                    lines.append(hit.render())
+        return lines
+
+    def levels(self) -> dict[int, int]:
+        counts = {1: 0, 2: 0, 3: 0}
+        for hit in self.hits:
+            counts[hit.level] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "candidates": self.candidates,
+            "dropped": list(self.dropped),
+            "packing": self.packing,
+            "graph": self.graph,
+            "plan": None if self.plan is None else self.plan.to_dict(),
+            "hits": [hit.to_dict() for hit in self.hits],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Context:
+        """The inverse of :meth:`to_dict` (``render()`` gives the same text)."""
+        return cls(
+            query=str(data["query"]), hits=tuple(Hit.from_dict(h) for h in data.get("hits", ())),
+            tokens=int(data["tokens"]), budget=int(data["budget"]), candidates=int(data.get("candidates", 0)),
+            dropped=tuple(data.get("dropped", ())), graph=data.get("graph"), packing=str(data.get("packing", "line")),
+            plan=Plan.from_dict(data["plan"]) if data.get("plan") else None,
+        )
+
+
+def unit_line(unit: MAU, body: str) -> str:
+    """One rendered memory: when, who, what."""
+    return f"[{format_time(unit.event_time)}] {session_line(unit, body)}"
+
+
+def session_line(unit: MAU, body: str) -> str:
+    """A memory under its group header: who and what."""
+    who = f"{unit.speaker}: " if unit.speaker else ""
+    kind = "" if unit.modality == _TEXT else f"({media_label(unit)}) "  # a member, not its .value: faster
+    return f"{kind}{who}{body}"
+
+
+def media_label(unit: MAU) -> str:
+    """``image``, ``audio`` ... with the file name or source id, so an answer can name the item."""
+    name = unit.metadata.get("filename") or (unit.source_ids[0] if unit.source_ids else None)
+    return f"{unit.modality.value} {name}" if name else unit.modality.value
+
+
+def group_key(unit: MAU) -> tuple[Any, ...]:
+    """Hits of one session at one time share a header."""
+    return (unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, unit.event_time)
+
+
+def group_header(unit: MAU) -> str:
+    when = unit.event_time
+    return _header(when, None if when is None else when.utcoffset())
+
+
+@lru_cache(maxsize=65_536)
+def _header(when: datetime | None, offset: timedelta | None) -> str:
+    """A header's text per time, remembered: every hit of a search renders one, and most times recur.
+
+    Keyed by the offset too: two aware datetimes of the same instant in other
+    zones are equal (and hash alike) but show different wall times.
+    """
+    return f"[{format_time(when)}]"
+
+
+PACKINGS = ("session", "line", "day")
+
+
+def day_key(unit: MAU) -> tuple[Any, ...]:
+    """Hits of one session on one day (the event time's own calendar day) share a header."""
+    when = unit.event_time
+    return (unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, None if when is None else when.date())
+
+
+def time_stamp(unit: MAU) -> str | None:
+    """What ``day`` packing writes before a line whose time of day changed since the line before: ``13:56``."""
+    when = unit.event_time
+    return None if when is None else _time_of_day(when, when.utcoffset())
+
+
+@lru_cache(maxsize=65_536)
+def _time_of_day(when: datetime, offset: timedelta | None) -> str:
+    """A stamp's text per time, remembered (rendering a day-packed context asks for each hit's twice).
+
+    ``offset`` is part of the key: equal instants in two zones compare (and hash) equal, but read apart.
+    """
+    return when.strftime("%H:%M")
+
+
+def grouping(packing: str) -> tuple[Callable[[MAU], tuple[Any, ...]], Callable[[MAU], str]]:
+    """The group key and header of a grouped packing (``session`` or ``day``): the header shows a time."""
+    return (day_key if packing == "day" else group_key), group_header
+
+
+def _spoken(hit: Hit) -> tuple[Any, ...]:
+    """Time order, then the order units were written: a session's turns that share a time, as they were said."""
+    unit = hit.unit
+    return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time,
+            hit.seq is None, hit.seq or 0)
