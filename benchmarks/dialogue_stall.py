@@ -24,9 +24,6 @@ import json
 import os
 import platform
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -39,6 +36,7 @@ from typing import Any
 import httpx
 
 from benchmarks import writers_md
+from benchmarks.serving import create_key, serving
 from omnimem import Memory, __version__
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -46,46 +44,13 @@ WORDS = ("harbour lantern meadow orbit puzzle quartz river saddle thunder umbrel
          "piano recipe violin museum coffee winter beach library bicycle painting").split()
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OMNIMEM_")}
-    return {**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HF_HUB_OFFLINE": "1",
-            "OMNIMEM_CONFIG": os.devnull}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def _serving(store: Path, embedder: str) -> Iterator[tuple[int, str]]:
     """``omnimem serve`` on ``store`` (``embedder``, one worker) and a store-wide admin key."""
     Memory(store, embedder=embedder).close()
-    made = subprocess.run([sys.executable, "-m", "omnimem.cli", "keys", "create", "--name", "stall", "--role",
-                           "admin", "--store", str(store), "--json"], env=_env(), capture_output=True, text=True,
-                          check=True)
-    key = str(json.loads(made.stdout)["api_key"])
-    port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "omnimem.cli", "serve", "--store", str(store), "--port",
-                                str(port), "--rate-limit", "0", "--embedder", embedder], env=_env(),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("omnimem serve did not start: "
-                                   + (process.stderr.read().decode()[-2000:] if process.stderr else ""))
-            time.sleep(0.2)
+    key = create_key(["--store", str(store)], name="stall", role="admin")
+    with serving(["--store", str(store)], "--rate-limit", "0", "--embedder", embedder) as port:
         yield port, key
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 def _pct(values: Sequence[float], q: float) -> float:

@@ -51,11 +51,10 @@ from typing import Any
 import httpx
 
 from benchmarks.backends import database_server
-from benchmarks.time_fuzz import _serving as serving
+from benchmarks.serving import create_key, serving
 from omnimem import Memory, __version__
 from omnimem.integrations.langchain import OmnimemRetriever
 from omnimem.integrations.langgraph import OmnimemStore
-from omnimem.server.apikeys import create_key
 
 RESULTS = Path(__file__).resolve().parent / "results"
 VICTIMS = ("ann", "zoë")  # NFC, as omnimem keeps user ids
@@ -251,8 +250,8 @@ def probe(name: str, n_collisions: int) -> dict[str, Any]:
                 out: dict[str, Any] = {"langgraph_spellings": spellings(mem)}
                 out["langgraph_collisions"] = collisions(mem, n_collisions)
                 out["unscoped_retriever"] = unscoped_retriever(mem)
-                keys = {key: create_key(mem.store, name=key, **spec)[0] for key, spec in KEYS.items()}
-            with serving(target) as port:
+            keys = {key: create_key(target, name=key, **spec) for key, spec in KEYS.items()}
+            with serving(target, "--rate-limit", "0") as port:
                 out["http_import"] = imports(port, keys)
         return out
     finally:
@@ -354,9 +353,9 @@ def page(folder: Path) -> str:
                      f"{t['unscoped_searches_ran']} unscoped searches, {t['foreign_actors_kept']} foreign actors kept "
                      "| 0 | `python -m benchmarks scope-probe` |")
     if loaded:
-        lines += ["", f"In {', '.join(loaded)} the lone adds' p95 is over 3x their p50: other load on the machine "
-                  "inflated the lone figure, so that run's ratio understates the stall; compare the during p95 "
-                  "with the lone p50 too."]
+        lines += ["", f"In {', '.join(loaded)} the lone adds' p95 is over 3x their p50 (a few slow lone adds: "
+                  "other load on the machine, or work the server does right after a dialogue), so a ratio to it "
+                  "understates the stall; compare the during p95 with the lone p50 too."]
     if scope is not None:
         lines += ["", f"## Scope probe ({scope['when']}, {scope['cpus']} CPUs, omnimem {scope['omnimem']}, "
                   f"fake embedder)", "", *table(scope), "",

@@ -6,7 +6,7 @@
 Measured, all in one process and one run so that every timing has a ratio beside it:
 
 - core search latency (query vector precomputed) p50/p95, global and scoped to a user, for the default
-  retrieval (deep RRF filling 6,000 tokens, session packing) and the paper's (``fusion="union"``,
+  retrieval (deep RRF filling 6,000 tokens, day packing) and the paper's (``fusion="union"``,
   ``packing="line"``, ``neighbours=0``); the first pass over the queries (nothing remembered about the
   candidates' lines yet) separately from the later passes;
 - queries/s with 1 and 2 threads, for both, and for the raw index lookups alone (FAISS + BM25, top 20);
@@ -181,7 +181,7 @@ def markdown(doc: dict[str, Any]) -> str:
         "| 2-thread scaling global / user |",
         "|---|---|---|---|---|---|",
     ]
-    for name, r in (("default (deep RRF, 6,000 tokens, session packing)", d), ("paper (union, line packing)", p)):
+    for name, r in (("default (deep RRF, 6,000 tokens, day packing)", d), ("paper (union, line packing)", p)):
         rows.append(f"| {name} | {r['global_w1']['p50_ms']} / {r['global_w1']['p95_ms']} | {r['user_w1']['p50_ms']} / "
                     f"{r['user_w1']['p95_ms']} | {r['first_pass_global']['p50_ms']} | {r['global_w1']['qps']} / "
                     f"{r['global_w2']['qps']} | {r['thread_scaling_global']} / {r['thread_scaling_user']} |")

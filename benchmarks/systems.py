@@ -74,6 +74,10 @@ def experiment_systems() -> list[System]:
                      {"whole_share": 1.0}),
         MemorySystem("x-day-packing", "defaults with packing=day (one [time] header per session and day, the time "
                      "of day before a line where it changed)", {"packing": "day"}),
+        MemorySystem("x-stamp-gap-1", "defaults with stamp_gap=1 (day packing writes a line's time of day wherever "
+                     "the minute changes: the rendering before)", {"stamp_gap": 1}),
+        MemorySystem("x-stamp-gap-60", "defaults with stamp_gap=60 (a line's time of day after an hour's pause)",
+                     {"stamp_gap": 60}),
         MemorySystem("x-sparse-0.5", "defaults with sparse_weight=0.5", {"sparse_weight": 0.5}),
         MemorySystem("x-sparse-0.6", "defaults with sparse_weight=0.6", {"sparse_weight": 0.6}),
         MemorySystem("x-sparse-0.75", "defaults with sparse_weight=0.75", {"sparse_weight": 0.75}),

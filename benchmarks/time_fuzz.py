@@ -20,25 +20,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
-import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from benchmarks import rawhttp
 from benchmarks.backends import database_server
+from benchmarks.serving import create_key, serving
 from omnimem import Memory
-from omnimem.server.apikeys import create_key
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PHRASES = ("what did we do last week", "this week", "this month", "the past year", "previous weekend",
@@ -55,47 +47,11 @@ NOTES = (("The first note of the calendar", "0001-01-01T12:00:00Z"),
          ("The last note of the calendar", "9999-12-31T00:00:00Z"))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _seed(memory: Memory) -> str:
-    """The notes, and a key for user ``u`` (made in the store the server opens)."""
+def _seed(memory: Memory, target: list[str]) -> str:
+    """The notes, and a key for user ``u`` (made with ``omnimem keys create`` in the store the server opens)."""
     for text, when in NOTES:
         memory.add(text, user_id="u", time=when)
-    key, _ = create_key(memory.store, name="time-fuzz", role="write", user_id="u")
-    return key
-
-
-@contextmanager
-def _serving(target: list[str]) -> Iterator[int]:
-    """``omnimem serve`` on ``target`` (``--store DIR`` or ``--url URL``) on a free loopback port."""
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "omnimem.cli", "serve", *target, "--port", str(port),
-                                "--rate-limit", "0"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"omnimem serve did not start: {process.stderr.read().decode()[-2000:]}"
-                                   if process.stderr else "omnimem serve did not start")
-            time.sleep(0.2)
-        yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # a connection it still holds open keeps it from stopping
-            process.kill()
-            process.wait()
+    return create_key(target, name="time-fuzz", role="write", user_id="u")
 
 
 def _exchange(sock: socket.socket, request: bytes) -> int:
@@ -150,17 +106,18 @@ def run(backends: list[str]) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="omnimem-time-fuzz-"))
     try:
         if "sqlite" in backends:
+            target = ["--store", str(folder / "store")]
             with Memory(folder / "store", embedder="fake") as memory:
-                key = _seed(memory)
-            with _serving(["--store", str(folder / "store")]) as port:
+                key = _seed(memory, target)
+            with serving(target, "--rate-limit", "0") as port:
                 out["backends"]["sqlite"] = _probe(port, key)
         if "postgresql" in backends:
             with database_server("pgserver") as databases:
                 assert databases is not None
                 url = databases.fresh()
                 with Memory(url=url, embedder="fake") as memory:
-                    key = _seed(memory)
-                with _serving(["--url", url]) as port:
+                    key = _seed(memory, ["--url", url])
+                with serving(["--url", url], "--rate-limit", "0") as port:
                     out["backends"]["postgresql"] = _probe(port, key)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -102,8 +102,12 @@ class Settings:
     neighbours: int = 0  # same-session turns added on each side of the best hits (off: on LoCoMo it cost
     #                     9 points of recall within 1,000 tokens for 0.3 within 6,000)
     expand_top: int = 10  # how many of the best hits get their neighbours
-    packing: str = "day"  # "day" (one [time] header per session and day, the time of day before a line where it
-    #                       changed), "session" (one [time] header per session and time) or "line" ([time] per hit)
+    packing: str = "day"  # "day" (one [time] header per session and day, the time of day before a line where the
+    #                       conversation resumes), "session" (one [time] header per session and time) or "line"
+    #                       ([time] per hit)
+    stamp_gap: int = 30  # day packing: a line shows its time of day when it is at least this many minutes after
+    #                      the line before it (1: wherever the minute changes, the rendering before; short-message
+    #                      chats, benchmarks/results/packing-cost.md)
     summary_words: int = 100  # text up to this many words is kept whole; longer text gets a summary line, what
     #                           dense and BM25 index of it (100 rather than 150: LongMemEval dev, 36 questions,
     #                           0.787 -> 0.825 within 1k and 0.947 -> 0.972 within 6k; on all 91 dev questions
@@ -252,6 +256,8 @@ class Settings:
                self.prf_weight, self.statement_weight, self.informative_words, self.reply_weight) < 0:
             raise ConfigError("speaker_weight, session_weight, time_weight, recency_weight, statement_weight, "
                               "informative_words, reply_weight, prf_docs and prf_weight must be >= 0")
+        if self.stamp_gap < 1:
+            raise ConfigError("stamp_gap must be >= 1 (minutes after the line before at which a line shows its time)")
         if self.whole_top < 0:
             raise ConfigError("whole_top must be >= 0 (how many of the best hits may use the whole budget)")
         if self.line_words < 0:

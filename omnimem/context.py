@@ -19,6 +19,7 @@ from omnimem.timeparse import format_time
 from omnimem.tokens import TokenCounter, count_tokens
 
 _TEXT = Modality.TEXT
+STAMP_GAP = 30  # minutes (Settings.stamp_gap): the pause after which a day-packed line shows its time of day
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +172,7 @@ class Context:
     graph: dict[str, Any] | None = None  # what graph expansion did, when it ran
     packing: str = "line"
     plan: Plan | None = None  # what the retrieval planner did (None: no planner, one search)
+    stamp_gap: int = STAMP_GAP  # day packing: minutes after the line before at which a line shows its time of day
 
     def render(self) -> str:
         """Prompt-ready text; ``tokens`` is its exact token count.
@@ -180,11 +182,13 @@ class Context:
         ``[time]`` header, groups in chronological order, so a conversation
         reads as one and its date is paid once. ``day`` packing: hits grouped
         by session and day under one ``[time]`` header (its first line's time);
-        a later line starts with its time of day (``13:56 ``) only when that
-        differs from the line before it, so messages that each carry their own
-        time pay a few tokens per change, not a header each (a session whose
-        turns share one time renders as with ``session``). Within a group,
-        lines are in the order they were said.
+        a later line starts with its time of day (``13:56 ``) only where the
+        conversation resumes: at least ``stamp_gap`` minutes after the line
+        before it (:func:`stamped`). A line without one goes on from the line
+        above it, so messages that each carry their own time pay a few tokens
+        per pause, not per message (a session whose turns share one time
+        renders as with ``session``). Within a group, lines are in the order
+        they were said.
         """
         return "\n".join(self.lines())
 
@@ -200,14 +204,14 @@ class Context:
         lines: list[str] = []
         for members in groups.values():
             lines.append(header(members[0].unit))
-            shown = time_stamp(members[0].unit) if day else None  # the header shows it
+            before = minute_of_day(members[0].unit) if day else None  # the header shows it
             for hit in members:
-                stamp = time_stamp(hit.unit) if day else None
-                if stamp is not None and stamp != shown:
-                    lines.append(f"{stamp} {hit.render()}")
-                    shown = stamp
+                minute = minute_of_day(hit.unit) if day else None
+                if stamped(before, minute, self.stamp_gap):
+                    lines.append(f"{time_stamp(hit.unit)} {hit.render()}")
                 else:
                     lines.append(hit.render())
+                before = minute
         return lines
 
     def levels(self) -> dict[int, int]:
@@ -224,6 +228,7 @@ class Context:
             "candidates": self.candidates,
             "dropped": list(self.dropped),
             "packing": self.packing,
+            "stamp_gap": self.stamp_gap,
             "graph": self.graph,
             "plan": None if self.plan is None else self.plan.to_dict(),
             "hits": [hit.to_dict() for hit in self.hits],
@@ -237,6 +242,7 @@ class Context:
             tokens=int(data["tokens"]), budget=int(data["budget"]), candidates=int(data.get("candidates", 0)),
             dropped=tuple(data.get("dropped", ())), graph=data.get("graph"), packing=str(data.get("packing", "line")),
             plan=Plan.from_dict(data["plan"]) if data.get("plan") else None,
+            stamp_gap=int(data.get("stamp_gap", 1)),  # a server from before the setting stamped every new minute
         )
 
 
@@ -288,9 +294,28 @@ def day_key(unit: MAU) -> tuple[Any, ...]:
 
 
 def time_stamp(unit: MAU) -> str | None:
-    """What ``day`` packing writes before a line whose time of day changed since the line before: ``13:56``."""
+    """What ``day`` packing writes before a line where the conversation resumes (:func:`stamped`): ``13:56``."""
     when = unit.event_time
     return None if when is None else _time_of_day(when, when.utcoffset())
+
+
+def minute_of_day(unit: MAU) -> int | None:
+    """The minute of its day a unit's time shows (``13:56``: 836), on its own clock; None without a time."""
+    when = unit.event_time
+    return None if when is None else when.hour * 60 + when.minute
+
+
+def stamped(before: int | None, minute: int | None, gap: int) -> bool:
+    """Whether ``day`` packing writes a line's time of day: where the conversation resumes after a pause.
+
+    ``before`` and ``minute`` are the shown minutes of the line above it (or of
+    its group header) and of the line (:func:`minute_of_day`); the time is
+    written when the line is at least ``gap`` minutes later (at least 1: a
+    line never repeats the minute above it), so a line without it is less than
+    ``gap`` minutes after the line above it. Only the two neighbours decide, so
+    packing can charge a line's stamp exactly as it adds lines.
+    """
+    return before is not None and minute is not None and minute - before >= max(gap, 1)
 
 
 @lru_cache(maxsize=65_536)

@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import Any
 
 from omnimem.context import (
-    PACKINGS, Context, Hit, Plan, PlanRound, RawContent, day_key, group_header, group_key, grouping, media_label,
-    session_line, time_stamp, unit_line,
+    PACKINGS, STAMP_GAP, Context, Hit, Plan, PlanRound, RawContent, day_key, group_header, group_key, grouping,
+    media_label, minute_of_day, session_line, stamped, time_stamp, unit_line,
 )
 from omnimem.entities import (
     MAX_NAME_CHARS, PERSON_TITLES, Entity, EntityType, ExpansionResult, ExtractedEntity, ExtractedRelation,
@@ -33,10 +33,11 @@ from omnimem.entities import (
 from omnimem.mau import Scope
 
 __all__ = [
-    "MAX_NAME_CHARS", "PACKINGS", "PERSON_TITLES", "AddResult", "Answer", "AnswerUsage", "AuditRecord", "Context",
+    "MAX_NAME_CHARS", "PACKINGS", "PERSON_TITLES", "STAMP_GAP", "AddResult", "Answer", "AnswerUsage", "AuditRecord", "Context",
     "Entity", "EntityType", "ExpansionResult", "ExtractedEntity", "ExtractedRelation", "Extraction", "Hit",
     "MediaResult", "Neighbor", "Plan", "PlanRound", "RawContent", "Reached", "Relation", "day_key", "group_header",
-    "group_key", "grouping", "media_label", "name_key", "normalize_name", "session_line", "time_stamp", "unit_line",
+    "group_key", "grouping", "media_label", "minute_of_day", "name_key", "normalize_name", "session_line", "stamped",
+    "time_stamp", "unit_line",
 ]
 
 

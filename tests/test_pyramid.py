@@ -158,7 +158,7 @@ def test_best_hits_come_whole_before_summaries_of_many_others():
 
 
 def test_day_packing_pays_a_time_once_per_change():
-    """Messages with their own times: one header per session and day, the time of day only where it changes."""
+    """stamp_gap=1: one header per session and day, the time of day wherever the minute changes."""
     def at(uid: str, text: str, hour: int, minute: int, day: int = 8) -> Candidate:
         when = datetime(2023, 5, day, hour, minute, tzinfo=timezone.utc)
         return Candidate(MAU(uid, text, Modality.TEXT, when, when, Scope("u"), "h" + uid, speaker="Mel"), 0.5,
@@ -166,7 +166,8 @@ def test_day_packing_pays_a_time_once_per_change():
 
     cands = [at("c", "see you then", 9, 5), at("a", "morning!", 9, 1), at("b", "coffee at ten?", 9, 1),
              at("d", "back home", 18, 30, day=9)]
-    day = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw, packing="day")
+    day = build_context("q", cands, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw, packing="day",
+                        stamp_gap=1)
     assert day.render() == ("[2023-05-08 09:01]\nMel: morning!\nMel: coffee at ten?\n09:05 Mel: see you then\n"
                             "[2023-05-09 18:30]\nMel: back home")
     assert day.tokens == count_tokens(day.render())
@@ -175,7 +176,7 @@ def test_day_packing_pays_a_time_once_per_change():
     assert session.render().count("[2023-05-08") == 2  # a header per distinct time
     assert day.tokens < session.tokens
     tight = build_context("q", cands, theta=0.4, budget=day.tokens - 1, full_text=full_text, raw_content=no_raw,
-                          packing="day")
+                          packing="day", stamp_gap=1)
     assert len(tight.hits) < 4 and tight.tokens == count_tokens(tight.render()) <= tight.budget
     shared = [at(uid, text, 13, 56) for uid, text in [("x", "hi"), ("y", "how are you?")]]
     same = {p: build_context("q", shared, theta=0.4, budget=1000, full_text=full_text, raw_content=no_raw,

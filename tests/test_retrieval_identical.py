@@ -4,9 +4,10 @@
 (1,500 turns, a few deletes, the indexes saved and reopened) and 24 queries
 (12 unscoped, 12 scoped to a user), every hit (unit, rank, level, sources,
 score, tokens), the token count, the candidate count and a hash of the
-rendered context, under three settings: today's default retrieval, the
-paper's (union fusion, line packing) and a small budget. A change that moves
-any hit, or changes what is packed, fails it.
+rendered context, under four settings: today's default retrieval, the
+paper's (union fusion, line packing), a small budget and ``stamp_gap=1`` (a
+time of day wherever the minute changes: recorded equal to the default before
+the setting). A change that moves any hit, or changes what is packed, fails it.
 
 Why it gives the same results on every CPU (issue 23; measured by
 ``python -m benchmarks.retrieval_kernels``):
@@ -48,6 +49,7 @@ SETUPS: dict[str, dict[str, Any]] = {
     "default": {},
     "paper": {"fusion": "union", "packing": "line", "neighbours": 0},
     "small-budget": {"budget": 700},
+    "stamp-gap-1": {"stamp_gap": 1},  # day packing's time of day wherever the minute changes: the default before
 }
 SCORE_TOLERANCE = 1e-6
 

@@ -23,7 +23,8 @@ EXTENSION_POINTS = {
     "omnimem.embed", "omnimem.embed.base",  # the Embedder protocol and registry
     "omnimem.errors",
     "omnimem.fusion",  # rank fusion for the raw-turn baselines
-    "omnimem.index.dense", "omnimem.index.sparse",  # DenseIndex / SparseIndex for the baselines and perf recall
+    "omnimem.index.dense", "omnimem.index.sparse",
+    "omnimem.integrations.langchain", "omnimem.integrations.langgraph",  # scope-probe drives them as users do  # DenseIndex / SparseIndex for the baselines and perf recall
     "omnimem.ingest.loaders",  # LoCoMo / JSONL loaders
     "omnimem.llm", "omnimem.llm.base",  # the LLM protocol, FakeLLM
     "omnimem.mau",  # search_text: the text a unit is indexed by

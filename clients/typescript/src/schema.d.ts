@@ -687,6 +687,8 @@ export interface components {
             include_superseded: boolean;
             /** Now */
             now?: string | null;
+            /** Planner */
+            planner?: string | null;
             /** Query */
             query: string;
             /** Session Id */

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omnimem.mau import MAU, Scope
-from omnimem.engine.retrieval.pyramid import brief, grouping, line_of, time_stamp
+from omnimem.engine.retrieval.pyramid import brief, grouping, line_of, minute_of_day, time_stamp
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 LIMIT = 500_000  # rows remembered (a few hundred bytes each)
@@ -40,8 +40,9 @@ class LineFacts:
     key: tuple[Any, ...]  # its group (pyramid.grouping: session and time, or session and day)
     header: str  # its group's header text (grouped packings)
     header_cost: int  # tokens of that header (without the line break)
-    stamp: str | None = None  # its time of day (day packing), written where the time changes
+    stamp: str | None = None  # its time of day (day packing), written where the conversation resumes after a pause
     stamp_cost: int = 0  # tokens of that stamp
+    minute: int | None = None  # the minute of the day its time shows (day packing: what decides the stamp)
 
 
 class LineCosts:
@@ -92,7 +93,7 @@ class LineCosts:
             header = group_header(unit)
             stamp = time_stamp(unit) if day else None
             facts = LineFacts(unit.id, unit.scope, cost, key(unit), header, self(header), stamp,
-                              0 if stamp is None else self(stamp))
+                              0 if stamp is None else self(stamp), minute_of_day(unit) if day else None)
             if rid is not None:
                 self._facts[(rid, packing)] = facts
             out.append(facts)

@@ -8,6 +8,7 @@ exceeds it. Pure functions: the loaders for cold-tier content are passed in.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,7 +16,8 @@ from typing import Any
 from omnimem.engine.enrich.summarise import first_words
 from omnimem.mau import MAU, Modality
 # The value objects and their line rules are defined in omnimem.context; these paths keep working.
-from omnimem.results import PACKINGS as PACKINGS, Context as Context, Hit as Hit, RawContent as RawContent
+from omnimem.results import PACKINGS as PACKINGS, STAMP_GAP as STAMP_GAP, Context as Context, Hit as Hit
+from omnimem.results import RawContent as RawContent, minute_of_day as minute_of_day, stamped as stamped
 from omnimem.results import day_key as day_key, group_header as group_header, group_key as group_key
 from omnimem.results import grouping as grouping, media_label as media_label, session_line as session_line
 from omnimem.results import time_stamp as time_stamp, unit_line as unit_line
@@ -76,6 +78,7 @@ def build_context(
     whole_share: float = 0.0,
     whole_top: int = 0,
     line_words: int = 0,
+    stamp_gap: int = STAMP_GAP,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -90,7 +93,8 @@ def build_context(
     Levels 2 and 3 are then spent greedily by
     similarity per extra token, so the budget goes where it buys the most
     relevance. Grouped packings charge a group header when its first hit
-    enters (``day`` packing also a time stamp per distinct time in a group).
+    enters (``day`` packing also the time stamps its lines get, ``stamp_gap``:
+    :func:`omnimem.results.stamped`).
     Each line is charged its own tokens plus one for its line break; the
     rendered text is then counted exactly, so ``Context.tokens`` is the real
     count of ``Context.render()`` and never exceeds ``budget``. ``costs``, when
@@ -107,7 +111,7 @@ def build_context(
     wholes = WholeLines(lambda i: units[i], full_text, line, count)
     plan = fit_plan(costs, *grouped, budget=budget,
                     whole=wholes.cost if max_level >= 2 and (whole_share > 0 or whole_top) else None,
-                    allowance=int(budget * whole_share), top=whole_top if max_level >= 2 else 0)
+                    allowance=int(budget * whole_share), top=whole_top if max_level >= 2 else 0, gap=stamp_gap)
     hits: list[Hit] = []
     dropped: list[str] = []
     for i, (cand, text, cost, fits) in enumerate(zip(candidates, texts, costs, plan.enter)):
@@ -122,7 +126,7 @@ def build_context(
             dropped.append(cand.unit.id)
     return finish_context(query, hits, plan.used, len(candidates), dropped, theta=theta, budget=budget,
                           full_text=full_text, raw_content=raw_content, max_level=max_level, packing=packing,
-                          count=count)
+                          count=count, stamp_gap=stamp_gap)
 
 
 class WholeLines:
@@ -146,8 +150,9 @@ class WholeLines:
 
 
 def grouped_facts(units: Sequence[MAU], packing: str, count: TokenCounter) -> tuple[
-        list[tuple[Any, ...]] | None, list[int] | None, list[object] | None, list[int] | None]:
-    """Each unit's group, its header's cost, its time stamp and the stamp's cost, as :func:`fit_plan` takes them."""
+        list[tuple[Any, ...]] | None, list[int] | None, list[int | None] | None, list[int] | None]:
+    """Each unit's group, its header's cost, its time's minute of day and the cost of its time stamp, as
+    :func:`fit_plan` takes them."""
     if packing == "line":
         return None, None, None, None
     key, header = grouping(packing)
@@ -163,13 +168,13 @@ def grouped_facts(units: Sequence[MAU], packing: str, count: TokenCounter) -> tu
     if packing != "day":
         return keys, header_costs, None, None
     stamps = [time_stamp(u) for u in units]
-    return keys, header_costs, list(stamps), [0 if s is None else cost(s) for s in stamps]
+    return keys, header_costs, [minute_of_day(u) for u in units], [0 if s is None else cost(s) for s in stamps]
 
 
 def finish_context(
     query: str, hits: list[Hit], used: int, total: int, dropped: Sequence[str], *, theta: float, budget: int,
     full_text: Callable[[MAU], str | None], raw_content: Callable[[MAU], RawContent | None], max_level: int,
-    packing: str, count: TokenCounter, measure: Callable[[Context], int] | None = None,
+    packing: str, count: TokenCounter, measure: Callable[[Context], int] | None = None, stamp_gap: int = STAMP_GAP,
 ) -> Context:
     """Levels 2 and 3 on top of the level-1 ``hits`` (rank order, ``used`` tokens), then the exact count.
 
@@ -183,7 +188,7 @@ def finish_context(
         used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count))
     if max_level >= 3:
         used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count))
-    ctx = Context(query, tuple(hits), used, budget, total, tuple(dropped), packing=packing)
+    ctx = Context(query, tuple(hits), used, budget, total, tuple(dropped), packing=packing, stamp_gap=stamp_gap)
     return _measured(ctx, measure or (lambda c: count(c.render())))
 
 
@@ -198,18 +203,21 @@ class Plan:
 
 def fit_plan(
     costs: Sequence[int], keys: Sequence[object] | None = None, header_costs: Sequence[int] | None = None,
-    stamps: Sequence[object] | None = None, stamp_costs: Sequence[int] | None = None, *, budget: int,
-    whole: Callable[[int], int | None] | None = None, allowance: int = 0, top: int = 0,
+    stamps: Sequence[int | None] | None = None, stamp_costs: Sequence[int] | None = None, *, budget: int,
+    whole: Callable[[int], int | None] | None = None, allowance: int = 0, top: int = 0, gap: int = STAMP_GAP,
 ) -> Plan:
     """Which lines enter, in rank order, and the tokens they use: a tight loop over integers.
 
     A line that does not fit is skipped (a later, shorter one may fit). With a
     grouped packing (``keys``: each line's group) a group's header
     (``header_costs[i]``: the cost of line ``i``'s group header) is charged when
-    its first line enters; with ``stamps`` a time stamp is charged once per
-    distinct stamp in a group but the first (``day`` packing writes one where
-    the time changes, a group's lines are in time order and its header shows
-    the first time, so that is its count).
+    its first line enters. With ``stamps`` (``day`` packing: each line's minute
+    of day, :func:`omnimem.results.minute_of_day`) a group's lines are kept in
+    time order: its header is its earliest line's, and a line is charged its
+    time stamp (``stamp_costs[i]``) where it resumes at least ``gap`` minutes
+    after the line before it (:func:`omnimem.results.stamped`), which only its
+    neighbours decide, so adding a line changes at most its own stamp, the next
+    line's and the header, and each is charged exactly (:class:`_Day`).
     ``whole(i)``, while the context is below ``allowance`` tokens, offers line
     ``i`` whole at that cost (None: no more than its line); it enters whole when
     that stays within ``allowance``; the first ``top`` lines are offered whole
@@ -219,38 +227,91 @@ def fit_plan(
     enter: list[bool] = []
     wholes: set[int] = set()
     charged: set[object] = set()
+    days: dict[object, _Day] = {}
+    day = stamps is not None and stamp_costs is not None and header_costs is not None
     used = 0
     for i, cost in enumerate(costs):
         extra = NEWLINE
-        new: list[object] = []
+        new: object = None
+        timed: _Day | None = None
         if keys is not None and header_costs is not None:
             key = keys[i]
-            if key not in charged:
+            if day and stamps is not None and stamps[i] is not None:
+                timed = days.get(key)
+                if timed is None:
+                    extra += header_costs[i] + NEWLINE
+                else:
+                    extra += timed.offer(i)
+            elif key not in charged:
                 extra += header_costs[i] + NEWLINE
-                new.append(key)
-                if stamps is not None:  # the header shows the first time: one stamp fewer than times
-                    new.append((key, stamps[i]))
-            elif stamps is not None and stamp_costs is not None and stamps[i] is not None:
-                stamp = (key, stamps[i])
-                if stamp not in charged:
-                    extra += stamp_costs[i] + STAMP
-                    new.append(stamp)
+                new = key
         room = budget if i < top else allowance
+        entered = False
         if whole is not None and used < room:
             full = whole(i)
             if full is not None and used + full + extra <= room:
                 used += full + extra
-                charged.update(new)
                 wholes.add(i)
-                enter.append(True)
-                continue
-        if used + cost + extra <= budget:
+                entered = True
+        if not entered and used + cost + extra <= budget:
             used += cost + extra
-            charged.update(new)
-            enter.append(True)
-        else:
-            enter.append(False)
+            entered = True
+        enter.append(entered)
+        if not entered:
+            continue
+        if new is not None:
+            charged.add(new)
+        elif timed is not None:
+            timed.take(i)
+        elif day and keys is not None and stamps is not None and stamps[i] is not None:
+            days[keys[i]] = _Day(i, stamps, stamp_costs or (), header_costs or (), gap)
     return Plan(enter, wholes, used)
+
+
+class _Day:
+    """The lines of one day-packed group that entered, in time order, and what adding one more costs.
+
+    A line's stamp depends only on the line before it (:func:`omnimem.results.stamped`),
+    so a line put between ``a`` and ``b`` changes its own stamp and ``b``'s; put
+    first, it changes the header (the group's first line's time) and the old
+    first line's stamp.
+    """
+
+    def __init__(self, first: int, minutes: Sequence[int | None], stamp_costs: Sequence[int],
+                 header_costs: Sequence[int], gap: int) -> None:
+        self._minute, self._stamp, self._header, self._gap = minutes, stamp_costs, header_costs, gap
+        self.at: list[int] = [self._of(first)]  # the entered lines' minutes, in order
+        self.lines: list[int] = [first]
+
+    def _of(self, i: int) -> int:
+        minute = self._minute[i]
+        assert minute is not None  # lines without a time are grouped apart (their day is None)
+        return minute
+
+    def _cost(self, before: int | None, line: int) -> int:
+        """What line ``line``'s stamp costs after a line at minute ``before`` (0: it gets none)."""
+        return self._stamp[line] + STAMP if stamped(before, self._of(line), self._gap) else 0
+
+    def offer(self, i: int) -> int:
+        """The tokens adding line ``i`` changes (beyond its own line and break): header and stamps."""
+        minute = self._of(i)
+        pos = bisect_right(self.at, minute)
+        if pos == 0:  # the new first line: its header instead of the old first's, which may now get a stamp
+            old = self.lines[0]
+            return self._header[i] - self._header[old] + self._cost(minute, old)
+        before = self.at[pos - 1]
+        change = self._cost(before, i)
+        if pos < len(self.lines):
+            after = self.lines[pos]
+            change += self._cost(minute, after) - self._cost(before, after)
+        return change
+
+    def take(self, i: int) -> None:
+        """Line ``i`` entered."""
+        minute = self._of(i)
+        pos = bisect_right(self.at, minute)
+        self.at.insert(pos, minute)
+        self.lines.insert(pos, i)
 
 
 def fit_lines(

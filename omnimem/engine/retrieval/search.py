@@ -157,6 +157,7 @@ class Retriever:
                 text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
                 max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
                 whole_share=settings.whole_share, whole_top=settings.whole_top, line_words=settings.line_words,
+                stamp_gap=settings.stamp_gap,
             )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
@@ -310,9 +311,10 @@ class Retriever:
             with otel.stage("omnimem.search.fit"):
                 plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
                                 [f.header_cost for f in known] if grouped else None,
-                                [f.stamp for f in known] if day else None,
+                                [f.minute for f in known] if day else None,
                                 [f.stamp_cost for f in known] if day else None, budget=limit,
-                                whole=wholes.cost if allowance or top else None, allowance=allowance, top=top)
+                                whole=wholes.cost if allowance or top else None, allowance=allowance, top=top,
+                                gap=m.settings.stamp_gap)
         except _Gone:
             return None
         enter, used = plan.enter, plan.used
@@ -336,7 +338,7 @@ class Retriever:
                             *sources.explain(rid), seq=rid))
         summary_lines = [(rid, h.text) for rid, h in zip(fitting, hits) if h.level == 1]  # whole: counted later
         breaks = dict(zip([text for _, text in summary_lines], lines.with_breaks(summary_lines, packing)))
-        # day packing writes a line as "<time of day> <line>" where the time changes: that piece is remembered
+        # day packing writes a line as "<time of day> <line>" where the chat resumes: that piece is remembered
         # per row too (its stamp is the row's own), counted the first time it is rendered
         stamped = {f"{facts[rid].stamp} {text}": rid for rid, text in summary_lines if facts[rid].stamp} if day else {}
 
@@ -353,7 +355,7 @@ class Retriever:
             return finish_context(
                 text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
                 raw_content=self.raw, max_level=m.settings.max_level, packing=packing, count=lines,
-                measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count),
+                measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count), stamp_gap=m.settings.stamp_gap,
             )
 
     def _with_neighbours(
