@@ -23,6 +23,7 @@ except ImportError:
 from pydantic import ConfigDict, model_validator
 
 from omnimem.engine.retrieval.pyramid import Context, Hit
+from omnimem.integrations import explicit_scope
 
 
 class OmnimemRetriever(BaseRetriever):
@@ -55,11 +56,7 @@ class OmnimemRetriever(BaseRetriever):
 
     @model_validator(mode="after")
     def _scope_is_explicit(self) -> OmnimemRetriever:
-        if self.all_users and self.user_id is not None:
-            raise ConfigError("a retriever takes a user_id or all_users=True, not both")
-        if not self.all_users and self.user_id is None:
-            raise ConfigError("a retriever searches one user's memory: pass user_id=..., or all_users=True to "
-                              "search every user's")
+        explicit_scope("OmnimemRetriever", self.user_id, self.all_users)
         if self.k is not None and self.top_k is not None and self.k != self.top_k:
             raise ConfigError(f"k={self.k} and top_k={self.top_k} disagree; pass one of them")
         self.k = self.top_k if self.k is None else self.k

@@ -37,13 +37,15 @@ from pydantic import Field
 
 from omnimem.engine.ingest.prepare import make_scope
 from omnimem.engine.retrieval.pyramid import Context, Hit
+from omnimem.integrations import explicit_scope
 
 
 class OmnimemRetriever(BaseRetriever):
     """Nodes from an omnimem ``Memory`` for a query.
 
     ``user_id`` / ``agent_id`` / ``session_id`` choose the scope searched (as in
-    :meth:`Memory.search`); ``similarity_top_k`` (candidates) and ``budget`` (tokens of
+    :meth:`Memory.search`); a retriever names its ``user_id``, or says ``all_users=True``
+    to search every user's memory, else it is a :class:`~omnimem.errors.ConfigError`; ``similarity_top_k`` (candidates) and ``budget`` (tokens of
     the packed context) default to the memory's settings. Each node's text is the hit's
     text as the pyramid rendered it; its ``id_`` the unit id; its metadata ``time``,
     ``speaker``, ``sources``, ``source_ids``, ``level``, ``rank``, ``tokens``, ``modality``;
@@ -51,8 +53,10 @@ class OmnimemRetriever(BaseRetriever):
     """
 
     def __init__(self, memory: Any, *, user_id: str | None = None, agent_id: str | None = None,
-                 session_id: str | None = None, similarity_top_k: int | None = None, budget: int | None = None,
-                 callback_manager: CallbackManager | None = None, verbose: bool = False) -> None:
+                 session_id: str | None = None, all_users: bool = False, similarity_top_k: int | None = None,
+                 budget: int | None = None, callback_manager: CallbackManager | None = None,
+                 verbose: bool = False) -> None:
+        explicit_scope("OmnimemRetriever", user_id, all_users)
         make_scope(user_id, agent_id, session_id)  # bad ids fail here
         self.memory = memory
         self.user_id, self.agent_id, self.session_id = user_id, agent_id, session_id

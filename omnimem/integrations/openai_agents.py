@@ -40,6 +40,7 @@ except ImportError:
 
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
 from omnimem.mau import MAU
+from omnimem.integrations import explicit_scope
 from omnimem.memory import LocalMemory
 
 META = "openai_agents"  # the metadata key that holds an item and its position: {"seq": n, "item": {...}}
@@ -146,13 +147,15 @@ class OmnimemSession:
 
 def memory_tool(memory: Any, *, user_id: str | None = None, agent_id: str | None = None,
                 session_id: str | None = None, budget: int | None = None, top_k: int | None = None,
-                name: str = "search_memory") -> FunctionTool:
+                name: str = "search_memory", all_users: bool = False) -> FunctionTool:
     """A function tool that searches ``memory`` in the given scope and returns the pyramid context.
 
     The model calls it with a ``query``; the answer is :meth:`omnimem.Context.render`'s text (one
     ``[time] speaker: text`` line per memory, best first, within ``budget`` tokens), or a line saying
-    nothing was found. Any ``Memory`` works, a remote one too.
+    nothing was found. Any ``Memory`` works, a remote one too. The tool names its ``user_id``, or
+    ``all_users=True`` searches every user's memory; neither is a :class:`~omnimem.errors.ConfigError`.
     """
+    explicit_scope("memory_tool", user_id, all_users)
     make_scope(user_id, agent_id, session_id)  # bad ids fail here, not in the middle of a run
 
     async def search_memory(query: str) -> str:

@@ -22,7 +22,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore
 
 from omnimem import Memory
-from omnimem.errors import InvalidInputError, MissingDependencyError
+from omnimem.errors import ConfigError, InvalidInputError, MissingDependencyError
 from omnimem.integrations.llamaindex import OmnimemMemoryBlock, OmnimemRetriever
 from tests.serving import ServedMemory
 
@@ -163,3 +163,15 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "llama_index.core.memory.memory", None)  # as if llama-index-core were missing
     with pytest.raises(MissingDependencyError, match=r"pip install 'omnimem\[llamaindex\]'"):
         import omnimem.integrations.llamaindex  # noqa: F401
+
+
+def test_searching_every_user_is_an_explicit_choice(mem: Memory) -> None:
+    mem.add("Ana rides the tram.", user_id="ana", speaker="ana")
+    mem.add("Bob rides the ferry.", user_id="bob", speaker="bob")
+    for unscoped in ({}, {"agent_id": "bot"}, {"session_id": "s1"}):
+        with pytest.raises(ConfigError, match="all_users=True"):
+            OmnimemRetriever(mem, **unscoped)
+    with pytest.raises(ConfigError, match="not both"):
+        OmnimemRetriever(mem, user_id="ana", all_users=True)
+    every = OmnimemRetriever(mem, all_users=True).retrieve("who rides what")
+    assert {"ana", "bob"} <= {n.node.metadata["speaker"] for n in every}  # the fixture's users too

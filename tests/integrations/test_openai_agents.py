@@ -203,3 +203,21 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "agents", None)  # as if openai-agents were missing
     with pytest.raises(MissingDependencyError, match=r"pip install 'omnimem\[openai-agents\]'"):
         import omnimem.integrations.openai_agents  # noqa: F401
+
+
+def test_a_tool_over_every_user_is_an_explicit_choice(mem: Memory) -> None:
+    mem.add("Ana is allergic to peanuts.", user_id="ana", speaker="ana")
+    mem.add("Bob is allergic to shellfish.", user_id="bob", speaker="bob")
+    for unscoped in ({}, {"agent_id": "bot"}, {"session_id": "s1"}):
+        with pytest.raises(ConfigError, match="all_users=True"):
+            memory_tool(mem, **unscoped)
+    with pytest.raises(ConfigError, match="not both"):
+        memory_tool(mem, user_id="ana", all_users=True)
+
+    def answer(items: list[Any]) -> Any:
+        return say(next(i["output"] for i in items if i.get("type") == "function_call_output"))
+
+    model = ScriptedModel(lambda _: call("search_memory", query="food allergy"), answer)
+    agent = Agent(name="assistant", model=model, tools=[memory_tool(mem, all_users=True)])
+    result = run(agent, "Who is allergic to what?", OmnimemSession(mem, session_id="s1", user_id="admin"))
+    assert "peanuts" in result.final_output and "shellfish" in result.final_output
