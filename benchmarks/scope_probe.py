@@ -338,7 +338,7 @@ def page(folder: Path) -> str:
     for name, stall in stalls:  # dialogue-stall.json, and any other run kept beside it (dialogue-stall-run1.json)
         c = stall["config"]
         lines.append(f"| 6. another user's add p95 during a {c['turns']:,}-turn dialogue ({c['embedder']} embedder, "
-                     f"{stall['when']}, [{name}]({name})) | {stall['p95_ratio']}x its lone p95 (during p95 "
+                     f"{stall['when']}, [{name}]({name})) | {stall['p95_ratio']}x its lone p95 before the dialogues (during p95 "
                      f"{stall['during']['p95_ms']} ms, lone p95 {stall['lone']['p95_ms']} ms, lone p50 "
                      f"{stall['lone']['p50_ms']} ms), {stall['lost']} adds lost | <= {stall['target_ratio']}x | "
                      "`python -m benchmarks dialogue-stall` |")

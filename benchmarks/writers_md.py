@@ -32,13 +32,17 @@ def section(folder: Path) -> str:
             f"{stall['cpus']} CPUs, `omnimem serve` with {c['workers']} worker, {c['embedder']} embedder, "
             f"{c['rounds']} rounds):", "",
             "| adds of user `small` | n | p50 ms | p95 ms |", "|---|---|---|---|",
-            f"| lone (before and after each dialogue) | {stall['lone']['n']} | {stall['lone']['p50_ms']} | "
+            f"| lone (before each dialogue) | {stall['lone']['n']} | {stall['lone']['p50_ms']} | "
             f"{stall['lone']['p95_ms']} |",
+            *([f"| right after each dialogue | {stall['after']['n']} | {stall['after']['p50_ms']} | "
+               f"{stall['after']['p95_ms']} |"] if "after" in stall else []),
             f"| during the dialogue | {stall['during']['n']} | {stall['during']['p50_ms']} | "
             f"{stall['during']['p95_ms']} |", "",
             f"p95 during / lone p95: **{stall['p95_ratio']}x** (target <= {stall['target_ratio']}x); dialogue "
             + ", ".join(f"{r['seconds']:.1f} s" for r in stall["rounds"])
-            + f"; acknowledged adds lost: {stall['lost']}.", "",
+            + f"; acknowledged adds lost: {stall['lost']}"
+            + (f"; turns the novelty filter refused as redundant: {stall['not_novel']}" if "not_novel" in stall else "")
+            + ".", "",
             "```bash", "python -m benchmarks dialogue-stall", "```", "",
         ]
     if race is not None:

@@ -180,15 +180,20 @@ def test_import_words_its_errors_as_ingest_does(run: Run, tmp_path: Path) -> Non
     assert wrong.stderr.startswith(f"error: {turns} is not an omnimem export") and "ingest jsonl" in wrong.stderr
 
 
-def test_stats_says_its_writer_counters_are_this_process(run: Run, tmp_path: Path) -> None:
+def test_stats_shows_the_stores_counts_not_an_idle_processs_writer(run: Run, tmp_path: Path) -> None:
+    """``stats`` is a new process: its writer wrote nothing, so it shows the store's counts and no writer
+    counters (which read 0 after any number of adds); the path is the store's."""
     store = tmp_path / "mem"
     with Memory(store, embedder="fake") as mem:
         for i in range(3):
-            mem.add(f"note {i} about the garden", user_id="ann")
-    lines = run("stats", "--store", store).stdout.splitlines()
-    assert any(line.startswith("writer (this process): ") for line in lines)
-    assert not any(line.startswith("writer: ") for line in lines)
+            mem.add(f"note {i} about the garden number {i}", user_id="ann")
+    shown = run("stats", "--store", store)
+    lines = shown.stdout.splitlines()
+    assert not any(line.startswith("writer") for line in lines)
     assert any(line.startswith(f"path: {store}") for line in lines)
+    data = json.loads(run("stats", "--store", store, "--json").stdout)
+    assert "writer" not in data and data["path"] == str(store)
+    assert data["units"] == 3
 
 
 INTERRUPTING = """

@@ -617,3 +617,16 @@ def test_the_readme_cli_tour_runs_verbatim_in_an_empty_folder(tmp_path: Path) ->
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert "red kayak" in out.stdout and "units: 1" in out.stdout  # the search finds it; stats counts it
+
+
+def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
+    """A newcomer's page: at most ~300 lines, and its first code block is the install-and-demo command and
+    the test command, exactly what .ci/run runs."""
+    assert len(README.splitlines()) <= 300, "the README is a user's page: move detail to docs/ or benchmarks/results/"
+    first = re.search(r"```bash\n(.*?)```", README, re.S)
+    assert first is not None
+    commands = first.group(1).strip().splitlines()
+    assert len(commands) == 2 and commands[0].endswith("omnimem demo") and commands[1].endswith("pytest -q")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[0].replace("pip install ", "pip install -q ") in ci and "python -m pytest -q" in ci
+    assert README.index(first.group(0)) < README.index("\n## ")  # before any section

@@ -459,18 +459,19 @@ def reembed(
 
 @app.command()
 def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Counts, embedder and index sizes of a store."""
+    """Counts, embedder and index sizes of a store (a running server's writer counters: GET /v1/stats)."""
     with _errors(), _memory(store, existing=True) as mem:
         data = mem.stats()
         where = _where(mem)
+    data.pop("writer", None)  # the writer's counters are its process's: this command wrote nothing (a server's
+    #                           own are in GET /v1/stats)
+    if data.get("path") is None:  # a database: its URL, without the password
+        data["path"] = where
     if as_json:
         _print_json(data)
         return
     for key, value in data.items():
-        if key == "path" and value is None:  # a database: its URL, without the password
-            value = where
-        label = "writer (this process)" if key == "writer" else key  # counters of this command, not the store
-        out.print(f"[bold]{label}[/bold]: ", _readable(value), sep="", highlight=False)
+        out.print(f"[bold]{key}[/bold]: ", _readable(value), sep="", highlight=False)
 
 
 @app.command()
