@@ -50,3 +50,24 @@ def test_theta_reads_the_honest_score(tmp_path: Path) -> None:
         ctx = mem.search(query, user_id="ann", theta=best + 1e-6)
         assert {h.level for h in ctx.hits} == {1}
 
+
+
+def test_langchains_metadata_score_and_the_http_answer_are_the_honest_score(tmp_path: Path) -> None:
+    """What a LangChain document and a served search report is that same similarity to the question asked."""
+    from omnimem.integrations.langchain import OmnimemRetriever
+    from tests.serving import ServedMemory
+
+    query = "where does Ann live"
+    with Memory(tmp_path / "m", embedder="fake", novelty=False) as mem:
+        mem.add_dialogue(TURNS, user_id="ann")
+        asked = mem.embedder.embed([query])[0]
+        embeddings = {u.id: u.embedding for u in mem.store.get([h.unit.id for h in mem.search(query).hits])}
+        for doc in OmnimemRetriever(memory=mem, user_id="ann").invoke(query):
+            assert float(np.dot(asked, embeddings[doc.metadata["id"]])) == pytest.approx(doc.metadata["score"],
+                                                                                         abs=1e-6)
+    served = ServedMemory(Memory(tmp_path / "m", embedder="fake", novelty=False))
+    try:
+        for hit in served.search(query, user_id="ann").hits:
+            assert float(np.dot(asked, embeddings[hit.unit.id])) == pytest.approx(hit.score, abs=1e-5)
+    finally:
+        served.close()
