@@ -206,3 +206,34 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "crewai.memory.types", None)  # as if crewai were missing
     with pytest.raises(MissingDependencyError, match=r"pip install 'omnimem\[crewai\]'"):
         import omnimem.integrations.crewai  # noqa: F401
+
+
+def test_a_crew_keeps_its_memory_in_omnimem_per_user(mem: Memory) -> None:
+    """``Crew(memory=crewai.Memory(storage=OmnimemStorage(...)))``: what one kickoff's task learnt is in omnimem,
+    under the crew's user, and the next kickoff's task prompt recalls it; another user's crew recalls nothing."""
+    from crewai import Crew, Task
+
+    def crew_of(user: str) -> tuple[Crew, ScriptedLLM]:
+        llm = ScriptedLLM(model="scripted", prompts=[])
+        memory = crewai.Memory(storage=OmnimemStorage(mem, user_id=user, agent_id="crew"),
+                               embedder=omnimem_embedder(mem), llm=llm)
+        agent = Agent(role="assistant", goal="help the user", backstory="a helper", llm=llm)
+        task = Task(description="The user says: {said}", expected_output="a short answer", agent=agent)
+        return Crew(agents=[agent], tasks=[task], memory=memory), llm
+
+    ana, ana_llm = crew_of("ana")
+    ana.kickoff(inputs={"said": "My sister lives in Porto."})
+    ana.memory.drain_writes()
+    stored = [u.summary for u in mem.units(user_id="ana")]
+    assert stored and all(u.scope.agent_id == "crew" for u in mem.units(user_id="ana"))
+    assert any("Porto" in text for text in stored)
+
+    ana_llm.answer = "She lives in Porto."
+    assert ana.kickoff(inputs={"said": "Where does my sister live?"}).raw == "She lives in Porto."
+    assert any("Porto" in line for line in ana_llm.prompts[-1].splitlines() if "sister" in line)
+
+    bob, bob_llm = crew_of("bob")
+    bob.kickoff(inputs={"said": "Where does my sister live?"})
+    assert "Porto" not in bob_llm.prompts[-1]
+    ana.memory.drain_writes()
+    bob.memory.drain_writes()
