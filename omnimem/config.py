@@ -229,6 +229,8 @@ class Settings:
                         raise ValueError(raw)
                 else:
                     coerced[f.name] = None if raw is None else str(raw)
+                    if f.name == "planner" and coerced[f.name] in ("none", ""):  # the spelling docs and CLI use
+                        coerced[f.name] = None
             except (TypeError, ValueError):
                 raise ConfigError(f"setting {f.name}={raw!r} is not a valid {type(default).__name__}") from None
         result = replace(self, **coerced)

@@ -85,6 +85,18 @@ def test_bad_planner_values_are_typed_errors(tmp_path: Path) -> None:
         Memory(embedder="fake", plan_rounds=-1)
 
 
+def test_the_planner_setting_takes_none_as_the_docs_spell_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OMNIMEM_PLANNER=none`` (the spelling of the docs, the CLI and the error) is no planner, not an error."""
+    monkeypatch.setenv("OMNIMEM_PLANNER", "none")
+    with Memory(embedder="fake") as mem:
+        assert mem.settings.planner is None and mem.search("x").plan is None
+    with Memory(embedder="fake", planner="none") as mem:
+        assert mem.settings.planner is None
+    monkeypatch.setenv("OMNIMEM_PLANNER", "offline")
+    with Memory(embedder="fake") as mem:
+        assert mem.settings.planner == "offline"
+
+
 def test_http_takes_planner_and_returns_the_plan(tmp_path: Path) -> None:
     with ServedMemory(Memory(tmp_path / "m", embedder="fake", novelty=False)) as mem:
         mem.add_dialogue(TURNS, user_id="u")

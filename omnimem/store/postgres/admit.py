@@ -22,9 +22,10 @@ def new_content(conn: Any, units: Sequence[MAU],
                 supersedes: Mapping[str, Sequence[str]]) -> tuple[list[MAU], dict[str, str]]:
     """(units to store, {skipped unit id: id of the unit holding its content}).
 
-    A unit is never a duplicate of a unit it supersedes (an enriched version keeps its original's hash) nor
-    of itself (a unit id stored again fails the insert, as on SQLite); the second unit of the batch with the
-    same content is skipped as a duplicate of the first.
+    A unit is never a duplicate of a unit it supersedes (an enriched version keeps its original's hash); a
+    unit whose id is stored already with the same content (the same import run twice at once) is skipped as
+    a duplicate of itself, while the same id with other content fails the insert, as on SQLite; the second
+    unit of the batch with the same content is skipped as a duplicate of the first.
     """
     holders: dict[str, list[str]] = {}
     for chash, uid in conn.execute(
@@ -36,8 +37,8 @@ def new_content(conn: Any, units: Sequence[MAU],
     for unit in units:
         same = holders.get(unit.content_hash, [])
         found = [h for h in same if h not in supersedes.get(unit.id, ())]
-        if found and unit.id not in same:  # the same id again is left to fail the insert, not skipped
-            skipped[unit.id] = found[0]
+        if found:  # the same id with the same content: a duplicate of itself; with other content: fails the insert
+            skipped[unit.id] = unit.id if unit.id in found else found[0]
         else:
             kept.append(unit)
             holders.setdefault(unit.content_hash, []).append(unit.id)  # a second one in the batch is skipped

@@ -29,8 +29,10 @@ def new_content(conn: sqlite3.Connection, units: Sequence[MAU],
     """(units to store, {skipped unit id: id of the unit holding its content}).
 
     A unit that supersedes others (an update, an enriched version, which keeps its original's hash) is never
-    skipped, nor a unit whose id is stored already (it is left to fail the insert); the second unit of the
-    batch with the same content is skipped as a duplicate of the first. Content hashes include the exact scope.
+    skipped; a unit whose id is stored already with the same content (the same import run twice at once) is
+    skipped as a duplicate of itself, while the same id with other content is left to fail the insert; the
+    second unit of the batch with the same content is skipped as a duplicate of the first. Content hashes
+    include the exact scope.
     """
     holders: dict[str, list[str]] = {}
     for chunk in chunks(sorted({u.content_hash for u in units}), 500):
@@ -42,8 +44,8 @@ def new_content(conn: sqlite3.Connection, units: Sequence[MAU],
     skipped: dict[str, str] = {}
     for unit in units:
         same = holders.get(unit.content_hash, [])
-        if same and unit.id not in same and not supersedes.get(unit.id):
-            skipped[unit.id] = same[0]
+        if same and not supersedes.get(unit.id):
+            skipped[unit.id] = unit.id if unit.id in same else same[0]
         else:
             kept.append(unit)
             holders.setdefault(unit.content_hash, []).append(unit.id)
