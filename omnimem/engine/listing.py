@@ -78,11 +78,32 @@ def _order(row: tuple[int, MAU]) -> tuple[datetime, int]:
     return (unit.event_time or unit.record_time, rid)
 
 
+SNAPSHOT_TRIES = 8  # reads of a scope that a write may interleave before the last one holds the write lock
+
+
 def matching(parts: Parts, scope: Scope, wanted: UnitFilter) -> list[MAU]:
-    """Every unit of ``scope`` the filter admits, in listing order."""
+    """Every unit of ``scope`` the filter admits, in listing order, as of one moment.
+
+    The scope's ids and their rows are two reads; a write committed between them (a new version
+    superseding an old one, say) would show neither version. Every write advances the store's change
+    counter in its own transaction, so a read is kept only when the counter did not move across it;
+    after a few tries the read is made holding the write lock (no write of this process in between).
+    """
     with parts.reading():
-        rows = parts.store.get_with_rids(parts.store.ids_in_scope(scope))
+        for attempt in range(SNAPSHOT_TRIES):
+            if attempt == SNAPSHOT_TRIES - 1:
+                with parts.write_lock:
+                    rows = _rows(parts, scope)
+                break
+            before = parts.store.seq()
+            rows = _rows(parts, scope)
+            if parts.store.seq() == before:
+                break
     return [unit for _, unit in sorted((r for r in rows if wanted.admits(r[1])), key=_order)]
+
+
+def _rows(parts: Parts, scope: Scope) -> list[tuple[int, MAU]]:
+    return list(parts.store.get_with_rids(parts.store.ids_in_scope(scope)))
 
 
 def page(parts: Parts, scope: Scope, wanted: UnitFilter, limit: object, offset: object) -> list[MAU]:

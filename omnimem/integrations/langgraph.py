@@ -55,6 +55,7 @@ from omnimem.memory import LocalMemory
 
 META = "langgraph"  # the metadata key that holds an item (namespace, key, value, created_at)
 PAGE = 500  # units read per page when listing
+PUT_ATTEMPTS = 8  # a put that lost a race with another put of the same item reads the new version and tries again
 
 
 class OmnimemStore(BaseStore):
@@ -109,20 +110,32 @@ class OmnimemStore(BaseStore):
         if not isinstance(op.value, Mapping):
             raise InvalidInputError(f"a store value must be a mapping, got {type(op.value).__name__}")
         _check_user_label(namespace[0])
+        for attempt in range(PUT_ATTEMPTS):
+            try:
+                result = self._put_once(namespace, key, op)
+                break
+            except NotFoundError:  # another put of the same item superseded the version read: read it again
+                if attempt == PUT_ATTEMPTS - 1:
+                    raise StoreError(f"{key!r} in {namespace} kept changing under {PUT_ATTEMPTS} puts at once; "
+                                     "try again") from None
+        if not result.accepted:
+            raise StoreError(f"the store did not keep {key!r} in {namespace}: {result.reason}")
+
+    def _put_once(self, namespace: tuple[str, ...], key: str, op: PutOp) -> Any:
+        """Write ``op``'s value as the item's new version, superseding the versions read just before."""
         versions = self._versions(namespace, key)
         old = max(versions, key=lambda u: u.record_time) if versions else None
         scope = _scope_args(namespace, key)
         now = datetime.now(timezone.utc)
         created = old.metadata[META]["created_at"] if old is not None else now.isoformat()
+        assert op.value is not None
         record = {"namespace": list(namespace), "key": key, "value": dict(op.value), "created_at": created}
         text = render(op.value, None if op.index is None or op.index is False else list(op.index)) or key
         engine = self.memory.engine
         item = prepare(text, time=now, speaker=None, source_id=None, scope=make_scope(**scope), tz=engine.tz,
                        metadata={META: record})
         item = replace(item, novelty=False, supersedes=tuple(u.id for u in versions))
-        result = engine.ingest([item], allow_forgotten=True, action="supersede" if old is not None else "add")[0]
-        if not result.accepted:
-            raise StoreError(f"the store did not keep {key!r} in {namespace}: {result.reason}")
+        return engine.ingest([item], allow_forgotten=True, action="supersede" if old is not None else "add")[0]
 
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
         """Remove every version of the item (zero residue); a missing item is a no-op, as in LangGraph."""
