@@ -5,7 +5,6 @@ Errors from omnimem become one line on stderr and a non-zero exit.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager

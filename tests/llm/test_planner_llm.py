@@ -109,3 +109,27 @@ def test_call_and_token_caps(server: FakeOpenAIServer, memory: Callable[..., Mem
     plan = memory(plan_tokens=20).search(QUESTION, user_id="u").plan
     assert plan is not None and plan.calls == 0 and plan.note == "token cap reached (20 tokens) before the analysis"
     assert server.requests == []
+
+
+ABANDONED_CALL = """
+import time
+from omnimem import Memory
+from omnimem.llm.fake import FakeLLM
+mem = Memory(embedder="fake", llm=FakeLLM('{"needs": "x", "queries": ["a"]}', latency=30.0), plan_deadline=0.3)
+mem.add("ann likes tea", user_id="ann")
+ctx = mem.search("what does ann like?", user_id="ann", planner="llm")
+print(ctx.plan.note)
+mem.close()
+"""
+
+
+def test_a_call_past_the_deadline_does_not_keep_the_process_alive() -> None:
+    """The abandoned model call (30 s) neither holds up the search nor the interpreter's exit."""
+    import subprocess
+    import sys
+
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", ABANDONED_CALL], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "deadline reached during the analysis"
+    assert time.monotonic() - started < 20  # not the call's 30 s

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import replace
-from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, TypeVar
 
 from omnimem.errors import ConfigError, OmnimemError
 from omnimem.engine.retrieval.planner import Rounds
 from omnimem.results import Context, Plan
+
+T = TypeVar("T")
 
 MAX_QUERIES = 3  # queries one call may add
 REPLY_TOKENS = 200  # max_tokens of each call (capped further by what the token cap leaves)
@@ -75,16 +77,14 @@ class Budget:
         started = time.perf_counter()
         self.calls_left -= 1
         self.calls += 1
-        pool = ThreadPoolExecutor(max_workers=1)  # the call runs on; only the wait is bounded
         try:
-            done = pool.submit(llm.complete, messages, max_tokens=reply_cap).result(timeout=left)
-        except FutureTimeout:
+            done = _within(left, llm.complete, messages, max_tokens=reply_cap)
+        except TimeoutError:
             self.tokens_left -= prompt + reply_cap  # what the call may still spend
             raise _Stop(f"deadline reached during the {stage}") from None
         except OmnimemError as exc:
             raise _Stop(f"the {stage} call failed ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
         finally:
-            pool.shutdown(wait=False)
             self.rounds.time(stage, started)
         used_prompt = done.prompt_tokens or prompt
         used_reply = done.completion_tokens or parts.count_tokens(done.text)
@@ -105,6 +105,32 @@ class Budget:
                     dict(ms), note)
 
 
+def _within(seconds: float, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``call(*args, **kwargs)`` if it returns within ``seconds``, else TimeoutError.
+
+    The call runs on a daemon thread: one that outlives the deadline is abandoned (not cancelled: the
+    provider may still bill it) and neither holds up the search nor keeps the process from exiting.
+    """
+    box: list[Any] = []
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            box.append((True, call(*args, **kwargs)))
+        except BaseException as exc:  # handed to the caller's thread
+            box.append((False, exc))
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, name="omnimem-plan-call", daemon=True).start()
+    if not finished.wait(seconds):
+        raise TimeoutError
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
 def queries_of(data: dict[str, Any]) -> list[str]:
     """The search queries a reply names (strings only, at most ``MAX_QUERIES``)."""
     raw = data.get("queries")
@@ -123,8 +149,9 @@ def llm_search(rounds: Rounds) -> Context:
     try:
         data = budget.ask("analysis", ANALYSE.format(n=MAX_QUERIES), f"Question: {q.text}")
     except _Stop as stop:
+        note = str(stop)
         rounds.search([q.text], "the question (no analysis)")
-        return rounds.context(lambda ms: budget.plan(ms, str(stop)))
+        return rounds.context(lambda ms: budget.plan(ms, note))
     needs = data.get("needs")
     reason = f"the question and its expansion (needs: {needs})" if isinstance(needs, str) else "the question " \
         "and its expansion"

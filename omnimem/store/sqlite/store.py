@@ -24,7 +24,7 @@ import numpy.typing as npt
 from omnimem.store.sqlite.graph import SQLiteGraphRows, delete_units_cascade
 from omnimem.errors import NotAStoreError, ReadOnlyStoreError, SchemaVersionError, StoreError
 from omnimem.mau import MAU, Links, Modality, Scope
-from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
+from omnimem.store.audit import AuditEvent, log_event
 from omnimem.store import tombstones, versions
 from omnimem.store.base import RowWriter, StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
