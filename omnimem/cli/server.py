@@ -131,16 +131,14 @@ def _check_port_free(host: str, port: int) -> None:
 
     if port == 0:
         return
-    try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        _fail(f"cannot listen on {host}: {exc.strerror}", 2)
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # the family uvicorn binds for this host
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
         if os.name != "nt":  # as uvicorn binds: a port left in TIME_WAIT is free
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind(address)
+            probe.bind((host, port))
+        except socket.gaierror as exc:
+            _fail(f"cannot listen on {host}: {exc.strerror}", 2)
         except PermissionError:
             _fail(f"port {port} needs more privileges than this user has; pick a port above 1023", 1)
         except OSError:

@@ -128,11 +128,16 @@ def past_owners(conn: Any, unit_ids: Sequence[str], mark: str = "?") -> dict[str
         for unit_id, user_id, agent_id in conn.execute(
                 f"SELECT unit_id, user_id, agent_id FROM tombstones_keyed WHERE unit_id IN ({marks})", chunk):
             out.setdefault(str(unit_id), set()).add((user_id, agent_id))
-        for unit_id, scope in conn.execute(
-                f"SELECT u.unit_id, l.scope FROM audit_units u JOIN audit_log l ON l.seq = u.seq "
-                f"WHERE u.unit_id IN ({marks})", chunk):
-            named = json.loads(scope)
-            out.setdefault(str(unit_id), set()).add((named.get("user_id"), named.get("agent_id")))
+        # two plain reads, no join on seq: Citus distributes both tables by tenant, not by seq
+        events: dict[int, list[str]] = {}
+        for unit_id, seq in conn.execute(f"SELECT unit_id, seq FROM audit_units WHERE unit_id IN ({marks})", chunk):
+            events.setdefault(int(seq), []).append(str(unit_id))
+        for part in chunks(list(events), 500):
+            for seq, scope in conn.execute(
+                    f"SELECT seq, scope FROM audit_log WHERE seq IN ({','.join([mark] * len(part))})", part):
+                named = json.loads(scope)
+                for unit_id in events[int(seq)]:
+                    out.setdefault(unit_id, set()).add((named.get("user_id"), named.get("agent_id")))
     return out
 
 
