@@ -115,7 +115,7 @@ ABANDONED_CALL = """
 import time
 from omnimem import Memory
 from omnimem.llm.fake import FakeLLM
-mem = Memory(embedder="fake", llm=FakeLLM('{"needs": "x", "queries": ["a"]}', latency=30.0), plan_deadline=0.3)
+mem = Memory(embedder="fake", llm=FakeLLM('{"needs": "x", "queries": ["a"]}', latency=30.0), plan_deadline=1.0)
 mem.add("ann likes tea", user_id="ann")
 ctx = mem.search("what does ann like?", user_id="ann", planner="llm")
 print(ctx.plan.note)
@@ -131,5 +131,5 @@ def test_a_call_past_the_deadline_does_not_keep_the_process_alive() -> None:
     started = time.monotonic()
     out = subprocess.run([sys.executable, "-c", ABANDONED_CALL], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "deadline reached during the analysis"
+    assert out.stdout.startswith("deadline reached")  # during the analysis (before it, on a slow machine)
     assert time.monotonic() - started < 20  # not the call's 30 s

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from omnimem.embed.base import Embedder
-from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress, count
+from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress, Rows, count
 from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
 from omnimem.engine.parts import Parts
 from omnimem.engine.writer.group import GroupCommit
@@ -174,11 +174,15 @@ class Writer:
                 p.check_open(write=True)
                 known, forgotten = planner.lookup(batch, allow_forgotten)
                 decided, accepted = planner.decide(batch, known, forgotten, {}, {}, counts)
-            if accepted:  # the model call, outside the write lock
+            if accepted:  # the model calls (embedding; with enrich="sync", graph extraction), outside the write lock
                 built = planner.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
+                rows = planner.rows(accepted, built, action, reason)
                 with p.write_lock:
                     p.check_open(write=True)
-                    self.commit(planner, accepted, built, decided, counts, action, reason)
+                    written = self.commit(planner, accepted, built, decided, counts, action, reason, rows=rows,
+                                          propose=False)
+                if written.propose:  # supersession proposals ask the model: after the write lock is let go
+                    self.propose(written)
             elif counts:
                 self.add_stats(counts)
             took = time.monotonic() - began
@@ -190,25 +194,29 @@ class Writer:
     def commit(
         self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
         results: list[AddResult | None], counts: dict[str, float], action: str = "add", reason: str | None = None,
-    ) -> None:
+        *, rows: Rows | None = None, propose: bool = True,
+    ) -> Written:
         """Write built units in one transaction with their derived rows, event and jobs; index them.
 
         The caller holds the write lock. ``results`` gets each accepted item's result at its position.
+        ``rows``: what :meth:`Ingestor.rows` made of them beforehand (outside the lock); ``propose=False``
+        leaves the supersession proposals to the caller (:meth:`propose`, after it lets the lock go).
         """
         with self.parts.lock:
-            written = self.insert(planner, accepted, built, counts, action, reason)
+            written = self.insert(planner, accepted, built, counts, action, reason, rows=rows)
             self.index([written])
             self.add_stats(counts)
-        self.finish(planner, written, results)
+        self.finish(planner, written, results, propose=propose)
+        return written
 
     def insert(self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
-               counts: dict[str, float], action: str, reason: str | None) -> Written:
+               counts: dict[str, float], action: str, reason: str | None, *, rows: Rows | None = None) -> Written:
         """Store built units in one transaction of the store (the caller holds both locks; not yet indexed).
 
         ``counts`` are corrected for units another process stored first (they are duplicates).
         """
         p = self.parts
-        rows = planner.rows(accepted, built, action, reason)
+        rows = rows if rows is not None else planner.rows(accepted, built, action, reason)
         stored_rows = p.store.insert(built.units, built.raw, derived=rows.derived, event=rows.event,
                                      supersedes=rows.supersedes, jobs=rows.jobs)
         stored = {u.id for _, u in stored_rows}
@@ -231,19 +239,25 @@ class Writer:
         vectors = [v for w in written for v in w.vectors]
         self.parts.search.added(rows, vectors, written[-1].write_seq, len(written))
 
-    def finish(self, planner: Ingestor, written: Written, results: list[AddResult | None]) -> None:
-        """After the write: wake the workers, carry the media chain on, fill in results, propose supersession."""
+    def finish(self, planner: Ingestor, written: Written, results: list[AddResult | None], *,
+               propose: bool = True) -> None:
+        """After the write: wake the workers, carry the media chain on, fill in results, propose supersession
+        (``propose=False``: the caller does, with :meth:`propose`)."""
         if written.jobs:
             self.parts.wake()
         planner.chained(written.built, written.raced, written.holders)
         for (pos, _, unit_id), unit in zip(written.accepted, written.built.units):
             results[pos] = (AddResult(None, False, "duplicate", 1.0, written.holders.get(unit.content_hash))
                             if unit_id in written.raced else AddResult(unit_id, True, "stored"))
-        if written.propose:
-            stored = {u.id for _, u in written.rows}
-            texts = [(u, v) for u, v in zip(written.built.units, written.built.vectors)
-                     if u.modality is Modality.TEXT and u.id in stored]
-            self.propose_supersession([u for u, _ in texts], [v for _, v in texts])
+        if written.propose and propose:
+            self.propose(written)
+
+    def propose(self, written: Written) -> None:
+        """Ask the model which current units the written text units replace (``auto_supersede``)."""
+        stored = {u.id for _, u in written.rows}
+        texts = [(u, v) for u, v in zip(written.built.units, written.built.vectors)
+                 if u.modality is Modality.TEXT and u.id in stored]
+        self.propose_supersession([u for u, _ in texts], [v for _, v in texts])
 
     def add_stats(self, counts: dict[str, float]) -> None:
         """Add to the store's counters (what the write path decided: stored, duplicate, redundant, ...)."""
