@@ -60,7 +60,8 @@ def test_insert_is_atomic(store_path: Path):
     store.init_meta("fake", 2)
     store.insert([unit("a", Scope("u"))], {})
     with pytest.raises(Exception):
-        store.insert([unit("b", Scope("u")), unit("a", Scope("u"))], {})  # duplicate id fails the batch
+        # the same id with other content fails the batch (the same unit again would be skipped as itself)
+        store.insert([unit("b", Scope("u")), replace(unit("a", Scope("u")), content_hash="other")], {})
     assert [u.id for u in store.get(["a", "b"])] == ["a"]
     store.close()
 

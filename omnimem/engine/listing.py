@@ -8,6 +8,7 @@ with ``ORDER BY ... LIMIT`` is the next step when scopes grow to millions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -78,22 +79,24 @@ def _order(row: tuple[int, MAU]) -> tuple[datetime, int]:
     return (unit.event_time or unit.record_time, rid)
 
 
+Rows = list[tuple[int, MAU]]
 SNAPSHOT_TRIES = 8  # reads of a scope that a write may interleave before the last one holds the write lock
 
 
-def matching(parts: Parts, scope: Scope, wanted: UnitFilter) -> list[MAU]:
+def matching(parts: Parts, scope: Scope, wanted: UnitFilter,
+             exclusive: Callable[[Callable[[], Rows]], Rows]) -> list[MAU]:
     """Every unit of ``scope`` the filter admits, in listing order, as of one moment.
 
     The scope's ids and their rows are two reads; a write committed between them (a new version
     superseding an old one, say) would show neither version. Every write advances the store's change
     counter in its own transaction, so a read is kept only when the counter did not move across it;
-    after a few tries the read is made holding the write lock (no write of this process in between).
+    after a few tries the read is made through ``exclusive`` (the writer's: no write of this process
+    in between).
     """
     with parts.reading():
         for attempt in range(SNAPSHOT_TRIES):
             if attempt == SNAPSHOT_TRIES - 1:
-                with parts.write_lock:
-                    rows = _rows(parts, scope)
+                rows = exclusive(lambda: _rows(parts, scope))
                 break
             before = parts.store.seq()
             rows = _rows(parts, scope)
@@ -102,12 +105,13 @@ def matching(parts: Parts, scope: Scope, wanted: UnitFilter) -> list[MAU]:
     return [unit for _, unit in sorted((r for r in rows if wanted.admits(r[1])), key=_order)]
 
 
-def _rows(parts: Parts, scope: Scope) -> list[tuple[int, MAU]]:
+def _rows(parts: Parts, scope: Scope) -> Rows:
     return list(parts.store.get_with_rids(parts.store.ids_in_scope(scope)))
 
 
-def page(parts: Parts, scope: Scope, wanted: UnitFilter, limit: object, offset: object) -> list[MAU]:
+def page(parts: Parts, scope: Scope, wanted: UnitFilter, limit: object, offset: object,
+         exclusive: Callable[[Callable[[], Rows]], Rows]) -> list[MAU]:
     """One page of :func:`matching`."""
     size = validate.whole(limit, "limit", maximum=MAX_PAGE)
     start = validate.whole(offset, "offset", minimum=0, maximum=1_000_000_000)
-    return matching(parts, scope, wanted)[start : start + size]
+    return matching(parts, scope, wanted, exclusive)[start : start + size]

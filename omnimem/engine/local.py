@@ -239,10 +239,11 @@ class LocalEngine:
     def units(self, request: ListRequest) -> list[MAU]:
         """A page of the scope's units in event-time order (see :mod:`omnimem.engine.listing`)."""
         wanted = listing.make_filter(self.parts, **request.filters())
-        return listing.page(self.parts, request.scope, wanted, request.limit, request.offset)
+        return listing.page(self.parts, request.scope, wanted, request.limit, request.offset, self.writer.exclusive)
 
     def count_units(self, request: ListRequest) -> int:
-        return len(listing.matching(self.parts, request.scope, listing.make_filter(self.parts, **request.filters())))
+        wanted = listing.make_filter(self.parts, **request.filters())
+        return len(listing.matching(self.parts, request.scope, wanted, self.writer.exclusive))
 
     def raw(self, request: UnitRequest) -> tuple[bytes, str]:
         """A unit's raw content (cold tier) and its content type; NotFoundError when it has none."""

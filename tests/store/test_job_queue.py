@@ -3,6 +3,8 @@ fail with retry or dead letter, retry and drop. Every backend must pass these (P
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import threading
 import time
 
@@ -29,8 +31,8 @@ def test_jobs_are_enqueued_with_their_units_and_a_key_is_queued_once(backend: Ba
 def test_a_failed_insert_enqueues_nothing(backend: Backend) -> None:
     store = backend.store
     store.insert([unit("a", Scope("u"))], {})
-    with pytest.raises(StoreError):  # the same id again: the whole transaction rolls back
-        store.insert([unit("a", Scope("u"))], {}, jobs=[NewJob("enrich", "enrich:again")])
+    with pytest.raises(StoreError):  # the same id with other content: the whole transaction rolls back
+        store.insert([replace(unit("a", Scope("u")), content_hash="other")], {}, jobs=[NewJob("enrich", "enrich:again")])
     assert store.jobs() == []
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import numpy as np
@@ -54,10 +55,20 @@ def test_a_failing_batch_stores_nothing_and_the_counter_moves_per_write(backend:
     store.insert([unit("a", Scope("u"))], {})
     assert store.seq() == before + 1 == store.last_write_seq
     with pytest.raises(Exception):
-        store.insert([unit("b", Scope("u")), unit("a", Scope("u"))], {})  # duplicate id fails the batch
+        # the same id with other content fails the batch (the same unit again is skipped as itself, below)
+        store.insert([unit("b", Scope("u")), replace(unit("a", Scope("u")), content_hash="other")], {})
     assert [u.id for u in store.get(["a", "b"])] == ["a"]
     store.delete(["a"])
     assert store.seq() == before + 2
+
+
+def test_the_same_unit_stored_again_is_skipped_as_a_duplicate_of_itself(backend: Backend) -> None:
+    """Two writers storing one unit (an import and its retry) at once: the second finds it stored, no error."""
+    store = backend.store
+    store.insert([unit("a", Scope("u"))], {})
+    again = store.insert([unit("a", Scope("u")), unit("b", Scope("u"))], {})
+    assert [u.id for _, u in again] == ["b"]
+    assert [u.id for u in store.get(["a", "b"])] == ["a", "b"]
 
 
 def test_cold_blobs_live_as_long_as_a_unit_uses_them(backend: Backend) -> None:

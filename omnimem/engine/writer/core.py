@@ -356,6 +356,11 @@ class Writer:
             self.parts.store.fail(job_id, worker, error, retry_at=retry_at)
 
     # -- catching up and closing ---------------------------------------------------------------------------------
+    def exclusive(self, read: Callable[[], T]) -> T:
+        """``read()`` with no write of this process in between (it holds the write lock while it runs)."""
+        with self.parts.write_lock:
+            return read()
+
     def sync(self) -> None:
         """Index what other processes stored since the last look."""
         with self.parts.lock:
