@@ -15,7 +15,7 @@ import pytest
 from setuptools import find_packages
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = sorted((ROOT / "benchmarks").glob("*.py"))
+FILES = sorted((ROOT / "benchmarks").rglob("*.py"))  # the top, the harness and every group
 
 EXTENSION_POINTS = {
     "omnimem",  # Memory, Context, Hit, MAU, errors, __version__
@@ -52,7 +52,7 @@ def omnimem_imports(tree: ast.AST) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(ROOT / "benchmarks").as_posix())
 def test_benchmarks_import_only_public_modules(path: Path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     assert omnimem_imports(tree) <= EXTENSION_POINTS
@@ -63,7 +63,7 @@ def test_benchmarks_import_only_public_modules(path: Path):
                     assert line.split()[1] in EXTENSION_POINTS, line
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(ROOT / "benchmarks").as_posix())
 def test_benchmarks_use_no_memory_internals(path: Path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     owners = {"args", "self"}  # argparse's namespace, the benchmark's own objects
