@@ -308,6 +308,12 @@ def _load(folder: Path, name: str) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def _lone_when(stall: dict[str, Any]) -> str:
+    """A run that reports the adds right after the dialogues apart (``after``) has its lone adds before them only;
+    an older run's lone adds were before and after each dialogue together."""
+    return " before the dialogues" if "after" in stall else ""
+
+
 def page(folder: Path) -> str:
     """``SECURITY.md``: issue #35's figures, each with its target and command, from the result files."""
     scope, fuzz = _load(folder, "scope-probe.json"), _load(folder, "time-fuzz.json")
@@ -338,7 +344,7 @@ def page(folder: Path) -> str:
     for name, stall in stalls:  # dialogue-stall.json, and any other run kept beside it (dialogue-stall-run1.json)
         c = stall["config"]
         lines.append(f"| 6. another user's add p95 during a {c['turns']:,}-turn dialogue ({c['embedder']} embedder, "
-                     f"{stall['when']}, [{name}]({name})) | {stall['p95_ratio']}x its lone p95 before the dialogues (during p95 "
+                     f"{stall['when']}, [{name}]({name})) | {stall['p95_ratio']}x its lone p95{_lone_when(stall)} (during p95 "
                      f"{stall['during']['p95_ms']} ms, lone p95 {stall['lone']['p95_ms']} ms, lone p50 "
                      f"{stall['lone']['p50_ms']} ms), {stall['lost']} adds lost | <= {stall['target_ratio']}x | "
                      "`python -m benchmarks dialogue-stall` |")

@@ -32,7 +32,8 @@ def section(folder: Path) -> str:
             f"{stall['cpus']} CPUs, `omnimem serve` with {c['workers']} worker, {c['embedder']} embedder, "
             f"{c['rounds']} rounds):", "",
             "| adds of user `small` | n | p50 ms | p95 ms |", "|---|---|---|---|",
-            f"| lone (before each dialogue) | {stall['lone']['n']} | {stall['lone']['p50_ms']} | "
+            f"| lone (before {'' if 'after' in stall else 'and after '}each dialogue) | {stall['lone']['n']} | "
+            f"{stall['lone']['p50_ms']} | "
             f"{stall['lone']['p95_ms']} |",
             *([f"| right after each dialogue | {stall['after']['n']} | {stall['after']['p50_ms']} | "
                f"{stall['after']['p95_ms']} |"] if "after" in stall else []),
