@@ -1,4 +1,5 @@
-"""omnimem's benchmarks: retrieval recall (LoCoMo, Mem-Gallery), QA, speed and scale, media, reliability.
+"""omnimem's benchmarks: retrieval recall (LoCoMo, LongMemEval, Mem-Gallery), QA, speed and scale, serving,
+reliability, PostgreSQL, media; one subpackage per group, on the shared ``benchmarks.harness``.
 
 Not part of the ``omnimem`` distribution: run from a source checkout as ``python -m benchmarks ...``
 (``omnimem bench ...`` is the same command when this package is importable). The harness uses

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import typer
 
-from benchmarks import planner_cost
-from benchmarks.commands_retrieval import choose_systems
-from benchmarks.retrieval import MemorySystem
+from benchmarks.harness.retrieval import MemorySystem
+from benchmarks.retrieval import planner_cost
+from benchmarks.retrieval.commands import choose_systems
 
 
 def test_planner_twins_search_the_same_store_with_planner_set() -> None:

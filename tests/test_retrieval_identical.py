@@ -10,7 +10,7 @@ time of day wherever the minute changes: recorded equal to the default before
 the setting). A change that moves any hit, or changes what is packed, fails it.
 
 Why it gives the same results on every CPU (issue 23; measured by
-``python -m benchmarks.retrieval_kernels``):
+``python -m benchmarks retrieval-kernels``):
 
 - the corpus is embedded by ``fake-exact``, whose vectors lie on a 1/256
   grid: every inner product is exact in float32, so FAISS, BLAS and numpy
@@ -56,7 +56,7 @@ SCORE_TOLERANCE = 1e-6
 
 def scenario(path: Path, setups: dict[str, dict[str, Any]] = SETUPS, embedder: str = EMBEDDER) -> dict[str, Any]:
     """Every search result of the scenario, by setup name, in a form JSON keeps exactly."""
-    from benchmarks.synthetic import queries, sessions
+    from benchmarks.harness.synthetic import queries, sessions
     from omnimem import Memory
 
     out: dict[str, Any] = {}

@@ -9,6 +9,12 @@ wings stand on the floors of :data:`FLOORS` (top down; ``docs/architecture.md``
 draws the same list) and import only wings on lower floors. Faces
 (:data:`FACES`: import paths kept for users, docs and benchmarks) stand
 outside the floors: they only re-export, and no omnimem module imports them.
+
+The repository's ``benchmarks/`` package is held to the same rule of no cycle, and to its groups
+(:data:`BENCH_TOP`, :func:`bench_group`): the harness (``benchmarks/harness/``) imports no group, a group
+(``benchmarks/<group>/``) imports only the harness and itself. Besides import statements, a string that
+names a benchmark module (a script command's module, ``importlib``, ``python -m``) and the import lines
+of code run in a child process count as imports there.
 """
 
 from __future__ import annotations
@@ -51,13 +57,17 @@ FACES = {
 MAX_LOOSE_MODULES = 15  # the face's __init__, memory.py and the ground floor
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(tree: ast.AST, here: str, is_package: bool, known: set[str]) -> set[str]:
-    """The omnimem modules a module's import statements name (``from a import b`` names ``a.b`` if it is one)."""
+def imported(tree: ast.AST, here: str, is_package: bool, known: set[str], strings: bool = False) -> set[str]:
+    """The modules of ``known`` a module's import statements name (``from a import b`` names ``a.b`` if it is one).
+
+    ``strings``: a string constant that is a known submodule's name counts too, and so does each import line of a
+    string (code a child process runs).
+    """
     package = here if is_package else here.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -70,6 +80,12 @@ def imported(tree: ast.AST, here: str, is_package: bool, known: set[str]) -> set
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        elif strings and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in known and "." in node.value:  # a module, not the word "benchmarks" of a path
+                names = [node.value]
+            else:
+                names = [name for line in node.value.splitlines() if (stmt := _import_line(line)) is not None
+                         for name in imported(stmt, here, is_package, known)]
         else:
             continue
         for name in names:
@@ -80,11 +96,21 @@ def imported(tree: ast.AST, here: str, is_package: bool, known: set[str]) -> set
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    files = {module_name(p): p for p in ROOT.rglob("*.py")}
+def _import_line(line: str) -> ast.Module | None:
+    """A line of code in a string that is an import statement, parsed (prose that starts with "import" is not)."""
+    if not line.strip().startswith(("from ", "import ")):
+        return None
+    try:
+        return ast.parse(line.strip())
+    except SyntaxError:
+        return None
+
+
+def import_graph(root: Path = ROOT, strings: bool = False) -> dict[str, set[str]]:
+    files = {module_name(p, root): p for p in root.rglob("*.py")}
     known = set(files)
-    return {name: imported(ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py", known)
-            for name, path in files.items()}
+    return {name: imported(ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py", known,
+                           strings) for name, path in files.items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -243,3 +269,66 @@ def test_the_top_level_holds_the_facade_and_the_ground_floor() -> None:
 def test_every_name_a_face_exports_resolves(face: str) -> None:
     module = importlib.import_module(face)
     assert [n for n in getattr(module, "__all__", []) if not hasattr(module, n)] == []
+
+
+# -- benchmarks/: the repository's benchmark package (not in the wheel) ------------------------------------------
+
+BENCHMARKS = ROOT.parent / "benchmarks"
+BENCH_TOP = {"benchmarks", "benchmarks.__main__", "benchmarks.cli"}  # the package, `python -m benchmarks`, the app
+HARNESS = "harness"
+
+
+def bench_group(module: str) -> str:
+    """``benchmarks.retrieval.qa`` -> ``retrieval``; ``benchmarks.harness.perf`` -> ``harness``; the top -> ``""``."""
+    return "" if module in BENCH_TOP else module.split(".")[1]
+
+
+def group_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """Imports against the groups' rule: the harness imports no group, a group only the harness and itself, and
+    nothing but the top imports the top."""
+    breaches = []
+    for name, targets in sorted(graph.items()):
+        group = bench_group(name)
+        if not group:
+            continue
+        allowed = {HARNESS} if group == HARNESS else {HARNESS, group}
+        breaches += [f"{name} ({group}) imports {t}" for t in sorted(targets) if bench_group(t) not in allowed]
+    return breaches
+
+
+def test_the_group_rule_catches_a_lazy_import_and_a_script_module_named_by_a_string() -> None:
+    known = {"benchmarks.harness.perf", "benchmarks.speed.perf", "benchmarks.retrieval.qa", "benchmarks.cli"}
+    lazy = ast.parse("def f():\n    from benchmarks.speed.perf import run_sizes\n")
+    named = ast.parse('SCRIPTS = {"qa": ("benchmarks.retrieval.qa", "help")}\nCHILD = """\nimport json\n'
+                      'from benchmarks.cli import main\n"""\n')
+    graph = {"benchmarks.harness.perf": imported(lazy, "benchmarks.harness.perf", False, known, strings=True),
+             "benchmarks.speed.perf": imported(named, "benchmarks.speed.perf", False, known, strings=True)}
+    assert graph == {"benchmarks.harness.perf": {"benchmarks.speed.perf"},
+                     "benchmarks.speed.perf": {"benchmarks.retrieval.qa", "benchmarks.cli"}}
+    assert group_breaches(graph) == ["benchmarks.harness.perf (harness) imports benchmarks.speed.perf",
+                                     "benchmarks.speed.perf (speed) imports benchmarks.cli",
+                                     "benchmarks.speed.perf (speed) imports benchmarks.retrieval.qa"]
+
+
+def test_the_benchmarks_import_graph_has_no_cycle() -> None:
+    graph = import_graph(BENCHMARKS, strings=True)
+    assert "benchmarks.harness.retrieval" in graph["benchmarks.retrieval.longmemeval"]
+    cycles = []
+    while (cycle := find_cycle(graph)) is not None:
+        cycles.append(" -> ".join(cycle))
+        graph[cycle[-2]].discard(cycle[-1])
+    assert not cycles, "import cycles in benchmarks/:\n" + "\n".join(cycles)
+
+
+def test_every_benchmark_module_is_in_a_group_or_the_harness() -> None:
+    loose = sorted(module_name(p, BENCHMARKS) for p in BENCHMARKS.glob("*.py"))
+    assert set(loose) == BENCH_TOP, f"modules at the top of benchmarks/ (put them in a group): {loose}"
+    groups = {bench_group(m) for m in import_graph(BENCHMARKS)} - {""}
+    assert HARNESS in groups and len(groups) >= 3
+
+
+def test_the_harness_imports_no_group_and_a_group_only_the_harness_and_itself() -> None:
+    graph = import_graph(BENCHMARKS, strings=True)
+    assert "benchmarks.media.media_bench" in graph["benchmarks.media.commands"]  # script commands count
+    breaches = group_breaches(graph)
+    assert not breaches, "imports across benchmark groups:\n" + "\n".join(breaches)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.datasets import (
+from benchmarks.harness.datasets import (
     MEMGALLERY_QA_TYPES,
     LocomoSample,
     MemGalleryImage,
@@ -17,7 +17,7 @@ from benchmarks.datasets import (
     load_memgallery,
     load_memgallery_dir,
 )
-from benchmarks.evidence import summarise_evidence
+from benchmarks.harness.evidence import summarise_evidence
 from omnimem.errors import MalformedDataError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.evidence import (
+from benchmarks.harness.evidence import (
     DUPLICATE,
     EMPTY,
     LEADING_ZERO,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks.intervals import intervals, interval, paired_difference, sentence
+from benchmarks.harness.intervals import interval, intervals, paired_difference, sentence
 
 
 def test_constant_figures_give_a_point():

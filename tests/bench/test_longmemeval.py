@@ -10,9 +10,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from benchmarks.commands_retrieval import register
-from benchmarks.longmemeval import ABSTENTION, balanced, iso_date, longmemeval_dataset, session_metrics
-from benchmarks.retrieval import CachedEmbedder, cache_key
+from benchmarks.harness.retrieval import CachedEmbedder, cache_key
+from benchmarks.harness.sessions import session_metrics
+from benchmarks.retrieval.commands import register
+from benchmarks.retrieval.longmemeval import ABSTENTION, balanced, iso_date, longmemeval_dataset
 from omnimem.embed import FakeEmbedder
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.mem0_compare import conversations, mem0_input, summary
+from benchmarks.speed.mem0_compare import conversations, mem0_input, summary
 from omnimem import Memory
 from omnimem.mau import search_text
 

@@ -12,10 +12,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import typer
 from setuptools import find_packages
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = sorted((ROOT / "benchmarks").glob("*.py"))
+FILES = sorted((ROOT / "benchmarks").rglob("*.py"))  # the top, the harness and every group
 
 EXTENSION_POINTS = {
     "omnimem",  # Memory, Context, Hit, MAU, errors, __version__
@@ -52,7 +53,7 @@ def omnimem_imports(tree: ast.AST) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(ROOT / "benchmarks").as_posix())
 def test_benchmarks_import_only_public_modules(path: Path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     assert omnimem_imports(tree) <= EXTENSION_POINTS
@@ -63,7 +64,7 @@ def test_benchmarks_import_only_public_modules(path: Path):
                     assert line.split()[1] in EXTENSION_POINTS, line
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(ROOT / "benchmarks").as_posix())
 def test_benchmarks_use_no_memory_internals(path: Path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     owners = {"args", "self"}  # argparse's namespace, the benchmark's own objects
@@ -93,3 +94,24 @@ def test_python_m_benchmarks_runs_from_the_repository_root():
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert all(name in done.stdout for name in ("locomo", "memgallery", "perf", "media", "reliability"))
+    from benchmarks.cli import GROUPS
+
+    assert all(group.PANEL in done.stdout for group in GROUPS)  # the commands by group
+
+
+def test_every_benchmark_with_a_main_is_a_command_of_its_group():
+    """A module with ``main(argv)`` is run as ``python -m benchmarks <command>``, listed by its own group."""
+    from benchmarks.cli import GROUPS, build_app
+
+    not_commands = {"benchmarks.cli",  # the app itself
+                    "benchmarks.speed.perf",  # one size of `perf`, the child process it starts
+                    "benchmarks.speed.mem0_worker"}  # mem0's side of `mem0-compare`, run by mem0's own interpreter
+    with_main = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in FILES
+                 if any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in ast.parse(p.read_text()).body)}
+    scripts = {module for group in GROUPS for module, _ in group.SCRIPTS.values()}
+    assert with_main - not_commands == scripts
+    for group in GROUPS:
+        folder = group.__name__.rsplit(".", 1)[0]  # benchmarks.<group>
+        assert all(m.startswith((folder + ".", "benchmarks.harness.")) for m, _ in group.SCRIPTS.values())
+    names = list(typer.main.get_command(build_app()).commands)
+    assert len(names) == len(set(names)) >= len(scripts) + 4  # + locomo, memgallery, longmemeval, perf

@@ -10,11 +10,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from omnimem import Memory
-from benchmarks.commands_retrieval import register
-from benchmarks.evidence import parse_evidence
-from benchmarks.baselines import RawSystem, pack_lines
-from benchmarks.retrieval import (
+from benchmarks.harness.baselines import RawSystem, pack_lines
+from benchmarks.harness.evidence import parse_evidence
+from benchmarks.harness.retrieval import (
     DANGLING_EVIDENCE,
     DROPPED_DANGLING,
     EMPTY_EVIDENCE,
@@ -34,9 +32,10 @@ from benchmarks.retrieval import (
     split,
     visible,
 )
+from benchmarks.retrieval.commands import register
+from omnimem import Memory
 from omnimem.embed import FakeEmbedder
 from omnimem.engine.ingest.loaders import Dialogue
-from omnimem.mau import Scope
 from omnimem.tokens import count_tokens
 
 
@@ -110,8 +109,12 @@ def test_evidence_is_matched_through_source_ids_and_budget_limits_hits():
 
 
 def test_memgallery_rounds_become_two_turns_with_captions():
-    from benchmarks.datasets import (
-        MemGalleryImage, MemGalleryProfile, MemGalleryRound, MemGallerySample, MemGallerySession,
+    from benchmarks.harness.datasets import (
+        MemGalleryImage,
+        MemGalleryProfile,
+        MemGalleryRound,
+        MemGallerySample,
+        MemGallerySession,
     )
 
     rnd = MemGalleryRound("D1:1", "Look at this", "Nice!", (MemGalleryImage("D1:IMG_001", "x.png", "a red kayak"),))
@@ -246,10 +249,14 @@ def test_real_locomo_evidence_matches_turns(data_dir: Path):
 
 
 def test_memgallery_images_can_be_image_units(tmp_path):
-    from benchmarks.datasets import (
-        MemGalleryImage, MemGalleryProfile, MemGalleryRound, MemGallerySample, MemGallerySession,
+    from benchmarks.harness.datasets import (
+        MemGalleryImage,
+        MemGalleryProfile,
+        MemGalleryRound,
+        MemGallerySample,
+        MemGallerySession,
     )
-    from benchmarks.retrieval import BenchConversation, MemoryPool, memgallery_dialogues, memgallery_images
+    from benchmarks.harness.retrieval import BenchConversation, MemoryPool, memgallery_dialogues, memgallery_images
 
     rnd = MemGalleryRound("D1:1", "Look at this", "Nice!", (MemGalleryImage("D1:IMG_001", "x.png", "a red kayak"),))
     sample = MemGallerySample("file", MemGalleryProfile("Julian"), (MemGallerySession("D1", "2024-06-17", (rnd,)),), ())

@@ -6,9 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
-from benchmarks import scope_probe
+from benchmarks.reliability import scope_probe
 
-RESULTS = Path(scope_probe.__file__).resolve().parent / "results"
+RESULTS = scope_probe.RESULTS  # benchmarks/results
 OTHERS = ("time-fuzz.json", "ingest-race.json", "dialogue-stall.json")
 
 

@@ -7,7 +7,7 @@ from dataclasses import astuple
 
 import pytest
 
-from benchmarks.scoring import (
+from benchmarks.harness.scoring import (
     LOCOMO_CATEGORIES,
     MemGalleryScore,
     aggregate_locomo,

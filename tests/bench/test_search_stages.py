@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.search_stages import COLUMNS, stage_times
+from benchmarks.speed.search_stages import COLUMNS, stage_times
 from omnimem import Memory
 from omnimem.otel import set_tracer_provider
 

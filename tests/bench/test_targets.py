@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import targets
-from benchmarks.targets import TARGETS, Target, evaluate
+from benchmarks.retrieval import targets
+from benchmarks.retrieval.targets import TARGETS, Target, evaluate
 
 
 def result(ours_1k, ours_6k, naive_1k, naive_6k, cats=None, over=0.0):

@@ -4,7 +4,7 @@
 concurrency, more hypothesis examples); anything else runs the CI sizes, which
 keep the whole folder to a few tens of seconds on two cores.
 ``OMNIMEM_RELIABILITY_REPORT=<file>`` makes the tests write their numbers there
-as JSON (``benchmarks/reliability.py`` uses it).
+as JSON (``benchmarks/reliability/reliability.py`` uses it).
 
 Both are read at import: the suite's autouse fixture removes ``OMNIMEM_*``
 variables while each test runs.

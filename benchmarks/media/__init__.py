@@ -1,0 +1,1 @@
+"""Media: the media filters (scene cuts, VAD, transcription, storage) against generated ground truth."""

@@ -1,0 +1,1 @@
+"""Serving: ``omnimem serve`` under concurrent HTTP load, the writer under a burst of adds, and MCP latency."""
