@@ -279,7 +279,7 @@ class _Day:
 
     def __init__(self, first: int, minutes: Sequence[int | None], stamp_costs: Sequence[int],
                  header_costs: Sequence[int], gap: int) -> None:
-        self._minute, self._stamp, self._header, self._gap = minutes, stamp_costs, header_costs, gap
+        self._minute, self._stamp, self._header, self._gap = minutes, stamp_costs, header_costs, max(gap, 1)
         self.at: list[int] = [self._of(first)]  # the entered lines' minutes, in order
         self.lines: list[int] = [first]
 
@@ -288,22 +288,25 @@ class _Day:
         assert minute is not None  # lines without a time are grouped apart (their day is None)
         return minute
 
-    def _cost(self, before: int | None, line: int) -> int:
-        """What line ``line``'s stamp costs after a line at minute ``before`` (0: it gets none)."""
-        return self._stamp[line] + STAMP if stamped(before, self._of(line), self._gap) else 0
-
     def offer(self, i: int) -> int:
-        """The tokens adding line ``i`` changes (beyond its own line and break): header and stamps."""
-        minute = self._of(i)
-        pos = bisect_right(self.at, minute)
+        """The tokens adding line ``i`` changes (beyond its own line and break): header and stamps.
+
+        :func:`omnimem.results.stamped`, inlined (this runs for every candidate of a search): a line
+        gets its stamp when it is at least ``gap`` (>= 1) minutes after the line before it.
+        """
+        minute, at, gap, stamp = self._of(i), self.at, self._gap, self._stamp
+        pos = bisect_right(at, minute)
         if pos == 0:  # the new first line: its header instead of the old first's, which may now get a stamp
             old = self.lines[0]
-            return self._header[i] - self._header[old] + self._cost(minute, old)
-        before = self.at[pos - 1]
-        change = self._cost(before, i)
-        if pos < len(self.lines):
-            after = self.lines[pos]
-            change += self._cost(minute, after) - self._cost(before, after)
+            return self._header[i] - self._header[old] + (stamp[old] + STAMP if at[0] - minute >= gap else 0)
+        before = at[pos - 1]
+        change = stamp[i] + STAMP if minute - before >= gap else 0
+        if pos < len(at):  # the line after it: stamped after ``before`` until now, after ``minute`` from now
+            later = at[pos]
+            was, now = later - before >= gap, later - minute >= gap
+            if was != now:
+                after = stamp[self.lines[pos]] + STAMP
+                change += after if now else -after
         return change
 
     def take(self, i: int) -> None:
