@@ -65,10 +65,11 @@ print(json.dumps({"import_s": t1 - t0, "open_s": t2 - t1, "model_load_s": t3 - t
 
 ADD_CHILD = r"""
 import json, sys, time
+from pathlib import Path
 t0 = time.perf_counter()
 import omnimem.cli as cli
 t1 = time.perf_counter()
-store, text, mode = cli.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+store, text, mode = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 with cli._memory(store, cli._writer_embedder(store) if mode == "cli" else None) as mem:
     t2 = time.perf_counter()
     result = mem.add(text)
@@ -158,6 +159,7 @@ def measure(store: str, query: str, repeats: int, add_only: bool = False) -> dic
     result: dict[str, Any] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "repeats": repeats,
         "load_average": list(os.getloadavg()),
+        "extras_installed": extras_installed(),
         "interpreter_s": round(statistics.median(runs["interpreter"]), 3),
         "add_phases_cli": add_cli, "add_phases_torch": add_torch,
         "add_speedup_vs_torch": round(add_torch["to_first_result_s"] / add_cli["to_first_result_s"], 2),
@@ -168,6 +170,32 @@ def measure(store: str, query: str, repeats: int, add_only: bool = False) -> dic
                        "phases_cli": cli, "phases_store_model_writable": own,
                        "speedup_vs_store_model": round(own["to_first_result_s"] / cli["to_first_result_s"], 2)})
     return result
+
+
+EXTRA_MODULES = {"server": "fastapi", "mcp": "fastmcp", "llm": "openai", "graph": "spacy", "vision": "PIL",
+                 "audio": "faster_whisper", "postgres": "psycopg", "langchain": "langchain_core",
+                 "llamaindex": "llama_index", "otel": "opentelemetry.sdk"}
+
+
+def extras_installed() -> list[str]:
+    """The extras whose main package this interpreter has ([]: the plain ``pip install omnimem``)."""
+    import importlib.util
+
+    def found(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # a parent package is missing
+            return False
+
+    return [extra for extra, module in EXTRA_MODULES.items() if found(module)]
+
+
+def _installed(r: dict[str, Any]) -> str:
+    extras = r.get("extras_installed")
+    if extras is None:
+        return ""
+    return ("Installed: the plain `pip install omnimem`, no extra." if not extras
+            else f"Installed: omnimem with the extras {', '.join(extras)}.")
 
 
 def table(r: dict[str, Any]) -> str:
@@ -183,7 +211,8 @@ def table(r: dict[str, Any]) -> str:
         "# Cold start of `omnimem search`, by phase (medians, seconds)", "",
         f"`{r['command']}` ({r['date']}, {r['repeats']} repeats, load average {r['load_average'][0]:.2f}). "
         f"Interpreter alone (`python -c pass`): {r['interpreter_s']} s. The command as a user runs it "
-        f"(`python -m omnimem.cli search ... --limit 5`), whole process: **{r['omnimem_search_command_wall_s']} s**.",
+        f"(`python -m omnimem.cli search ... --limit 5`), whole process: **{r['omnimem_search_command_wall_s']} s**. "
+        + _installed(r),
         "",
         "| how the store is opened | launch to result printed | process wall (with exit) | import omnimem.cli | "
         "open store + indexes | model load | search | print | torch imported |",
