@@ -5,6 +5,8 @@ Importing a submodule without its extra raises :class:`omnimem.errors.MissingDep
 naming the ``pip install`` that fixes it; ``import omnimem`` never imports these.
 """
 
+from typing import Any
+
 from omnimem.errors import ConfigError
 
 
@@ -16,3 +18,27 @@ def explicit_scope(owner: str, user_id: str | None, all_users: bool) -> None:
     if not all_users and user_id is None:
         raise ConfigError(f"{owner} searches one user's memory: pass user_id=..., or all_users=True to search "
                           "every user's")
+
+
+def hit_metadata(hit: Any) -> dict[str, Any]:
+    """What a framework's document or node says of a pyramid hit besides its text (LangChain, LlamaIndex)."""
+    unit = hit.unit
+    return {
+        "time": unit.event_time.isoformat() if unit.event_time is not None else None,
+        "speaker": unit.speaker,
+        "sources": sorted(hit.sources),
+        "source_ids": list(unit.source_ids),
+        "level": hit.level,
+        "rank": hit.rank,
+        "tokens": hit.tokens,
+        "modality": unit.modality.value,
+    }
+
+
+def needs_local(memory: Any, owner: str, also: str = "") -> None:
+    """A ConfigError unless ``memory`` runs in this process (the integration keeps state the HTTP API lacks)."""
+    from omnimem.memory import LocalMemory
+
+    if not isinstance(memory, LocalMemory):
+        raise ConfigError(f"{owner} needs a Memory in this process (Memory(), Memory(path=...) or "
+                          f"Memory(url='postgresql://...')), not a remote one{also}")

@@ -44,6 +44,7 @@ except ImportError:
 
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
 from omnimem.mau import MAU
+from omnimem.integrations import needs_local
 from omnimem.memory import LocalMemory
 
 META = "crewai"  # the metadata key: {"record": MemoryRecord as JSON (no embedding), "embedding": [...]}
@@ -54,9 +55,7 @@ class OmnimemStorage:
     """CrewAI's ``StorageBackend`` protocol over an omnimem :class:`~omnimem.Memory`, for one user (and agent)."""
 
     def __init__(self, memory: Any, *, user_id: str, agent_id: str | None = None) -> None:
-        if not isinstance(memory, LocalMemory):
-            raise ConfigError("OmnimemStorage needs a Memory in this process (Memory(), Memory(path=...) or "
-                              "Memory(url='postgresql://...')), not a remote one")
+        needs_local(memory, "OmnimemStorage")
         if user_id is None:
             raise InvalidInputError("OmnimemStorage needs a user_id: whose memory it is")
         self.memory: Any = memory

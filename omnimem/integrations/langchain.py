@@ -23,7 +23,7 @@ except ImportError:
 from pydantic import ConfigDict, model_validator
 
 from omnimem.engine.retrieval.pyramid import Context, Hit
-from omnimem.integrations import explicit_scope
+from omnimem.integrations import explicit_scope, hit_metadata
 
 
 class OmnimemRetriever(BaseRetriever):
@@ -98,16 +98,5 @@ def to_document(hit: Hit) -> Document:
     return Document(
         page_content=hit.text,
         id=unit.id,
-        metadata={
-            "id": unit.id,
-            "time": unit.event_time.isoformat() if unit.event_time is not None else None,
-            "speaker": unit.speaker,
-            "score": float(hit.score),
-            "sources": sorted(hit.sources),
-            "source_ids": list(unit.source_ids),
-            "level": hit.level,
-            "rank": hit.rank,
-            "tokens": hit.tokens,
-            "modality": unit.modality.value,
-        },
+        metadata={"id": unit.id, "score": float(hit.score), **hit_metadata(hit)},
     )

@@ -37,7 +37,7 @@ from pydantic import Field
 
 from omnimem.engine.ingest.prepare import make_scope
 from omnimem.engine.retrieval.pyramid import Context, Hit
-from omnimem.integrations import explicit_scope
+from omnimem.integrations import explicit_scope, hit_metadata
 
 
 class OmnimemRetriever(BaseRetriever):
@@ -80,16 +80,7 @@ class OmnimemRetriever(BaseRetriever):
 def to_node(hit: Hit) -> NodeWithScore:
     """One pyramid hit as a LlamaIndex ``NodeWithScore``."""
     unit = hit.unit
-    metadata = {
-        "time": unit.event_time.isoformat() if unit.event_time is not None else None,
-        "speaker": unit.speaker,
-        "sources": sorted(hit.sources),
-        "source_ids": list(unit.source_ids),
-        "level": hit.level,
-        "rank": hit.rank,
-        "tokens": hit.tokens,
-        "modality": unit.modality.value,
-    }
+    metadata = hit_metadata(hit)
     node = TextNode(id_=unit.id, text=hit.text, metadata=metadata,
                     excluded_llm_metadata_keys=[k for k in metadata if k != "time"],  # the text names the speaker
                     excluded_embed_metadata_keys=list(metadata))

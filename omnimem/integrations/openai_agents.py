@@ -30,7 +30,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from omnimem.errors import ConfigError, InvalidInputError, StoreError, missing_extra
+from omnimem.errors import InvalidInputError, StoreError, missing_extra
 
 try:
     from agents import FunctionTool, function_tool
@@ -40,8 +40,7 @@ except ImportError:
 
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
 from omnimem.mau import MAU
-from omnimem.integrations import explicit_scope
-from omnimem.memory import LocalMemory
+from omnimem.integrations import explicit_scope, needs_local
 
 META = "openai_agents"  # the metadata key that holds an item and its position: {"seq": n, "item": {...}}
 PAGE = 1000  # units read per page
@@ -57,9 +56,7 @@ class OmnimemSession:
 
     def __init__(self, memory: Any, *, session_id: str, user_id: str, agent_id: str | None = None,
                  session_settings: SessionSettings | None = None) -> None:
-        if not isinstance(memory, LocalMemory):
-            raise ConfigError("OmnimemSession needs a Memory in this process (Memory(), Memory(path=...) or "
-                              "Memory(url='postgresql://...')), not a remote one; memory_tool takes either")
+        needs_local(memory, "OmnimemSession", "; memory_tool takes either")
         if user_id is None:
             raise InvalidInputError("OmnimemSession needs a user_id: a conversation belongs to someone")
         self.memory: Any = memory
