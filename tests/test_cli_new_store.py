@@ -243,3 +243,33 @@ def test_ctrl_c_during_ingest_says_what_was_stored_and_a_rerun_resumes(tmp_path:
     whole = subprocess.run(omnimem("ingest", "jsonl", str(turns), "--store", str(tmp_path / "whole"), "--json"),
                            env=environment(), text=True, capture_output=True, timeout=300, check=True)
     assert summary["units"] == json.loads(whole.stdout)["units"]  # resumed: what one uninterrupted run stores
+
+
+def test_the_confusing_messages_read_right_in_a_real_process(tmp_path: Path) -> None:
+    """Issue 36, item 7, as a user meets them: each is one ``error:`` line (or the answer) and its exit code."""
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text(json.dumps({"text": "hello", "speaker": "Ann"}) + "\n")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(omnimem(*args), cwd=tmp_path, env=environment(), text=True, capture_output=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+
+    version = cli("--version")
+    assert (version.returncode, version.stdout) == (0, f"omnimem {__version__}\n")
+    assert cli("-h").stdout == cli("--help").stdout and "Usage" in cli("-h").stdout
+    forgot_format = cli("ingest", str(turns))
+    assert forgot_format.returncode == 2 and "jsonl" in forgot_format.stderr and "Missing argument" not in \
+        forgot_format.stderr
+    not_export = cli("import", str(turns), "--store", "mem")
+    assert not_export.returncode == 2
+    assert not_export.stderr.startswith(f"error: {turns} is not an omnimem export") and len(
+        not_export.stderr.splitlines()) == 1
+    missing = cli("import", "nope.jsonl", "--store", "mem")
+    assert missing.stderr == "error: cannot read nope.jsonl: No such file or directory\n"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        taken = cli("serve", "--init", "--store", "mem", "--port", str(port))
+    assert taken.returncode == 1 and taken.stderr.splitlines()[-1].startswith(f"error: port {port} is in use")
+    assert not (tmp_path / "mem").exists() or Memory.exists(tmp_path / "mem")
