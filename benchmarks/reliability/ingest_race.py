@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.paths import RESULTS, ROOT
+from benchmarks.harness.server import cli_env
 from benchmarks.reliability import writers_md
 from omnimem import Memory, __version__
 
@@ -66,14 +67,9 @@ memory.close()
 """
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OMNIMEM_")}
-    return {**env, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMNIMEM_CONFIG": os.devnull}
-
-
 def _race(folder: Path, script: str, args: list[str], processes: int) -> None:
     start = folder / "start"
-    children = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), str(start), *args], env=_env(),
+    children = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), str(start), *args], env=cli_env(),
                                  cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                 for _ in range(processes)]
     deadline = time.monotonic() + 300

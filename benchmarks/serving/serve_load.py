@@ -33,7 +33,6 @@ import random
 import shlex
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -48,6 +47,7 @@ import httpx
 
 from benchmarks.harness import rawhttp, synthetic
 from benchmarks.harness.paths import RESULTS, ROOT
+from benchmarks.harness.server import create_key, free_port
 from omnimem.server.app import DEFAULT_SEARCH_CONCURRENCY
 
 
@@ -62,12 +62,6 @@ class Tally:
     not_novel: int = 0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -77,13 +71,6 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-
-
-def _create_key(store: Path) -> str:
-    """A store-wide admin key, made the way an operator makes one: ``omnimem keys create``."""
-    made = subprocess.run([sys.executable, "-m", "omnimem.cli", "keys", "create", "--name", "load", "--role", "admin",
-                           "--store", str(store), "--json"], env=_env(), capture_output=True, text=True, check=True)
-    return str(json.loads(made.stdout)["api_key"])
 
 
 def _start_server(store: Path, port: int, workers: int, embedder: str) -> subprocess.Popen[bytes]:
@@ -264,12 +251,12 @@ def _run_in(folder: Path, clients: int, seconds: float, seed_turns: int, workers
         for user, session, turns in synthetic.sessions(seed_turns):
             mem.add_dialogue(turns, user_id=user, session_id=session)
         seeded = mem.count_units()
-    key = _create_key(store)
+    key = create_key(["--store", str(store)], name="load", role="admin")  # as an operator makes one
     users = synthetic.users_for(seed_turns)
     questions = synthetic.queries(500, seed_turns)
     load_before = os.getloadavg()[0]
     inproc = _in_process_search(store, embedder, questions[:one_at_a_time])
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = _start_server(store, port, workers, embedder)
     try:
