@@ -666,3 +666,16 @@ def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert commands[0].replace("pip install ", "pip install -q ") in ci and "python -m pytest -q" in ci
     assert README.index(first.group(0)) < README.index("\n## ")  # before any section
+
+
+@pytest.mark.parametrize("page", ["docs/python.md", "docs/planner.md"])
+def test_a_reference_pages_python_block_runs_verbatim_in_an_empty_folder(page: str, tmp_path: Path) -> None:
+    """The pages whose one python block stands alone (no earlier block assumed), as a user pastes it."""
+    blocks = re.findall(r"```python\n(.*?)```", _page(page), re.S)
+    assert len(blocks) == 1
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    env.pop("OMNIMEM_EMBEDDER", None)
+    out = subprocess.run([sys.executable, "-c", blocks[0]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip()
