@@ -55,6 +55,7 @@ class LineCosts:
         self._facts: dict[tuple[int, str], LineFacts] = {}
         self._breaks: dict[tuple[int, str], int] = {}  # tokens of a row's line followed by a line break
         self._short: dict[str, int] = {}
+        self._lines: dict[tuple[int, str], str] = {}  # each row's level-1 line
         self.hits = 0
         self.misses = 0
 
@@ -99,6 +100,15 @@ class LineCosts:
             out.append(facts)
         self.misses += len(units)
         return out
+
+    def line(self, rid: int, unit: MAU, packing: str) -> str:
+        """Row ``rid``'s level-1 line (``unit`` is its unit), remembered per row id like its cost."""
+        text = self._lines.get((rid, packing))
+        if text is None:
+            if len(self._lines) >= self.limit:
+                self._lines = {}
+            text = self._lines[(rid, packing)] = line_of(packing)(unit, brief(unit, self.words))
+        return text
 
     def with_breaks(self, rows: Sequence[tuple[int, str]], packing: str) -> list[int]:
         """``count(line + "\\n")`` of each (row id, its level-1 line), remembered per row id.

@@ -25,6 +25,7 @@ from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, feedback_vector, named_speakers,
                                               signals, wanted, without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
+from omnimem.engine.retrieval.row_cache import RowCache
 from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, brief, build_context,
                                               finish_context, fit_plan, line_of)
 from omnimem.tokens import count_joined, raw_tokens
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 
 UNION_DEPTH = 20  # candidates per retriever in union fusion when neither depth nor top_k says
+_TEXT = Modality.TEXT
 STAMPED = "day-stamped"  # the line-cost cache's key for a day-packed line written after its time of day
 GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
 
@@ -52,6 +54,7 @@ class Retriever:
         self.facts = FactCache(statements=parts.settings.statement_weight > 0,
                                replies=parts.settings.reply_weight > 0)
         self.speakers = SpeakerMemo()  # the speakers seen in each scope's heads: names are stripped up front
+        self.rows = RowCache()  # units read since the store last changed (packing reads mostly the same rows)
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
@@ -277,7 +280,8 @@ class Retriever:
         packing = m.settings.packing
         lines = self.line_costs
         facts = lines.known(order, packing)
-        units = m.store.get_rows([rid for rid in order if rid not in facts])
+        read = partial(self.rows.read, seq=seq, fetch=m.store.get_rows)  # rows read since the last write: kept
+        units = read([rid for rid in order if rid not in facts])
         facts.update(zip(units, lines.learn(list(units.items()), packing)))
         if scope.is_empty():  # the index searches admitted only rows in scope; this checks rows read since
             ranked = [rid for rid in order if rid in facts]
@@ -298,12 +302,12 @@ class Retriever:
                 head.append(rid)
                 spent += fact.cost + 1
             with otel.stage("omnimem.search.rows"):
-                units.update(m.store.get_rows([rid for rid in head if rid not in units]))
+                units.update(read([rid for rid in head if rid not in units]))
 
         def unit_at(i: int) -> MAU:
             rid = ranked[i]
             if rid not in units:
-                units.update(m.store.get_rows([rid]))
+                units.update(read([rid]))
             return units[rid] if rid in units else _gone(rid)
 
         wholes = WholeLines(unit_at, self.full_text, line, lines)
@@ -320,23 +324,30 @@ class Retriever:
         enter, used = plan.enter, plan.used
         fitting = [rid for rid, fits in zip(ranked, enter) if fits]
         with otel.stage("omnimem.search.rows"):  # the rows that fit, not read yet
-            units.update(m.store.get_rows([rid for rid in fitting if rid not in units]))
+            units.update(read([rid for rid in fitting if rid not in units]))
         if any(rid not in units for rid in fitting) or m.store.seq() != seq:
             return None
+        self.rows.keep(seq, units)  # every row was read while the store stood at ``seq``
         hits: list[Hit] = []
         dropped: list[str] = []
+        summary_lines: list[tuple[int, str]] = []  # (row id, level-1 line) of the hits not shown whole
+        deeper = m.settings.max_level >= 2
         for i, (rid, fact, fits) in enumerate(zip(ranked, known, enter)):
             if not fits:
                 dropped.append(fact.unit_id)
                 continue
             unit = units[rid]
+            score = similarity(qvec, unit)
             if i in plan.whole:
                 level, (shown, cost) = 2, wholes.lines[i]
             else:  # the line its cost was counted for (line_costs: the same line_words)
-                level, shown, cost = 1, line(unit, brief(unit, lines.words)), fact.cost
-            hits.append(Hit(unit, similarity(qvec, unit), level, i + 1, sources.of(rid), shown, cost, None,
+                shown, cost = lines.line(rid, unit, packing), fact.cost
+                summary_lines.append((rid, shown))
+                # a short text's full text is its summary: level 2 costs nothing more, so it is given here
+                # (what finish_context's level-2 step would give it, since a free upgrade always fits)
+                level = 2 if deeper and score >= th and unit.raw_ref is None and unit.modality is _TEXT else 1
+            hits.append(Hit(unit, score, level, i + 1, sources.of(rid), shown, cost, None,
                             *sources.explain(rid), seq=rid))
-        summary_lines = [(rid, h.text) for rid, h in zip(fitting, hits) if h.level == 1]  # whole: counted later
         breaks = dict(zip([text for _, text in summary_lines], lines.with_breaks(summary_lines, packing)))
         # day packing writes a line as "<time of day> <line>" where the chat resumes: that piece is remembered
         # per row too (its stamp is the row's own), counted the first time it is rendered
