@@ -427,6 +427,26 @@ FIGURES += [
 ]
 
 
+FIGURES += [  # issue 39, this round (benchmarks/results/final/)
+    ("benchmarks/results/PERF.md", "of a default 6,000-token search {0} -> {1} ms global, {2} -> {3} ms scoped",
+     [("final/search-stages-10000-before-rowcache.json", "runs.6000-global.cpu_ms_p50"),
+      ("final/search-stages-10000-rowcache.json", "runs.6000-global.cpu_ms_p50"),
+      ("final/search-stages-10000-before-rowcache.json", "runs.6000-user.cpu_ms_p50"),
+      ("final/search-stages-10000-rowcache.json", "runs.6000-user.cpu_ms_p50")]),
+    ("benchmarks/results/PERF.md", "client's search p50 / p95 {0} / {1} ms ({2}x its idle p95 of {3} ms in the same run) against "
+     "{4} / {5} ms ({6}x)",
+     [("final/serve-load-storm-read-first.json", "storm.search.p50_ms"), ("final/serve-load-storm-read-first.json", "storm.search.p95_ms"),
+      ("final/serve-load-storm-read-first.json", "storm.ratio_search_p95_to_idle_p95"),
+      ("final/serve-load-storm-read-first.json", "http_search_one_at_a_time.p95_ms"),
+      ("final/serve-load-storm-writes-first.json", "storm.search.p50_ms"), ("final/serve-load-storm-writes-first.json", "storm.search.p95_ms"),
+      ("final/serve-load-storm-writes-first.json", "storm.ratio_search_p95_to_idle_p95")]),
+    ("benchmarks/results/PERF.md", "the 32-client mixed load, p95 {0} against {1} ms",
+     [("final/serve-load-storm-read-first.json", "add.p95_ms"), ("final/serve-load-storm-writes-first.json", "add.p95_ms")]),
+    ("benchmarks/results/PERF.md", "1.78 / 1.79 / 1.90x before, {0} / {1} / {2}x after",
+     [("final/burst-gather-ab.json", f"runs.{i}.ratio_p95_to_model") for i in (1, 3, 5)]),
+]
+
+
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))
     parts = path.split(".")

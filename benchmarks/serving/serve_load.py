@@ -22,6 +22,10 @@ one group, :mod:`omnimem.engine.writer`; each burst add is fetched back too).
 
     python -m benchmarks serve-load --clients 32 --seconds 60
     python -m benchmarks serve-load --clients 32 --seconds 45 --add-share 0.3 --burst 24
+    python -m benchmarks serve-load --clients 32 --seconds 45 --add-share 0.3 --burst 24 --storm-seconds 30
+
+After the load, with ``--storm-seconds``: a write storm, all clients but one adding
+without pause while one searches at a steady pace (:mod:`benchmarks.serving.write_storm`).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import httpx
 from benchmarks.harness import rawhttp, synthetic
 from benchmarks.harness.paths import RESULTS, ROOT
 from benchmarks.harness.server import create_key, free_port
+from benchmarks.serving import write_storm
 from omnimem.server.app import DEFAULT_SEARCH_CONCURRENCY
 
 
@@ -233,17 +238,19 @@ def _burst(url: str, port: int, key: str, size: int, rounds: int, lone: int, emb
 
 
 def run(clients: int, seconds: float, seed_turns: int, workers: int, embedder: str, add_share: float,
-        command: str = "", burst: int = 0, burst_rounds: int = 3, one_at_a_time: int = 200) -> dict[str, Any]:
+        command: str = "", burst: int = 0, burst_rounds: int = 3, one_at_a_time: int = 200,
+        storm_seconds: float = 0.0, storm_pace: float = 0.1) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="omnimem-serve-load-"))
     try:
         return _run_in(folder, clients, seconds, seed_turns, workers, embedder, add_share, command, burst,
-                       burst_rounds, one_at_a_time)
+                       burst_rounds, one_at_a_time, storm_seconds, storm_pace)
     finally:  # the store is the run's scratch: nothing of it is kept (the figures are in the JSON)
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run_in(folder: Path, clients: int, seconds: float, seed_turns: int, workers: int, embedder: str,
-            add_share: float, command: str, burst: int, burst_rounds: int, one_at_a_time: int) -> dict[str, Any]:
+            add_share: float, command: str, burst: int, burst_rounds: int, one_at_a_time: int,
+            storm_seconds: float = 0.0, storm_pace: float = 0.1) -> dict[str, Any]:
     from omnimem import Memory
 
     store = folder / "store"
@@ -272,12 +279,20 @@ def _run_in(folder: Path, clients: int, seconds: float, seed_turns: int, workers
         client_cpu = time.process_time() - cpu_before
         load_during = os.getloadavg()[0]
         acknowledged = [i for t in tallies for i in t.acknowledged]
+        storm = None
+        if storm_seconds > 0:  # one client searching at a steady pace while all the others add
+            storm = write_storm.storm(port, key, clients - 1, storm_seconds, storm_pace, users, questions, _percentile)
+            storm_ids = storm.pop("acknowledged_ids")
+            acknowledged = acknowledged + storm_ids  # fetched back with the load's
         lost = []
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as check:
             for unit_id in acknowledged:
                 if check.get(f"/v1/units/{unit_id}").status_code != 200:
                     lost.append(unit_id)
             final_units = check.get("/v1/units", params={"limit": 1}).json()["total"]
+            if storm is not None:
+                storm["lost"] = len(set(lost) & set(storm_ids))
+                storm["ratio_search_p95_to_idle_p95"] = _ratio(storm["search"]["p95_ms"], _percentile(sequential, 95))
             writer = check.get("/v1/stats").json().get("writer")  # how the adds were grouped
     finally:
         server.send_signal(signal.SIGINT)
@@ -307,7 +322,7 @@ def _run_in(folder: Path, clients: int, seconds: float, seed_turns: int, workers
         "search": {"count": len(search), "p50_ms": http_p50, "p95_ms": _percentile(search, 95),
                    "p99_ms": _percentile(search, 99), "mean_ms": round(statistics.fmean(search), 2) if search else None},
         "add": {"count": len(adds), "p50_ms": _percentile(adds, 50), "p95_ms": _percentile(adds, 95),
-                "p99_ms": _percentile(adds, 99), "acknowledged": len(acknowledged),
+                "p99_ms": _percentile(adds, 99), "acknowledged": sum(len(t.acknowledged) for t in tallies),
                 "not_novel": sum(t.not_novel for t in tallies)},
         "errors": len(errors), "error_samples": errors[:10], "writer_after_load": writer,
         "lost_adds": len(lost), "units_after": final_units,
@@ -317,6 +332,7 @@ def _run_in(folder: Path, clients: int, seconds: float, seed_turns: int, workers
         "ratio_http_one_at_a_time_to_in_process_p50": _ratio(_percentile(sequential, 50), inproc["p50_ms"]),
         "ratio_http_under_load_to_in_process_p50": _ratio(http_p50, inproc["p50_ms"]),
         "burst": bursts,
+        "storm": storm,
     }
 
 
@@ -370,6 +386,7 @@ def table(result: dict[str, Any]) -> str:
         f"p50 is **{result['ratio_http_under_load_to_in_process_p50']}x** the in-process one "
         f"(queueing behind {c['clients']} clients)",
         *_burst_lines(result.get("burst")),
+        *write_storm.lines(result.get("storm")),
         "",
     ])
 
@@ -424,18 +441,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--burst", type=int, default=0, help="before the load: bursts of this many adds at once")
     parser.add_argument("--burst-rounds", type=int, default=3)
     parser.add_argument("--one-at-a-time", type=int, default=200, help="searches timed one at a time before the load")
+    parser.add_argument("--storm-seconds", type=float, default=0.0,
+                        help="after the load: this long, all clients but one add while one searches at a steady pace")
+    parser.add_argument("--storm-pace", type=float, default=0.1, help="the steady client's pause between searches")
     parser.add_argument("--out", type=Path, default=RESULTS / "serve-load.json")
     args = parser.parse_args(argv)
     given = sys.argv[1:] if argv is None else argv
     command = "python -m benchmarks serve-load " + shlex.join(given)
     result = run(args.clients, args.seconds, args.seed_turns, args.workers, args.embedder, args.add_share, command,
-                 args.burst, args.burst_rounds, args.one_at_a_time)
+                 args.burst, args.burst_rounds, args.one_at_a_time, args.storm_seconds, args.storm_pace)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(table(result))
     print(table(result))
     if result["errors"] or result["lost_adds"] or (result["burst"] and (result["burst"]["lost"]
-                                                                         or result["burst"]["errors"])):
+                                                                         or result["burst"]["errors"])) or (
+            result["storm"] and result["storm"]["error_count"]):
         sys.exit(1)
 
 

@@ -86,6 +86,16 @@ class Parts:
                 self._reads -= 1
                 self._reads_done.notify_all()
 
+    def yield_to_reads(self, within: float) -> None:
+        """Let the searches in flight end first, waiting ``within`` seconds at most: a write about to spend the
+        cores on its embedding call gives them to the reads running now (a search is a few ms of CPU; the
+        embedding of a group of adds tens), so a storm of writes delays a search by little more than the
+        write lock's short hold. Bounded, so searches that never stop only slow writes, never stop them."""
+        if within <= 0:
+            return
+        with self._reads_done:
+            self._reads_done.wait_for(lambda: self._reads == 0, within)
+
     def wait_for_reads(self) -> None:
         """Block until every search that began before ``closed`` was set has ended."""
         with self._reads_done:

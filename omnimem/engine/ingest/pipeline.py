@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int], None]
 BATCH = 256
+READ_FIRST_S = 0.05  # the longest a write waits for the searches in flight before it embeds (Parts.yield_to_reads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +187,7 @@ class Ingestor:
             summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
             for item in items
         ]
+        self.parts.yield_to_reads(READ_FIRST_S)
         vectors = self.parts.embedder.embed(self._embed_texts(items, summaries))
         now = datetime.now(timezone.utc)
         units: list[MAU] = []
