@@ -446,6 +446,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--storm-pace", type=float, default=0.1, help="the steady client's pause between searches")
     parser.add_argument("--out", type=Path, default=RESULTS / "serve-load.json")
     args = parser.parse_args(argv)
+    if args.storm_seconds < 0 or args.storm_pace < 0:
+        parser.error("--storm-seconds and --storm-pace must be 0 or more")
     given = sys.argv[1:] if argv is None else argv
     command = "python -m benchmarks serve-load " + shlex.join(given)
     result = run(args.clients, args.seconds, args.seed_turns, args.workers, args.embedder, args.add_share, command,

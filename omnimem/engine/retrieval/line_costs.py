@@ -89,14 +89,17 @@ class LineCosts:
         costs = count_many(texts, threads=False) if self.count is count_tokens else [self.count(t) for t in texts]
         if len(self._facts) + len(units) > self.limit:
             self._facts = {}
+        if len(self._lines) + len(units) > self.limit:
+            self._lines = {}
         out = []
-        for (rid, unit), cost in zip(units, costs):
+        for (rid, unit), cost, text in zip(units, costs, texts):
             header = group_header(unit)
             stamp = time_stamp(unit) if day else None
             facts = LineFacts(unit.id, unit.scope, cost, key(unit), header, self(header), stamp,
                               0 if stamp is None else self(stamp), minute_of_day(unit) if day else None)
             if rid is not None:
                 self._facts[(rid, packing)] = facts
+                self._lines[(rid, packing)] = text  # what packing shows of it (:meth:`line`): made once
             out.append(facts)
         self.misses += len(units)
         return out

@@ -62,6 +62,3 @@ class RowCache:
             rows = {}
             self._state = (seq, rows)
         rows.update(units)
-
-    def clear(self) -> None:
-        self._state = (-1, {})
