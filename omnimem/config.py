@@ -108,6 +108,9 @@ class Settings:
     stamp_gap: int = 30  # day packing: a line shows its time of day when it is at least this many minutes after
     #                      the line before it (1: wherever the minute changes, the rendering before; short-message
     #                      chats, benchmarks/results/packing-cost.md)
+    elide_speakers: bool = False  # day packing: a text line that goes on, without a time stamp, from a line of the
+    #                               same speaker omits "speaker: " (short-message chats: more turns per token,
+    #                               benchmarks/results/packing-cost.md)
     summary_words: int = 100  # text up to this many words is kept whole; longer text gets a summary line, what
     #                           dense and BM25 index of it (100 rather than 150: LongMemEval dev, 36 questions,
     #                           0.787 -> 0.825 within 1k and 0.947 -> 0.972 within 6k; on all 91 dev questions

@@ -173,6 +173,7 @@ class Context:
     packing: str = "line"
     plan: Plan | None = None  # what the retrieval planner did (None: no planner, one search)
     stamp_gap: int = STAMP_GAP  # day packing: minutes after the line before at which a line shows its time of day
+    elide_speakers: bool = False  # day packing: a line that goes on from the same speaker omits ``speaker: ``
 
     def render(self) -> str:
         """Prompt-ready text; ``tokens`` is its exact token count.
@@ -188,7 +189,9 @@ class Context:
         above it, so messages that each carry their own time pay a few tokens
         per pause, not per message (a session whose turns share one time
         renders as with ``session``). Within a group, lines are in the order
-        they were said.
+        they were said. With ``elide_speakers`` a day-packed text line without
+        a time stamp that goes on from a text line of the same speaker omits
+        its ``speaker: `` (:func:`elided`).
         """
         return "\n".join(self.lines())
 
@@ -201,17 +204,22 @@ class Context:
         for hit in sorted(self.hits, key=_spoken):
             groups.setdefault(key(hit.unit), []).append(hit)
         day = self.packing == "day"
+        elide = day and self.elide_speakers
         lines: list[str] = []
         for members in groups.values():
             lines.append(header(members[0].unit))
             before = minute_of_day(members[0].unit) if day else None  # the header shows it
+            above: str | None = None  # the speaker of the text line above (None: a header, media or no speaker)
             for hit in members:
                 minute = minute_of_day(hit.unit) if day else None
                 if stamped(before, minute, self.stamp_gap):
                     lines.append(f"{time_stamp(hit.unit)} {hit.render()}")
+                elif elide and above is not None and speaker_of(hit.unit) == above:
+                    lines.append(elided(hit.render(), above))
                 else:
                     lines.append(hit.render())
                 before = minute
+                above = speaker_of(hit.unit) if elide else None
         return lines
 
     def levels(self) -> dict[int, int]:
@@ -229,6 +237,7 @@ class Context:
             "dropped": list(self.dropped),
             "packing": self.packing,
             "stamp_gap": self.stamp_gap,
+            "elide_speakers": self.elide_speakers,
             "graph": self.graph,
             "plan": None if self.plan is None else self.plan.to_dict(),
             "hits": [hit.to_dict() for hit in self.hits],
@@ -243,6 +252,7 @@ class Context:
             dropped=tuple(data.get("dropped", ())), graph=data.get("graph"), packing=str(data.get("packing", "line")),
             plan=Plan.from_dict(data["plan"]) if data.get("plan") else None,
             stamp_gap=int(data.get("stamp_gap", 1)),  # a server from before the setting stamped every new minute
+            elide_speakers=bool(data.get("elide_speakers", False)),
         )
 
 
@@ -256,6 +266,17 @@ def session_line(unit: MAU, body: str) -> str:
     who = f"{unit.speaker}: " if unit.speaker else ""
     kind = "" if unit.modality == _TEXT else f"({media_label(unit)}) "  # a member, not its .value: faster
     return f"{kind}{who}{body}"
+
+
+def speaker_of(unit: MAU) -> str | None:
+    """The speaker a text line starts with (``speaker: ``); None for media and lines without a speaker."""
+    return unit.speaker or None if unit.modality is _TEXT else None
+
+
+def elided(line: str, speaker: str) -> str:
+    """A text line without its ``speaker: ``, where it goes on from a line of the same speaker."""
+    prefix = f"{speaker}: "
+    return line[len(prefix):] if line.startswith(prefix) else line
 
 
 def media_label(unit: MAU) -> str:
@@ -334,6 +355,9 @@ def grouping(packing: str) -> tuple[Callable[[MAU], tuple[Any, ...]], Callable[[
 
 def _spoken(hit: Hit) -> tuple[Any, ...]:
     """Time order, then the order units were written: a session's turns that share a time, as they were said."""
-    unit = hit.unit
-    return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time,
-            hit.seq is None, hit.seq or 0)
+    return spoken_order(hit.unit, hit.seq)
+
+
+def spoken_order(unit: MAU, seq: int | None) -> tuple[Any, ...]:
+    """The key a grouped packing sorts a group's lines by (``seq``: the unit's row id, None when unknown)."""
+    return (unit.event_time is None, unit.event_time or unit.record_time, unit.record_time, seq is None, seq or 0)

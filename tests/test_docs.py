@@ -427,6 +427,24 @@ FIGURES += [
 ]
 
 
+FIGURES += [  # issue 37, elide_speakers (packing-cost and the three dev sets)
+    ("benchmarks/results/CURRENT.md", "each line saves exactly) it holds {0}x and {1}x: parity within 6,000 tokens",
+     [("packing-cost.json", f"short_rows.day elide_speakers {b}.ratio") for b in (1000, 6000)]),
+    ("benchmarks/results/CURRENT.md", "gains nothing within 1,000 tokens (LoCoMo dev {0} against {1}, Mem-Gallery dev {2} "
+     "against {3}, LongMemEval dev {4} either way",
+     [("locomo-retrieval-dev-elide.json", overall(s, "1k")) for s in ("x-elide-speakers", "omnimem")]
+     + [("memgallery-retrieval-dev-elide.json", overall(s, "1k")) for s in ("x-elide-speakers", "omnimem")]
+     + [("longmemeval-retrieval-dev-elide.json", overall(s, "1k")) for s in ("x-elide-speakers",)]),
+    ("docs/configuration.md", "a context holds {0}x (1,000 tokens) and {1}x (6,000) the turns of a plain `speaker: text` "
+     "list of the same hits, against {2}x / {3}x with every name written",
+     [("packing-cost.json", f"short_rows.{r}.ratio") for r in ("day elide_speakers 1000", "day elide_speakers 6000",
+                                                             "day 1000", "day 6000")]),
+    ("docs/configuration.md", "recall within 1,000 / 6,000 tokens is LoCoMo {0} / {1} against {2} / {3} with names, "
+     "Mem-Gallery {4} / {5} against {6} / {7}, LongMemEval {8} / {9} against {10} / {11}",
+     [(f"{d}-retrieval-dev-elide.json", overall(s, k)) for d in ("locomo", "memgallery", "longmemeval")
+      for s in ("x-elide-speakers", "omnimem") for k in ("1k", "6k")]),
+]
+
 FIGURES += [  # issue 39, this round (benchmarks/results/final/)
     ("benchmarks/results/CURRENT.md", "idle host) {0} -> {1} ms global, {2} -> {3} ms scoped",
      [("final/search-stages-10000-before-rowcache.json", "runs.6000-global.cpu_ms_p50"),

@@ -78,6 +78,8 @@ def experiment_systems() -> list[System]:
                      "the minute changes: the rendering before)", {"stamp_gap": 1}),
         MemorySystem("x-stamp-gap-60", "defaults with stamp_gap=60 (a line's time of day after an hour's pause)",
                      {"stamp_gap": 60}),
+        MemorySystem("x-elide-speakers", "defaults with elide_speakers=True (a day-packed line that goes on from "
+                     "the same speaker, without a time stamp, omits the speaker's name)", {"elide_speakers": True}),
         MemorySystem("x-sparse-0.5", "defaults with sparse_weight=0.5", {"sparse_weight": 0.5}),
         MemorySystem("x-sparse-0.6", "defaults with sparse_weight=0.6", {"sparse_weight": 0.6}),
         MemorySystem("x-sparse-0.75", "defaults with sparse_weight=0.75", {"sparse_weight": 0.75}),

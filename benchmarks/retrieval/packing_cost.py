@@ -14,7 +14,9 @@ Renderings: ``session`` (a ``[time]`` header per session and time, so nearly
 one per turn), ``day`` with ``stamp_gap=1`` (one header per session and day,
 a line's time of day wherever the minute changes: the rendering before the
 setting) and ``day`` with larger gaps (a time of day only where the
-conversation resumes after that many minutes). Each context's hits are also
+conversation resumes after that many minutes), and ``day`` with
+``elide_speakers`` (a line that goes on, unstamped, from the same speaker
+leaves out ``speaker: ``). Each context's hits are also
 rendered as the plain list a caller would write by hand, one ``speaker:
 text`` line per hit and nothing else, counted in real cl100k tokens by the
 project's counter (:func:`omnimem.tokens.count_tokens`): the same hits, so
@@ -25,9 +27,9 @@ only the rendering differs::
 ``turns/1k`` is hits per 1,000 tokens of the rendered context, ``plain/1k``
 that of the plain list of the same hits, ``ratio`` the first over the second.
 ``repeated`` counts the tokens of ``speaker: `` prefixes on lines that go on
-from a line of the same speaker without a time stamp: what leaving them out
-(a rule not built) could save at most, and ``ratio-rep`` the ratio it would
-give.
+from a line of the same speaker without a time stamp: what
+``elide_speakers`` leaves out of the renderings without it, and
+``ratio-rep`` the ratio without them.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ RENDERINGS: dict[str, dict[str, object]] = {  # "day": the defaults (stamp_gap=3
     "day stamp_gap=15": {"packing": "day", "stamp_gap": 15},
     "day": {"packing": "day"},
     "day stamp_gap=60": {"packing": "day", "stamp_gap": 60},
+    "day elide_speakers": {"packing": "day", "elide_speakers": True},
+    "day elide_speakers stamp_gap=60": {"packing": "day", "stamp_gap": 60, "elide_speakers": True},
 }
 BUDGETS = (1000, 6000)
 SHORT = (
@@ -180,10 +184,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                   f"apart), {data['queries']} user-scoped queries each, the same ranking under every rendering. "
                   f"`plain/1k` renders the same hits as one `speaker: text` line each and nothing else (real cl100k "
                   f"tokens); `ratio` is `turns/1k` over `plain/1k`; `repeated` the tokens of `speaker: ` prefixes "
-                  f"that repeat the speaker of the unstamped line above (what leaving them out, not built, could "
-                  f"save at most) and `ratio-rep` the ratio without them; `over` counts contexts over their budget "
-                  f"or whose token count differs from their rendered text's; `day` is the default (`stamp_gap=30`), "
-                  f"`day stamp_gap=1` the rendering before the setting.\n\n{table(data, 'short')}\n\n"
+                  f"that repeat the speaker of the unstamped line above (what leaving them out could "
+                  f"save at most, what `elide_speakers` leaves out) and `ratio-rep` the ratio without them; `over` "
+                  f"counts contexts over their budget or whose token count differs from their rendered text's; `day` "
+                  f"is the default (`stamp_gap=30`), `day stamp_gap=1` the rendering before the setting, `day "
+                  f"elide_speakers` the default with `elide_speakers=True`.\n\n{table(data, 'short')}\n\n"
                   f"{table(data, 'templated')}\n", encoding="utf-8")
     print(md.read_text(encoding="utf-8"))
 

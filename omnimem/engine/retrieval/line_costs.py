@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omnimem.mau import MAU, Scope
-from omnimem.engine.retrieval.pyramid import brief, grouping, line_of, minute_of_day, time_stamp
+from omnimem.engine.retrieval.pyramid import brief, grouping, line_of, minute_of_day, talk_facts, time_stamp
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 LIMIT = 500_000  # rows remembered (a few hundred bytes each)
@@ -43,13 +43,17 @@ class LineFacts:
     stamp: str | None = None  # its time of day (day packing), written where the conversation resumes after a pause
     stamp_cost: int = 0  # tokens of that stamp
     minute: int | None = None  # the minute of the day its time shows (day packing: what decides the stamp)
+    speaker: str | None = None  # with elide_speakers (day packing): the speaker its line starts with
+    save: int = 0  # with elide_speakers: the tokens its line saves without that ``speaker: ``
+    order: tuple[Any, ...] | None = None  # with elide_speakers: its place in its group (pyramid.spoken_order)
 
 
 class LineCosts:
     """Line facts per (row id, packing), and a counter that remembers short texts."""
 
-    def __init__(self, count: TokenCounter, *, limit: int = LIMIT, words: int = 0) -> None:
+    def __init__(self, count: TokenCounter, *, limit: int = LIMIT, words: int = 0, elide: bool = False) -> None:
         self.count = count
+        self.elide = elide  # the engine's elide_speakers: day packing also learns each line's speaker facts
         self.limit = limit
         self.words = words  # the engine's line_words (a summary of a longer text says at most this many words)
         self._facts: dict[tuple[int, str], LineFacts] = {}
@@ -92,11 +96,14 @@ class LineCosts:
         if len(self._lines) + len(units) > self.limit:
             self._lines = {}
         out = []
-        for (rid, unit), cost, text in zip(units, costs, texts):
+        talk = (talk_facts([u for _, u in units], [rid for rid, _ in units], texts, costs, self)
+                if day and self.elide else None)
+        for n, ((rid, unit), cost, text) in enumerate(zip(units, costs, texts)):
             header = group_header(unit)
             stamp = time_stamp(unit) if day else None
             facts = LineFacts(unit.id, unit.scope, cost, key(unit), header, self(header), stamp,
-                              0 if stamp is None else self(stamp), minute_of_day(unit) if day else None)
+                              0 if stamp is None else self(stamp), minute_of_day(unit) if day else None,
+                              *((talk[0][n], talk[1][n], talk[2][n]) if talk is not None else ()))
             if rid is not None:
                 self._facts[(rid, packing)] = facts
                 self._lines[(rid, packing)] = text  # what packing shows of it (:meth:`line`): made once

@@ -21,6 +21,7 @@ from omnimem.results import RawContent as RawContent, minute_of_day as minute_of
 from omnimem.results import day_key as day_key, group_header as group_header, group_key as group_key
 from omnimem.results import grouping as grouping, media_label as media_label, session_line as session_line
 from omnimem.results import time_stamp as time_stamp, unit_line as unit_line
+from omnimem.results import speaker_of as speaker_of, spoken_order as spoken_order
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 
@@ -79,6 +80,7 @@ def build_context(
     whole_top: int = 0,
     line_words: int = 0,
     stamp_gap: int = STAMP_GAP,
+    elide_speakers: bool = False,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -94,7 +96,8 @@ def build_context(
     similarity per extra token, so the budget goes where it buys the most
     relevance. Grouped packings charge a group header when its first hit
     enters (``day`` packing also the time stamps its lines get, ``stamp_gap``:
-    :func:`omnimem.results.stamped`).
+    :func:`omnimem.results.stamped`; with ``elide_speakers`` the ``speaker: ``
+    a line omits where it goes on from the same speaker is not charged).
     Each line is charged its own tokens plus one for its line break; the
     rendered text is then counted exactly, so ``Context.tokens`` is the real
     count of ``Context.render()`` and never exceeds ``budget``. ``costs``, when
@@ -108,10 +111,13 @@ def build_context(
         raise ValueError("one cost per candidate")
     units = [c.unit for c in candidates]
     grouped = grouped_facts(units, packing, count)
+    talk = (talk_facts(units, [c.seq for c in candidates], texts, costs, count)
+            if elide_speakers and packing == "day" else (None, None, None))
     wholes = WholeLines(lambda i: units[i], full_text, line, count)
     plan = fit_plan(costs, *grouped, budget=budget,
                     whole=wholes.cost if max_level >= 2 and (whole_share > 0 or whole_top) else None,
-                    allowance=int(budget * whole_share), top=whole_top if max_level >= 2 else 0, gap=stamp_gap)
+                    allowance=int(budget * whole_share), top=whole_top if max_level >= 2 else 0, gap=stamp_gap,
+                    speakers=talk[0], saves=talk[1], orders=talk[2])
     hits: list[Hit] = []
     dropped: list[str] = []
     for i, (cand, text, cost, fits) in enumerate(zip(candidates, texts, costs, plan.enter)):
@@ -126,7 +132,7 @@ def build_context(
             dropped.append(cand.unit.id)
     return finish_context(query, hits, plan.used, len(candidates), dropped, theta=theta, budget=budget,
                           full_text=full_text, raw_content=raw_content, max_level=max_level, packing=packing,
-                          count=count, stamp_gap=stamp_gap)
+                          count=count, stamp_gap=stamp_gap, elide_speakers=elide_speakers)
 
 
 class WholeLines:
@@ -171,10 +177,21 @@ def grouped_facts(units: Sequence[MAU], packing: str, count: TokenCounter) -> tu
     return keys, header_costs, [minute_of_day(u) for u in units], [0 if s is None else cost(s) for s in stamps]
 
 
+def talk_facts(units: Sequence[MAU], seqs: Sequence[int | None], texts: Sequence[str], costs: Sequence[int],
+               count: TokenCounter) -> tuple[list[str | None], list[int], list[tuple[Any, ...]]]:
+    """What ``elide_speakers`` needs of each line (:func:`fit_plan`): its speaker, the tokens its line saves
+    without ``speaker: `` (its cost less the cost of the rest, never below 0) and its place in spoken order."""
+    speakers = [speaker_of(u) for u in units]
+    saves = [0 if who is None or not text.startswith(f"{who}: ") else max(cost - count(text[len(who) + 2:]), 0)
+             for who, text, cost in zip(speakers, texts, costs)]
+    return speakers, saves, [spoken_order(u, seq) for u, seq in zip(units, seqs)]
+
+
 def finish_context(
     query: str, hits: list[Hit], used: int, total: int, dropped: Sequence[str], *, theta: float, budget: int,
     full_text: Callable[[MAU], str | None], raw_content: Callable[[MAU], RawContent | None], max_level: int,
     packing: str, count: TokenCounter, measure: Callable[[Context], int] | None = None, stamp_gap: int = STAMP_GAP,
+    elide_speakers: bool = False,
 ) -> Context:
     """Levels 2 and 3 on top of the level-1 ``hits`` (rank order, ``used`` tokens), then the exact count.
 
@@ -188,7 +205,8 @@ def finish_context(
         used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count))
     if max_level >= 3:
         used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count))
-    ctx = Context(query, tuple(hits), used, budget, total, tuple(dropped), packing=packing, stamp_gap=stamp_gap)
+    ctx = Context(query, tuple(hits), used, budget, total, tuple(dropped), packing=packing, stamp_gap=stamp_gap,
+                  elide_speakers=elide_speakers)
     return _measured(ctx, measure or (lambda c: count(c.render())))
 
 
@@ -205,6 +223,8 @@ def fit_plan(
     costs: Sequence[int], keys: Sequence[object] | None = None, header_costs: Sequence[int] | None = None,
     stamps: Sequence[int | None] | None = None, stamp_costs: Sequence[int] | None = None, *, budget: int,
     whole: Callable[[int], int | None] | None = None, allowance: int = 0, top: int = 0, gap: int = STAMP_GAP,
+    speakers: Sequence[str | None] | None = None, saves: Sequence[int] | None = None,
+    orders: Sequence[Any] | None = None,
 ) -> Plan:
     """Which lines enter, in rank order, and the tokens they use: a tight loop over integers.
 
@@ -221,7 +241,11 @@ def fit_plan(
     ``whole(i)``, while the context is below ``allowance`` tokens, offers line
     ``i`` whole at that cost (None: no more than its line); it enters whole when
     that stays within ``allowance``; the first ``top`` lines are offered whole
-    against the whole ``budget`` instead. Needs only costs and groups, so a caller
+    against the whole ``budget`` instead. With ``speakers`` (``day`` packing with
+    ``elide_speakers``: each text line's speaker, :func:`talk_facts`) a line that
+    goes on unstamped from a line of its speaker is charged ``saves[i]`` less,
+    its group's lines kept in spoken order (``orders[i]``), which :class:`_Talk`
+    charges exactly as :class:`_Day` does stamps. Needs only costs and groups, so a caller
     that remembers them can decide what fits before fetching any unit.
     """
     enter: list[bool] = []
@@ -264,7 +288,9 @@ def fit_plan(
         elif timed is not None:
             timed.take(i)
         elif day and keys is not None and stamps is not None and stamps[i] is not None:
-            days[keys[i]] = _Day(i, stamps, stamp_costs or (), header_costs or (), gap)
+            days[keys[i]] = (_Day(i, stamps, stamp_costs or (), header_costs or (), gap) if speakers is None else
+                             _Talk(i, stamps, stamp_costs or (), header_costs or (), gap, speakers, saves or (),
+                                   orders or ()))
     return Plan(enter, wholes, used)
 
 
@@ -314,6 +340,58 @@ class _Day:
         minute = self._of(i)
         pos = bisect_right(self.at, minute)
         self.at.insert(pos, minute)
+        self.lines.insert(pos, i)
+
+
+class _Talk(_Day):
+    """:class:`_Day` with ``elide_speakers``: a line omits ``speaker: `` where it goes on, unstamped, from a
+    line of the same speaker (:meth:`omnimem.results.Context.lines`), so adding a line changes at most its
+    own prefix and the next line's, besides the stamps. Lines are kept in spoken order
+    (:func:`omnimem.results.spoken_order`), the order they render in, since the speaker above depends on it.
+    """
+
+    def __init__(self, first: int, minutes: Sequence[int | None], stamp_costs: Sequence[int],
+                 header_costs: Sequence[int], gap: int, speakers: Sequence[str | None], saves: Sequence[int],
+                 orders: Sequence[Any]) -> None:
+        super().__init__(first, minutes, stamp_costs, header_costs, gap)
+        self._who, self._save, self._order = speakers, saves, orders
+        self.keys: list[Any] = [orders[first]]
+
+    def offer(self, i: int) -> int:
+        """The tokens adding line ``i`` changes beyond its own line and break: header, stamps and prefixes."""
+        minute, at, lines, gap, stamp, who, save = (self._of(i), self.at, self.lines, self._gap, self._stamp,
+                                                    self._who, self._save)
+        pos = bisect_right(self.keys, self._order[i])
+        mine = who[i]
+        if pos == 0:  # the new first line (after the header: never elided); the old first may now be either
+            old = lines[0]
+            change = self._header[i] - self._header[old]
+            if at[0] - minute >= gap:
+                return change + stamp[old] + STAMP
+            return change - save[old] if mine is not None and who[old] == mine else change
+        above, before = lines[pos - 1], at[pos - 1]
+        if minute - before >= gap:
+            change = stamp[i] + STAMP
+        else:
+            change = -save[i] if mine is not None and who[above] == mine else 0
+        if pos < len(at):  # the line after it: its stamp and its prefix went on from ``above``, now from ``i``
+            after, later = lines[pos], at[pos]
+            was, now = later - before >= gap, later - minute >= gap
+            if was != now:
+                cost = stamp[after] + STAMP
+                change += cost if now else -cost
+            theirs = who[after]
+            was_elided = not was and theirs is not None and who[above] == theirs
+            now_elided = not now and theirs is not None and mine == theirs
+            if was_elided != now_elided:
+                change += -save[after] if now_elided else save[after]
+        return change
+
+    def take(self, i: int) -> None:
+        """Line ``i`` entered."""
+        pos = bisect_right(self.keys, self._order[i])
+        self.keys.insert(pos, self._order[i])
+        self.at.insert(pos, self._of(i))
         self.lines.insert(pos, i)
 
 

@@ -48,7 +48,8 @@ class Retriever:
 
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
-        self.line_costs = LineCosts(parts.count_tokens, words=parts.settings.line_words)
+        self.line_costs = LineCosts(parts.count_tokens, words=parts.settings.line_words,
+                                    elide=parts.settings.elide_speakers and parts.settings.packing == "day")
         self._reranker: Reranker | None = None
         # what the ranking signals read of each row (a unit's stated words only when that signal is on)
         self.facts = FactCache(statements=parts.settings.statement_weight > 0,
@@ -160,7 +161,7 @@ class Retriever:
                 text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
                 max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
                 whole_share=settings.whole_share, whole_top=settings.whole_top, line_words=settings.line_words,
-                stamp_gap=settings.stamp_gap,
+                stamp_gap=settings.stamp_gap, elide_speakers=settings.elide_speakers,
             )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
@@ -290,6 +291,7 @@ class Retriever:
         known = [facts[rid] for rid in ranked]
         grouped = packing != "line"
         day = packing == "day"
+        talk = day and m.settings.elide_speakers
         line = line_of(packing)
         share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
         allowance = int(limit * share)
@@ -318,7 +320,9 @@ class Retriever:
                                 [f.minute for f in known] if day else None,
                                 [f.stamp_cost for f in known] if day else None, budget=limit,
                                 whole=wholes.cost if allowance or top else None, allowance=allowance, top=top,
-                                gap=m.settings.stamp_gap)
+                                gap=m.settings.stamp_gap, speakers=[f.speaker for f in known] if talk else None,
+                                saves=[f.save for f in known] if talk else None,
+                                orders=[f.order for f in known] if talk else None)
         except _Gone:
             return None
         enter, used = plan.enter, plan.used
@@ -367,6 +371,7 @@ class Retriever:
                 text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
                 raw_content=self.raw, max_level=m.settings.max_level, packing=packing, count=lines,
                 measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count), stamp_gap=m.settings.stamp_gap,
+                elide_speakers=m.settings.elide_speakers,
             )
 
     def _with_neighbours(
