@@ -469,6 +469,19 @@ FIGURES += [  # issue 39, this round (benchmarks/results/final/)
      [("final/burst-gather-ab.json", f"runs.{i}.ratio_p95_to_model") for i in (1, 3, 5)]),
 ]
 
+_STORM = "final/storm-chunk-ab.json"  # runs: chunked pair 1, base pair 1, chunked pair 2, base pair 2
+FIGURES += [  # issue 39, stop 44: a group embedded in short calls while searches come in
+    ("benchmarks/results/PERF.md", "the steady client's search p50 {0} / {1} ms against {2} / {3} ms,\n  p95 {4} / {5} ms "
+     "against {6} / {7} ms; as a ratio to the idle p95 of the same run\n  {8}x / {9}x against {10}x / {11}x",
+     [(_STORM, f"runs.{i}.{key}") for key in ("storm_search_p50_ms", "storm_search_p95_ms",
+                                              "ratio_search_p95_to_idle_p95") for i in (0, 2, 1, 3)]),
+    ("benchmarks/results/PERF.md", "storm add p95 {0} /\n  {1} ms against {2} / {3} ms, and the 32-client mixed load's "
+     "add p95 {4} / {5} ms against {6} / {7} ms",
+     [(_STORM, f"runs.{i}.{key}") for key in ("storm_add_p95_ms", "load_add_p95_ms") for i in (0, 2, 1, 3)]),
+    ("benchmarks/results/PERF.md", "the storm's add throughput: {0} / {1} adds acknowledged in 30 s against {2} / {3}",
+     [(_STORM, f"runs.{i}.storm_adds") for i in (0, 2, 1, 3)]),
+]
+
 
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))

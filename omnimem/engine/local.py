@@ -268,7 +268,7 @@ class LocalEngine:
         as_of = parse_time(r.as_of, default_tz=self.tz) if r.as_of is not None else None
         now = parse_time(r.now, default_tz=self.tz) if r.now is not None else None
         planner = settings.planner if r.planner is None else planner_name(r.planner)
-        with self.parts.reading():
+        with self.parts.reading(search=True):
             return planned_search(self.retriever, planner, Query(text, k, theta, budget, r.scope,
                                                                  r.include_superseded, as_of, now))
 

@@ -9,6 +9,7 @@ indexes), so every holder sees the current ones.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -71,19 +72,28 @@ class Parts:
     wake: Callable[[], None] = lambda: None  # tells the enrichment workers that jobs were enqueued
     _reads: int = 0  # searches in flight (they run without the engine lock)
     _reads_done: threading.Condition = field(default_factory=threading.Condition)
+    _searches: int = 0  # of which searches
+    _search_began: float = float("-inf")  # time.monotonic() when the latest search began
 
     @contextmanager
-    def reading(self) -> Iterator[None]:
-        """Hold the engine open for a search that runs outside ``lock``: ``close`` waits for it to end."""
+    def reading(self, search: bool = False) -> Iterator[None]:
+        """Hold the engine open for a read that runs outside ``lock``: ``close`` waits for it to end.
+
+        ``search``: the read is a search (what :meth:`searches_recent` watches for)."""
         with self._reads_done:
             if self.closed:
                 raise StoreError("this Memory is closed")
             self._reads += 1
+            if search:
+                self._searches += 1
+                self._search_began = time.monotonic()
         try:
             yield
         finally:
             with self._reads_done:
                 self._reads -= 1
+                if search:
+                    self._searches -= 1
                 self._reads_done.notify_all()
 
     def yield_to_reads(self, within: float) -> None:
@@ -95,6 +105,11 @@ class Parts:
             return
         with self._reads_done:
             self._reads_done.wait_for(lambda: self._reads == 0, within)
+
+    def searches_recent(self, within: float) -> bool:
+        """Whether a search is in flight or began in the last ``within`` seconds (searches are coming in)."""
+        with self._reads_done:
+            return self._searches > 0 or time.monotonic() - self._search_began < within
 
     def wait_for_reads(self) -> None:
         """Block until every search that began before ``closed`` was set has ended."""

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from omnimem.embed.base import Vectors
 from omnimem.engine.parts import Parts
 from omnimem.engine.ingest.plan import plan_jobs
 from omnimem.engine.ingest.prepare import AddResult, Pending
@@ -32,6 +35,9 @@ if TYPE_CHECKING:
 Progress = Callable[[int], None]
 BATCH = 256
 READ_FIRST_S = 0.05  # the longest a write waits for the searches in flight before it embeds (Parts.yield_to_reads)
+READ_CHUNK = 8  # while searches are coming in, a group of up to READ_CHUNK_MAX texts is embedded this many at a time
+READ_CHUNK_MAX = 64  # (a larger call, an import or a long dialogue, keeps its one batch: its throughput counts)
+SEARCH_RECENT_S = 0.25  # searches are "coming in" when one is in flight or began this recently (Parts.searches_recent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +184,26 @@ class Ingestor:
                                   self.parts.store.recent_lines(scope, settings.embed_context)]
         return embed_texts(inputs, context=settings.embed_context, dates=settings.embed_dates, history=history)
 
+    def _embed_yielding(self, texts: list[str]) -> Vectors:
+        """The vectors of ``texts``, embedded after the searches in flight have ended (``Parts.yield_to_reads``).
+
+        While searches are coming in (``Parts.searches_recent``), a group commit's texts (up to ``READ_CHUNK_MAX``)
+        are embedded ``READ_CHUNK`` at a time with that wait before each call: a search that arrives while a write
+        embeds then shares the cores with one short call, not with the whole group's (in a storm of adds a group
+        is 20-30 texts, ~100 ms of model time). With no search about, the group is one call: smaller calls cost
+        throughput, and a burst of adds returns after its group's call.
+        """
+        parts = self.parts
+        chunked = READ_CHUNK < len(texts) <= READ_CHUNK_MAX
+        vectors: list[Vectors] = []
+        start = 0
+        while not vectors or start < len(texts):  # one call at least (no texts: the embedder's empty answer)
+            parts.yield_to_reads(READ_FIRST_S)
+            stop = start + READ_CHUNK if chunked and parts.searches_recent(SEARCH_RECENT_S) else len(texts)
+            vectors.append(parts.embedder.embed(texts[start:stop]))
+            start = stop
+        return vectors[0] if len(vectors) == 1 else np.concatenate(vectors)
+
     def build(self, items: Sequence[Pending], ids: Sequence[str]) -> Built:
         """Summaries, one embedding call and the units of accepted items, in order (nothing is written)."""
         deferred = self.parts.settings.enrich != "sync"  # model work is queued as jobs (omnimem.engine.enrich)
@@ -187,8 +213,7 @@ class Ingestor:
             summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
             for item in items
         ]
-        self.parts.yield_to_reads(READ_FIRST_S)
-        vectors = self.parts.embedder.embed(self._embed_texts(items, summaries))
+        vectors = self._embed_yielding(self._embed_texts(items, summaries))
         now = datetime.now(timezone.utc)
         units: list[MAU] = []
         raw: dict[str, bytes] = {}
