@@ -84,12 +84,10 @@ def count_joined(lines: Sequence[str], with_break: TokenCounter, count: TokenCou
         return 0
     if count is not count_tokens:
         return count("\n".join(lines))
-    total = 0
-    for line, after in zip(lines, lines[1:]):
-        if not after or after[0].isspace():
-            return count("\n".join(lines))
-        total += with_break(line)
-    return total + count(lines[-1])
+    rest = lines[1:]
+    if not all(rest) or any(after[0].isspace() for after in rest):
+        return count("\n".join(lines))
+    return sum(map(with_break, lines[:-1])) + count(lines[-1])
 
 
 def truncate_tokens(text: str, max_tokens: int, counter: TokenCounter = count_tokens) -> str:

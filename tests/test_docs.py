@@ -478,6 +478,19 @@ FIGURES += [  # issue 39, stop 44: a group embedded in short calls while searche
     ("benchmarks/results/PERF.md", "storm add p95 {0} /\n  {1} ms against {2} / {3} ms, and the 32-client mixed load's "
      "add p95 {4} / {5} ms against {6} / {7} ms",
      [(_STORM, f"runs.{i}.{key}") for key in ("storm_add_p95_ms", "load_add_p95_ms") for i in (0, 2, 1, 3)]),
+    ("benchmarks/results/PERF.md", "three alternating pairs: global\n  {0} / {1} / {2} ms against {3} / {4} / {5} ms; scoped "
+     "{6} / {7} / {8} ms against\n  {9} / {10} / {11} ms. Within 1,000 tokens: global {12} / {13} / {14} against "
+     "{15} / {16} / {17} ms,\n  scoped {18} / {19} / {20} against {21} / {22} / {23} ms",
+     [(f"final/search-stages-ab-44/{side}-{i}.json", f"runs.{run}.cpu_ms_p50")
+      for run in ("6000-global", "6000-user", "1000-global", "1000-user") for side in ("before", "after")
+      for i in (1, 2, 3)]),
+    ("benchmarks/results/CURRENT.md", "then less work per hit packed: {0} -> {1} ms global, {2} -> {3} ms scoped",
+     [(f"final/search-stages-ab-44/{side}-1.json", f"runs.{run}.cpu_ms_p50")
+      for run in ("6000-global", "6000-user") for side in ("before", "after")]),
+    ("benchmarks/results/PERF.md", "The packing stage (wall, traced round, global):\n  {0} / {1} / {2} ms against "
+     "{3} / {4} / {5} ms",
+     [(f"final/search-stages-ab-44/{side}-{i}.json", "runs.6000-global.traced_stages_wall_ms_mean.pack")
+      for side in ("before", "after") for i in (1, 2, 3)]),
     ("benchmarks/results/PERF.md", "the storm's add throughput: {0} / {1} adds acknowledged in 30 s against {2} / {3}",
      [(_STORM, f"runs.{i}.storm_adds") for i in (0, 2, 1, 3)]),
 ]

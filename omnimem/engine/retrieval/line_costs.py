@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from omnimem.mau import MAU, Scope
+from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.retrieval.pyramid import brief, grouping, line_of, minute_of_day, talk_facts, time_stamp
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
@@ -46,6 +46,7 @@ class LineFacts:
     speaker: str | None = None  # with elide_speakers (day packing): the speaker its line starts with
     save: int = 0  # with elide_speakers: the tokens its line saves without that ``speaker: ``
     order: tuple[Any, ...] | None = None  # with elide_speakers: its place in its group (pyramid.spoken_order)
+    short: bool = False  # a text unit without cold-tier content: its full text is its summary (never whole)
 
 
 class LineCosts:
@@ -56,10 +57,11 @@ class LineCosts:
         self.elide = elide  # the engine's elide_speakers: day packing also learns each line's speaker facts
         self.limit = limit
         self.words = words  # the engine's line_words (a summary of a longer text says at most this many words)
-        self._facts: dict[tuple[int, str], LineFacts] = {}
-        self._breaks: dict[tuple[int, str], int] = {}  # tokens of a row's line followed by a line break
+        # per packing, by row id (a lookup per candidate: an int key, no tuple made and hashed)
+        self._facts: dict[str, dict[int, LineFacts]] = {}
+        self._breaks: dict[str, dict[int, int]] = {}  # tokens of a row's line followed by a line break
         self._short: dict[str, int] = {}
-        self._lines: dict[tuple[int, str], str] = {}  # each row's level-1 line
+        self._lines: dict[str, dict[int, str]] = {}  # each row's level-1 line
         self.hits = 0
         self.misses = 0
 
@@ -76,11 +78,11 @@ class LineCosts:
 
     def known(self, rids: Sequence[int], packing: str) -> dict[int, LineFacts]:
         """The remembered facts of those of ``rids`` seen before."""
-        out = {}
-        for rid in rids:
-            facts = self._facts.get((rid, packing))
-            if facts is not None:
-                out[rid] = facts
+        table = self._facts.get(packing)
+        if table is None:
+            return {}
+        get = table.get
+        out = {rid: facts for rid in rids if (facts := get(rid)) is not None}
         self.hits += len(out)
         return out
 
@@ -91,33 +93,31 @@ class LineCosts:
         day = packing == "day"
         texts = [line(unit, brief(unit, self.words)) for _, unit in units]
         costs = count_many(texts, threads=False) if self.count is count_tokens else [self.count(t) for t in texts]
-        if len(self._facts) + len(units) > self.limit:
-            self._facts = {}
-        if len(self._lines) + len(units) > self.limit:
-            self._lines = {}
+        facts_of = _table(self._facts, packing, len(units), self.limit)
+        lines_of = _table(self._lines, packing, len(units), self.limit)
         out = []
         talk = (talk_facts([u for _, u in units], [rid for rid, _ in units], texts, costs, self)
                 if day and self.elide else None)
         for n, ((rid, unit), cost, text) in enumerate(zip(units, costs, texts)):
             header = group_header(unit)
             stamp = time_stamp(unit) if day else None
+            speaker, save, order = (talk[0][n], talk[1][n], talk[2][n]) if talk is not None else (None, 0, None)
             facts = LineFacts(unit.id, unit.scope, cost, key(unit), header, self(header), stamp,
                               0 if stamp is None else self(stamp), minute_of_day(unit) if day else None,
-                              *((talk[0][n], talk[1][n], talk[2][n]) if talk is not None else ()))
+                              speaker, save, order, unit.modality is Modality.TEXT and unit.raw_ref is None)
             if rid is not None:
-                self._facts[(rid, packing)] = facts
-                self._lines[(rid, packing)] = text  # what packing shows of it (:meth:`line`): made once
+                facts_of[rid] = facts
+                lines_of[rid] = text  # what packing shows of it (:meth:`line`): made once
             out.append(facts)
         self.misses += len(units)
         return out
 
     def line(self, rid: int, unit: MAU, packing: str) -> str:
         """Row ``rid``'s level-1 line (``unit`` is its unit), remembered per row id like its cost."""
-        text = self._lines.get((rid, packing))
+        table = self._lines.get(packing)
+        text = None if table is None else table.get(rid)
         if text is None:
-            if len(self._lines) >= self.limit:
-                self._lines = {}
-            text = self._lines[(rid, packing)] = line_of(packing)(unit, brief(unit, self.words))
+            text = _table(self._lines, packing, 1, self.limit)[rid] = line_of(packing)(unit, brief(unit, self.words))
         return text
 
     def with_breaks(self, rows: Sequence[tuple[int, str]], packing: str) -> list[int]:
@@ -128,12 +128,11 @@ class LineCosts:
         same from one search to the next.
         """
         out: list[int] = []
-        if len(self._breaks) + len(rows) > self.limit:
-            self._breaks = {}
+        table = _table(self._breaks, packing, len(rows), self.limit)
         for rid, line in rows:
-            cost = self._breaks.get((rid, packing))
+            cost = table.get(rid)
             if cost is None:
-                cost = self._breaks[(rid, packing)] = self.count(line + "\n")
+                cost = table[rid] = self.count(line + "\n")
             out.append(cost)
         return out
 
@@ -143,3 +142,11 @@ class LineCosts:
         todo = [(rid, unit) for rid, unit in units if rid is None or rid not in known]
         learnt = iter(self.learn(todo, packing))
         return [known[rid].cost if rid is not None and rid in known else next(learnt).cost for rid, _ in units]
+
+
+def _table(tables: dict[str, dict[int, Any]], packing: str, adding: int, limit: int) -> dict[int, Any]:
+    """The per-row table of one packing, emptied first when ``adding`` more rows would pass ``limit``."""
+    table = tables.get(packing)
+    if table is None or len(table) + adding > limit:
+        table = tables[packing] = {}
+    return table

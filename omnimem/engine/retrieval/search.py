@@ -301,7 +301,8 @@ class Retriever:
             for i, (rid, fact) in enumerate(zip(ranked, known)):
                 if spent >= allowance and i >= top:
                     break
-                head.append(rid)
+                if not fact.short:  # a short text's line is its whole: it is never offered whole
+                    head.append(rid)
                 spent += fact.cost + 1
             with otel.stage("omnimem.search.rows"):
                 units.update(read([rid for rid in head if rid not in units]))
@@ -319,7 +320,8 @@ class Retriever:
                                 [f.header_cost for f in known] if grouped else None,
                                 [f.minute for f in known] if day else None,
                                 [f.stamp_cost for f in known] if day else None, budget=limit,
-                                whole=wholes.cost if allowance or top else None, allowance=allowance, top=top,
+                                whole=(lambda i: None if known[i].short else wholes.cost(i)) if allowance or top
+                                else None, allowance=allowance, top=top,
                                 gap=m.settings.stamp_gap, speakers=[f.speaker for f in known] if talk else None,
                                 saves=[f.save for f in known] if talk else None,
                                 orders=[f.order for f in known] if talk else None)
@@ -333,37 +335,38 @@ class Retriever:
             return None
         self.rows.keep(seq, units)  # every row was read while the store stood at ``seq``
         hits: list[Hit] = []
-        dropped: list[str] = []
+        dropped = [fact.unit_id for fact, fits in zip(known, enter) if not fits]
         summary_lines: list[tuple[int, str]] = []  # (row id, level-1 line) of the hits not shown whole
         deeper = m.settings.max_level >= 2
-        for i, (rid, fact, fits) in enumerate(zip(ranked, known, enter)):
-            if not fits:
-                dropped.append(fact.unit_id)
-                continue
+        whole, line_of_row, found, explain, dot = plan.whole, lines.line, sources.of, sources.explain, np.dot
+        for i in (i for i, fits in enumerate(enter) if fits):  # a hit's work, for the lines that fit only
+            rid = ranked[i]
             unit = units[rid]
-            score = similarity(qvec, unit)
-            if i in plan.whole:
+            vector = unit.embedding
+            score = float(dot(qvec, vector)) if vector is not None else 0.0  # similarity(), inlined
+            if i in whole:
                 level, (shown, cost) = 2, wholes.lines[i]
             else:  # the line its cost was counted for (line_costs: the same line_words)
-                shown, cost = lines.line(rid, unit, packing), fact.cost
+                shown, cost = line_of_row(rid, unit, packing), known[i].cost
                 summary_lines.append((rid, shown))
                 # a short text's full text is its summary: level 2 costs nothing more, so it is given here
                 # (what finish_context's level-2 step would give it, since a free upgrade always fits)
                 level = 2 if deeper and score >= th and unit.raw_ref is None and unit.modality is _TEXT else 1
-            hits.append(Hit(unit, score, level, i + 1, sources.of(rid), shown, cost, None,
-                            *sources.explain(rid), seq=rid))
+            hits.append(Hit(unit, score, level, i + 1, found(rid), shown, cost, None, *explain(rid), seq=rid))
         breaks = dict(zip([text for _, text in summary_lines], lines.with_breaks(summary_lines, packing)))
         # day packing writes a line as "<time of day> <line>" where the chat resumes: that piece is remembered
-        # per row too (its stamp is the row's own), counted the first time it is rendered
-        stamped = {f"{facts[rid].stamp} {text}": rid for rid, text in summary_lines if facts[rid].stamp} if day else {}
+        # per row too (its stamp is the row's own, without a space), counted the first time it is rendered
+        rows_of = {text: rid for rid, text in summary_lines} if day else {}
 
         def with_break(piece: str) -> int:
             known_cost = breaks.get(piece)
             if known_cost is not None:
                 return known_cost
-            rid = stamped.get(piece)
-            if rid is not None:
-                return lines.with_breaks([(rid, piece)], STAMPED)[0]
+            if rows_of:
+                stamp, _, text = piece.partition(" ")
+                rid = rows_of.get(text)
+                if rid is not None and facts[rid].stamp == stamp:
+                    return lines.with_breaks([(rid, piece)], STAMPED)[0]
             return lines(piece + "\n")
 
         with otel.stage("omnimem.search.finish"):
