@@ -196,51 +196,30 @@ class Context:
         return "\n".join(self.lines())
 
     def lines(self) -> list[str]:
-        """The pieces :meth:`render` joins with line breaks: each hit's text, and group headers.
-
-        Runs on every search (the exact count reads it), so each hit's facts are read once, inline.
-        """
+        """The pieces :meth:`render` joins with line breaks: each hit's text, and group headers."""
         if self.packing == "line":
             return [hit.render() for hit in self.hits]
         key, header = grouping(self.packing)
         groups: dict[tuple[Any, ...], list[Hit]] = {}
         for hit in sorted(self.hits, key=_spoken):
-            group = key(hit.unit)
-            members = groups.get(group)
-            if members is None:
-                groups[group] = [hit]
-            else:
-                members.append(hit)
-        if self.packing != "day":  # session packing: a header, then its lines
-            out: list[str] = []
-            for members in groups.values():
-                out.append(header(members[0].unit))
-                out.extend([hit.render() for hit in members])
-            return out
-        elide, gap = self.elide_speakers, max(self.stamp_gap, 1)
+            groups.setdefault(key(hit.unit), []).append(hit)
+        day = self.packing == "day"
+        elide = day and self.elide_speakers
         lines: list[str] = []
         for members in groups.values():
             lines.append(header(members[0].unit))
-            before: int | None = None  # the minute shown above (the header shows its first line's)
+            before = minute_of_day(members[0].unit) if day else None  # the header shows it
             above: str | None = None  # the speaker of the text line above (None: a header, media or no speaker)
-            first = True
             for hit in members:
-                unit = hit.unit
-                when = unit.event_time
-                minute = None if when is None else when.hour * 60 + when.minute  # minute_of_day, inlined
-                text = hit.text if hit.raw is None else hit.render()
-                if first:
-                    first, before = False, minute
-                    lines.append(text)
-                elif before is not None and minute is not None and minute - before >= gap:  # stamped()
-                    lines.append(f"{time_stamp(unit)} {text}")
-                elif elide and above is not None and speaker_of(unit) == above:
-                    lines.append(elided(text, above))
+                minute = minute_of_day(hit.unit) if day else None
+                if stamped(before, minute, self.stamp_gap):
+                    lines.append(f"{time_stamp(hit.unit)} {hit.render()}")
+                elif elide and above is not None and speaker_of(hit.unit) == above:
+                    lines.append(elided(hit.render(), above))
                 else:
-                    lines.append(text)
+                    lines.append(hit.render())
                 before = minute
-                if elide:
-                    above = speaker_of(unit)
+                above = speaker_of(hit.unit) if elide else None
         return lines
 
     def levels(self) -> dict[int, int]:

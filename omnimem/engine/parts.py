@@ -70,7 +70,7 @@ class Parts:
     write_lock: threading.RLock = field(default_factory=threading.RLock)  # one writer; readers not blocked
     closed: bool = False
     wake: Callable[[], None] = lambda: None  # tells the enrichment workers that jobs were enqueued
-    _reads: int = 0  # searches in flight (they run without the engine lock)
+    _reads: int = 0  # reads in flight: searches and the rest (they run without the engine lock)
     _reads_done: threading.Condition = field(default_factory=threading.Condition)
     _searches: int = 0  # of which searches
     _search_began: float = float("-inf")  # time.monotonic() when the latest search began

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 
 UNION_DEPTH = 20  # candidates per retriever in union fusion when neither depth nor top_k says
-_TEXT = Modality.TEXT
 STAMPED = "day-stamped"  # the line-cost cache's key for a day-packed line written after its time of day
 GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
 
@@ -338,21 +337,20 @@ class Retriever:
         dropped = [fact.unit_id for fact, fits in zip(known, enter) if not fits]
         summary_lines: list[tuple[int, str]] = []  # (row id, level-1 line) of the hits not shown whole
         deeper = m.settings.max_level >= 2
-        whole, line_of_row, found, explain, dot = plan.whole, lines.line, sources.of, sources.explain, np.dot
         for i in (i for i, fits in enumerate(enter) if fits):  # a hit's work, for the lines that fit only
-            rid = ranked[i]
+            rid, fact = ranked[i], known[i]
             unit = units[rid]
-            vector = unit.embedding
-            score = float(dot(qvec, vector)) if vector is not None else 0.0  # similarity(), inlined
-            if i in whole:
+            score = similarity(qvec, unit)
+            if i in plan.whole:
                 level, (shown, cost) = 2, wholes.lines[i]
             else:  # the line its cost was counted for (line_costs: the same line_words)
-                shown, cost = line_of_row(rid, unit, packing), known[i].cost
+                shown, cost = lines.line(rid, unit, packing), fact.cost
                 summary_lines.append((rid, shown))
                 # a short text's full text is its summary: level 2 costs nothing more, so it is given here
                 # (what finish_context's level-2 step would give it, since a free upgrade always fits)
-                level = 2 if deeper and score >= th and unit.raw_ref is None and unit.modality is _TEXT else 1
-            hits.append(Hit(unit, score, level, i + 1, found(rid), shown, cost, None, *explain(rid), seq=rid))
+                level = 2 if deeper and score >= th and fact.short else 1
+            hits.append(Hit(unit, score, level, i + 1, sources.of(rid), shown, cost, None,
+                            *sources.explain(rid), seq=rid))
         breaks = dict(zip([text for _, text in summary_lines], lines.with_breaks(summary_lines, packing)))
         # day packing writes a line as "<time of day> <line>" where the chat resumes: that piece is remembered
         # per row too (its stamp is the row's own, without a space), counted the first time it is rendered
