@@ -496,6 +496,26 @@ FIGURES += [  # issue 39, stop 44: a group embedded in short calls while searche
 ]
 
 
+_INGEST_45 = "final/ingest-ab-45/{}-{}.json"
+_STAGES_45 = "final/search-stages-ab-45/{}-{}.json"
+FIGURES += [  # issue 39, stop 45: the BM25 index's work per add
+    ("benchmarks/results/PERF.md", "before / after:\n  {0} / {1} against {2} / {3}, with {4} / {5} ms of omnimem's own "
+     "work per turn against {6} / {7} ms",
+     [(_INGEST_45.format(side, i), "single.ratio") for side in ("before", "after") for i in (1, 2)]
+     + [(_INGEST_45.format(side, i), "single.overhead_ms_per_turn") for side in ("before", "after") for i in (1, 2)]),
+    ("benchmarks/results/CURRENT.md", "one `add` per turn: {0} / {1} of the raw embedder's throughput on the same texts "
+     "against {2} / {3} before",
+     [(_INGEST_45.format(side, i), "single.ratio") for side in ("after", "before") for i in (1, 2)]),
+    ("benchmarks/results/PERF.md", "One `add_dialogue` per\n  session: {0} / {1} against {2} / {3}.",
+     [(_INGEST_45.format(side, i), "session.ratio") for side in ("before", "after") for i in (1, 2)]),
+    ("benchmarks/results/PERF.md", "global {0} / {1} ms against\n  {2} / {3} ms, scoped {4} / {5} against {6} / {7} ms; "
+     "the BM25 stage (wall, traced, global)\n  {8} / {9} against {10} / {11} ms",
+     [(_STAGES_45.format(side, i), f"runs.{run}.cpu_ms_p50") for run in ("6000-global", "6000-user")
+      for side in ("before", "after") for i in (1, 2)]
+     + [(_STAGES_45.format(side, i), "runs.6000-global.traced_stages_wall_ms_mean.sparse")
+        for side in ("before", "after") for i in (1, 2)]),
+]
+
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))
     parts = path.split(".")

@@ -185,3 +185,55 @@ def test_words_match_across_their_forms():
     index.add([1, 2, 3], ["I spent Saturday painting", "she paints harbours", "a bowl of soup"])
     assert {rid for rid, _ in index.search("paint", 5)} == {1, 2}
     assert {rid for rid, _ in index.search("painted harbour", 5)} == {1, 2}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([*"aábc dé.'-_9Ü\u0130\n", "the ", "The ", "running ", "RUNS ", "ß"]),
+                         max_size=30).map("".join), max_size=4))
+def test_tokens_are_bm25s_tokens(texts: list[str]) -> None:
+    """omnimem.text.tokenize writes out bm25s.tokenize's rules: the same tokens for any text."""
+    stemmer = sparse_module.tokenize.__globals__["_stemmer"]()
+    assert tokenize(texts) == bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, return_ids=False,
+                                             show_progress=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 3)), min_size=1, max_size=25))
+def test_segments_hold_the_postings_scipy_builds(ops: list[tuple[int, int]]) -> None:
+    """Built and merged by hand, a segment's postings equal a scipy matrix of its live documents' term counts
+    (canonical: each term's documents in order, no duplicates), whatever the order of adds and deletes."""
+    import scipy.sparse
+
+    texts = corpus(200, seed=9)
+    index = SparseIndex(merge_factor=2)
+    rng = random.Random(len(ops))
+    live: dict[int, str] = {}
+    for size, drop in ops:
+        batch = rng.sample(range(200), size)  # row ids in any order, some already indexed (replaced)
+        index.add(batch, [texts[r] for r in batch])
+        live.update({r: texts[r] for r in batch})
+        gone = rng.sample(sorted(live), min(drop, len(live)))
+        index.remove(gone)
+        for r in gone:
+            del live[r]
+        for seg in index._segments:
+            assert list(seg.rids) == sorted(seg.rids)
+            canonical = scipy.sparse.csc_matrix((seg.postings.data, seg.postings.indices, seg.postings.indptr),
+                                                shape=(seg.postings.rows, len(seg.postings.indptr) - 1))
+            assert canonical.has_canonical_format  # each term's documents ascending, each once
+    index.compact()
+    if not live:
+        return
+    [seg] = index._segments
+    rids = sorted(live)
+    assert seg.rids.tolist() == rids
+    rows, cols = [], []
+    for row, rid in enumerate(rids):
+        for term in tokenize([live[rid]])[0]:
+            rows.append(row)
+            cols.append(index._vocab[term])
+    expected = scipy.sparse.csc_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
+                                       shape=(len(rids), len(index._vocab)))
+    expected.sum_duplicates()
+    for name in ("indptr", "indices", "data"):
+        assert getattr(seg.postings, name).tolist() == getattr(expected, name).tolist(), name

@@ -4,7 +4,7 @@ Documents are tokenised by ``bm25s`` (lower case, English stop words) and
 stemmed with PyStemmer, as before; the retriever drops a full English stop
 list from queries first (:func:`omnimem.text.content_words`). Instead of bm25s's static index, which
 bakes the corpus statistics into every stored score, the postings live in
-segments (sparse document x term matrices of term counts, :mod:`scipy.sparse`):
+segments (document x term matrices of term counts, in compressed sparse column arrays):
 
 - an add builds a small segment from just the new documents; segments of
   similar size are merged (the tail merges into its neighbour once it reaches
@@ -45,6 +45,7 @@ from omnimem.text import tokenize
 
 TextSource = Callable[[], Iterable[tuple[int, str]]]
 Ids = npt.NDArray[np.int64]
+Positions = npt.NDArray[np.int32] | npt.NDArray[np.int64]  # int32 while they fit, as scipy.sparse does
 K1 = 1.5
 B = 0.75
 MERGE_FACTOR = 8
@@ -52,13 +53,46 @@ BACKGROUND_AT = 50_000  # documents: merges this large run in a background threa
 # A search admitting fewer than 1/SCOPED_FRACTION of a segment's documents scores only those (binary search
 # in each query term's postings) instead of the whole segment: one user's units among millions.
 SCOPED_FRACTION = 8
+SPARSE_COLUMNS = 4  # a segment using under 1/SPARSE_COLUMNS of the vocabulary's terms keeps a column map
 _FORMAT = 2  # omnimem's own segment files (format 1 was a bm25s folder)
 
 
-def _sparse() -> Any:
-    import scipy.sparse
+@dataclass(frozen=True, eq=False)
+class _Postings:
+    """A documents x terms matrix of term counts in compressed sparse column form (``scipy.sparse.csc_matrix``'s
+    three arrays and meaning, always canonical: each column's documents ascending, each once).
 
-    return scipy.sparse
+    Dense columns (``columns`` None): term ``t``'s documents are ``indices[indptr[t]:indptr[t + 1]]``; term ids
+    at or past ``len(indptr) - 1`` (newer than the segment) have none. Sparse columns, for a segment that uses
+    few of the vocabulary's terms (the small segments a one-turn add makes and merges): ``columns`` maps each
+    term it has to its column, so building and merging it costs its own postings, not the vocabulary's size.
+    Plain arrays, so a one-document segment costs no format checks; :func:`_postings` is where they are made.
+    """
+
+    indptr: Positions
+    indices: Positions
+    data: npt.NDArray[np.float32]
+    rows: int
+    columns: dict[int, int] | None = None
+
+    def span(self, term: int) -> tuple[int, int]:
+        """Where ``term``'s postings are in ``indices`` and ``data`` (an empty span when it has none)."""
+        if self.columns is not None:
+            col = self.columns.get(term)
+            if col is None:
+                return 0, 0
+        elif term + 1 >= len(self.indptr):
+            return 0, 0
+        else:
+            col = term
+        return int(self.indptr[col]), int(self.indptr[col + 1])
+
+    def terms(self) -> Ids:
+        """The term of each posting, in order."""
+        names = np.arange(len(self.indptr) - 1, dtype=np.int64) if self.columns is None \
+            else np.fromiter(self.columns, dtype=np.int64, count=len(self.columns))
+        out: Ids = np.repeat(names, np.diff(self.indptr))
+        return out
 
 
 @dataclass(eq=False)
@@ -68,15 +102,8 @@ class _Segment:
     rids: Ids  # ascending
     lengths: npt.NDArray[np.float64]  # tokens per document
     tags: Ids
-    postings: Any  # scipy csc_matrix, documents x terms, term counts (float32)
+    postings: _Postings  # scoped scoring binary-searches a term's documents: they are in order
     live: npt.NDArray[np.bool_]
-
-    def __post_init__(self) -> None:
-        # Scoped scoring looks documents up in a term's postings by binary search, which needs each
-        # column's document positions in order. A segment is built before any reader sees it, so the
-        # in-place sort here is safe; it is a check only when the postings are already sorted.
-        if not self.postings.has_sorted_indices:
-            self.postings.sort_indices()
 
     def __len__(self) -> int:
         return len(self.rids)
@@ -162,7 +189,8 @@ class SparseIndex:
             return
         self._ensure()
         with self._writer:
-            self.remove(rids)
+            if min(rids) <= max((int(seg.rids[-1]) for seg in self._segments if len(seg)), default=-1):
+                self.remove(rids)  # some may be indexed already (a new row id is above every one indexed)
             segment = self._build(rids, texts, tags, self._vocab)  # grows the vocabulary: new ids only
             with self._rw.write():
                 self._segments = [*self._segments, segment]
@@ -200,8 +228,9 @@ class SparseIndex:
                 self._segments = [merged] if len(merged) else []
 
     def _all_terms_used(self) -> bool:
-        counts = np.diff(self._segments[0].postings.indptr)
-        return bool(len(counts) == len(self._vocab) and (counts > 0).all())
+        postings = self._segments[0].postings
+        counts = np.diff(postings.indptr)
+        return bool(postings.columns is None and len(counts) == len(self._vocab) and (counts > 0).all())
 
     def _merge_tail(self) -> None:
         """Merge the newest segment into the one before while it is at least 1/merge_factor its size.
@@ -258,39 +287,66 @@ class SparseIndex:
         tokens = tokenize(list(texts)) if texts else []
         ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
         lengths = np.fromiter((len(d) for d in ids), dtype=np.float64, count=len(ids))
-        rows = np.repeat(np.arange(len(ids), dtype=np.int64), lengths.astype(np.int64))
-        cols = np.fromiter((t for d in ids for t in d), dtype=np.int64, count=int(lengths.sum()))
-        matrix = _sparse().csc_matrix((np.ones(len(cols), dtype=np.float32), (rows, cols)),
-                                      shape=(len(ids), len(vocab)), dtype=np.float32)
-        matrix.sum_duplicates()
+        docs = np.repeat(np.arange(len(ids), dtype=np.int64), lengths.astype(np.int64))
+        terms = np.fromiter((t for d in ids for t in d), dtype=np.int64, count=int(lengths.sum()))
         rid_arr = np.asarray(rids, dtype=np.int64)
         tag_arr = np.zeros(len(rid_arr), dtype=np.int64) if tags is None else np.asarray(tags, dtype=np.int64)
-        return _sorted(_Segment(rid_arr, lengths, tag_arr, matrix, np.ones(len(rid_arr), dtype=bool)))
+        order = _order(rid_arr)
+        if order is not None:  # documents in row-id order: renumber the postings' documents to match
+            rid_arr, lengths, tag_arr = rid_arr[order], lengths[order], tag_arr[order]
+            docs = _ranks(order)[docs]
+        # one posting per (term, document) with its count, in (term, document) order
+        keys, counts = np.unique(terms * max(len(ids), 1) + docs, return_counts=True)
+        postings = _postings(keys % max(len(ids), 1), keys // max(len(ids), 1), counts.astype(np.float32),
+                             len(ids), len(vocab))
+        return _Segment(rid_arr, lengths, tag_arr, postings, np.ones(len(rid_arr), dtype=bool))
 
     def _merged(self, segments: Sequence[_Segment], vocab: dict[str, int] | None) -> _Segment:
-        """The live documents of ``segments`` in one segment; ``vocab`` given: renumber terms into it."""
-        sp = _sparse()
-        width = len(self._vocab)
-        parts, rids, lengths, tags = [], [], [], []
+        """The live documents of ``segments`` in one segment; ``vocab`` given: renumber terms into it.
+
+        Works on the postings' own arrays: each kept posting gets its document's new position, and the
+        postings are put in (term, document) order again. A tail merge after a one-turn add is a few
+        hundred postings, where ``scipy.sparse.vstack`` would spend most of its time in format checks.
+        """
+        docs, terms, data, rids, lengths, tags = [], [], [], [], [], []
+        base = 0
         for seg in segments:
-            keep = np.flatnonzero(seg.live)
-            matrix = seg.postings if len(keep) == len(seg) else seg.postings[keep]
-            parts.append(_widen(matrix, width))
-            rids.append(seg.rids[keep])
-            lengths.append(seg.lengths[keep])
-            tags.append(seg.tags[keep])
-        matrix = sp.vstack(parts, format="csc") if parts else sp.csc_matrix((0, width), dtype=np.float32)
+            live = seg.live.copy()  # a background merge runs beside deletes: one snapshot of the mask
+            position = np.cumsum(live) - 1 + base  # new position of each kept document
+            matrix = seg.postings
+            seg_docs = matrix.indices.astype(np.int64)
+            seg_terms = matrix.terms()
+            kept = live[seg_docs]
+            docs.append(position[seg_docs[kept]])
+            terms.append(seg_terms[kept])
+            data.append(matrix.data[kept])
+            rids.append(seg.rids[live])
+            lengths.append(seg.lengths[live])
+            tags.append(seg.tags[live])
+            base += int(live.sum())
+        all_docs = np.concatenate(docs) if docs else np.zeros(0, np.int64)
+        all_terms = np.concatenate(terms) if terms else np.zeros(0, np.int64)
+        all_data = np.concatenate(data) if data else np.zeros(0, np.float32)
+        rid_arr = np.concatenate(rids) if rids else np.zeros(0, np.int64)
+        length_arr = np.concatenate(lengths) if lengths else np.zeros(0)
+        tag_arr = np.concatenate(tags) if tags else np.zeros(0, np.int64)
+        width = len(self._vocab)
         if vocab is not None:  # keep only the terms some live document uses
-            used = np.flatnonzero(np.diff(matrix.indptr) > 0)
+            used = np.unique(all_terms)
             names = list(self._vocab)
             for new, old in enumerate(used.tolist()):
                 vocab[names[old]] = new
-            matrix = matrix[:, used]
-        segment = _Segment(np.concatenate(rids) if rids else np.zeros(0, np.int64),
-                           np.concatenate(lengths) if lengths else np.zeros(0),
-                           np.concatenate(tags) if tags else np.zeros(0, np.int64),
-                           matrix.tocsc(), np.ones(sum(len(r) for r in rids), dtype=bool))
-        return _sorted(segment)
+            all_terms = np.searchsorted(used, all_terms)
+            width = len(used)
+        order = _order(rid_arr)
+        if order is None:  # segments in row-id order (the usual case): each term's postings are already
+            sort = np.argsort(all_terms, kind="stable")  # in document order within each segment
+        else:  # a replaced row id came back lower than others: renumber documents, then sort fully
+            rid_arr, length_arr, tag_arr = rid_arr[order], length_arr[order], tag_arr[order]
+            all_docs = _ranks(order)[all_docs]
+            sort = np.argsort(all_terms * max(len(rid_arr), 1) + all_docs)
+        postings = _postings(all_docs[sort], all_terms[sort], all_data[sort], len(rid_arr), width)
+        return _Segment(rid_arr, length_arr, tag_arr, postings, np.ones(len(rid_arr), dtype=bool))
 
     # -- reads --------------------------------------------------------------------
     def rids(self) -> Ids:
@@ -396,9 +452,11 @@ class SparseIndex:
             tmp.mkdir(parents=True)
             seg = self._segments[0] if self._segments else None
             width = len(self._vocab)
-            matrix = seg.postings if seg is not None else _sparse().csc_matrix((0, width), dtype=np.float32)
+            matrix = seg.postings if seg is not None else _Postings(
+                np.zeros(width + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float32), 0)
+            assert matrix.columns is None  # compacted: every term of the vocabulary is used, so dense
             np.savez(tmp / "postings.npz", data=matrix.data, indices=matrix.indices, indptr=matrix.indptr,
-                     shape=np.asarray(matrix.shape, dtype=np.int64),
+                     shape=np.asarray((matrix.rows, len(matrix.indptr) - 1), dtype=np.int64),
                      rids=seg.rids if seg is not None else np.zeros(0, np.int64),
                      lengths=seg.lengths if seg is not None else np.zeros(0),
                      tags=seg.tags if seg is not None else np.zeros(0, np.int64))
@@ -422,7 +480,9 @@ class SparseIndex:
         index = cls(source)
         with np.load(final / "postings.npz") as arrays:
             shape = tuple(int(x) for x in arrays["shape"])
-            matrix = _sparse().csc_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+            # written canonical by save (and by the scipy-based format-2 code before it)
+            matrix = _Postings(arrays["indptr"], arrays["indices"], arrays["data"].astype(np.float32, copy=False),
+                               shape[0])
             segment = _Segment(arrays["rids"], arrays["lengths"], arrays["tags"], matrix,
                                np.ones(shape[0], dtype=bool))
         index._vocab = {t: i for i, t in enumerate(json.loads((final / "vocab.json").read_text(encoding="utf-8")))}
@@ -457,12 +517,10 @@ def _best(ids: Ids, scores: npt.NDArray[np.float32], k: int) -> tuple[Ids, npt.N
     return ids[keep], scores[keep]
 
 
-def _docs(seg: _Segment, term: int) -> npt.NDArray[np.int32]:
+def _docs(seg: _Segment, term: int) -> Positions:
     """Document positions of ``term`` in ``seg``, in order (nothing for a term newer than the segment)."""
-    indptr = seg.postings.indptr
-    if term + 1 >= len(indptr):
-        return np.zeros(0, dtype=np.int32)
-    docs: npt.NDArray[np.int32] = seg.postings.indices[indptr[term]:indptr[term + 1]]
+    a, b = seg.postings.span(term)
+    docs: Positions = seg.postings.indices[a:b]
     return docs
 
 
@@ -479,11 +537,8 @@ def _score_few(seg: _Segment, docs: npt.NDArray[np.intp], term_ids: list[int], i
         return None
     scores = np.zeros(len(docs), dtype=np.float32)
     touched = False
-    indptr = seg.postings.indptr
     for t in term_ids:
-        if t + 1 >= len(indptr):
-            continue
-        a, b = int(indptr[t]), int(indptr[t + 1])
+        a, b = seg.postings.span(t)
         if a == b:
             continue
         column = seg.postings.indices[a:b]
@@ -502,28 +557,40 @@ def _score_few(seg: _Segment, docs: npt.NDArray[np.intp], term_ids: list[int], i
     return seg.rids[docs[hit]], scores[hit]
 
 
-def _column(seg: _Segment, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+def _column(seg: _Segment, term: int) -> tuple[Positions, npt.NDArray[np.float64]]:
     """Document positions and counts of ``term`` in ``seg`` (nothing for a term newer than the segment)."""
-    indptr = seg.postings.indptr
-    if term + 1 >= len(indptr):
-        return np.zeros(0, dtype=np.int32), np.zeros(0)
-    a, b = indptr[term], indptr[term + 1]
+    a, b = seg.postings.span(term)
     return seg.postings.indices[a:b], seg.postings.data[a:b].astype(np.float64)
 
 
-def _widen(matrix: Any, width: int) -> Any:
-    """The same postings seen with ``width`` term columns (new terms have none); shares the arrays."""
-    rows, cols = matrix.shape
-    if cols == width:
-        return matrix
-    indptr = np.concatenate([matrix.indptr, np.full(width - cols, matrix.indptr[-1], dtype=matrix.indptr.dtype)])
-    return _sparse().csc_matrix((matrix.data, matrix.indices, indptr), shape=(rows, width))
+def _order(rids: Ids) -> npt.NDArray[np.intp] | None:
+    """The permutation that puts ``rids`` in ascending order, or None when they already are."""
+    if len(rids) < 2 or bool((rids[1:] > rids[:-1]).all()):
+        return None
+    order: npt.NDArray[np.intp] = np.argsort(rids, kind="stable")
+    return order
 
 
-def _sorted(seg: _Segment) -> _Segment:
-    """The segment with its documents in row-id order (ids are looked up by binary search)."""
-    if len(seg.rids) < 2 or bool((np.diff(seg.rids) > 0).all()):
-        return seg
-    order = np.argsort(seg.rids, kind="stable")
-    return _Segment(seg.rids[order], seg.lengths[order], seg.tags[order], seg.postings[order].tocsc(),
-                    seg.live[order])
+def _ranks(order: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    """Each old position's new position under ``order``."""
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.arange(len(order), dtype=np.int64)
+    return ranks
+
+
+def _postings(docs: Ids, terms: Ids, counts: npt.NDArray[np.float32], n_docs: int, width: int) -> _Postings:
+    """The postings matrix of entries already in (term, document) order, one per pair; its columns sparse when
+    it uses fewer than a quarter of the ``width`` terms."""
+    starts = np.flatnonzero(np.concatenate(([True], terms[1:] != terms[:-1]))) if len(terms) else \
+        np.zeros(0, dtype=np.int64)
+    columns: dict[int, int] | None = None
+    if len(starts) * SPARSE_COLUMNS < width:
+        indptr: Positions = np.append(starts, len(terms)).astype(np.int64)
+        columns = dict(zip(terms[starts].tolist(), range(len(starts))))
+    else:
+        indptr = np.zeros(width + 1, dtype=np.int64)
+        np.cumsum(np.bincount(terms, minlength=width), out=indptr[1:])
+    positions: Positions = docs
+    if max(len(docs), n_docs) < np.iinfo(np.int32).max:
+        indptr, positions = indptr.astype(np.int32), docs.astype(np.int32)
+    return _Postings(indptr, positions, counts.astype(np.float32, copy=False), n_docs, columns)
