@@ -68,9 +68,13 @@ def tokenize(texts: list[str]) -> list[list[str]]:
     its time on a one-text call, and the index tokenises each add and each search alone.
     The tests compare the two on random text.
     """
-    stem = _stemmer().stemWords
     stop = _index_stop()
-    return [stem([w for w in _TOKEN.findall(text.lower()) if w not in stop]) for text in texts]
+    words = [[w for w in _TOKEN.findall(text.lower()) if w not in stop] for text in texts]
+    if len(words) == 1:
+        return [_stemmer().stemWords(words[0])]
+    distinct = list(dict.fromkeys(w for doc in words for w in doc))  # each word stemmed once per call, as bm25s does
+    stems = dict(zip(distinct, _stemmer().stemWords(distinct)))
+    return [[stems[w] for w in doc] for doc in words]
 
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s's (and scikit-learn's) token pattern
