@@ -359,11 +359,13 @@ FIGURES: list[tuple[str, str, list[tuple[str, str]]]] = [
      "test split)",
      [(PG, overall("omnimem", "1k")), (PG, overall("omnimem", "6k")),
       (PG_LITE, overall("omnimem", "1k")), (PG_LITE, overall("omnimem", "6k"))]),
-    ("benchmarks/results/CURRENT.md", "a user-scoped search takes {0}x the embedded time ({1}x at 1M",
-     [("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.search_user_p50"),
+    ("benchmarks/results/CURRENT.md", "a user-scoped search takes {0}x / {1}x the embedded time in two runs ({2}x at 1M",
+     [("final/pg-scale-ab-45/after-1.json", "ratios_postgresql_over_embedded.search_user_p50"),
+      ("final/pg-scale-ab-45/after-2.json", "ratios_postgresql_over_embedded.search_user_p50"),
       ("postgres/pg-scale-1000000.json", "ratios_postgresql_over_embedded.search_user_p50")]),
-    ("benchmarks/results/CURRENT.md", "an unscoped one over all units {0}x",
-     [("postgres/pg-scale-100000.json", "ratios_postgresql_over_embedded.search_global_p50")]),
+    ("benchmarks/results/CURRENT.md", "an unscoped one over all units {0}x / {1}x, against {2}x / {3}x before",
+     [(f"final/pg-scale-ab-45/{side}-{i}.json", "ratios_postgresql_over_embedded.search_global_p50")
+      for side in ("after", "before") for i in (1, 2)]),
     ("benchmarks/results/CURRENT.md", "a cold search prints in {0} s instead of {1} s",
      [("cold-start.json", "phases_cli.to_first_result_s"),
       ("cold-start.json", "phases_store_model_writable.to_first_result_s")]),
@@ -514,6 +516,21 @@ FIGURES += [  # issue 39, stop 45: the BM25 index's work per add
       for side in ("before", "after") for i in (1, 2)]
      + [(_STAGES_45.format(side, i), "runs.6000-global.traced_stages_wall_ms_mean.sparse")
         for side in ("before", "after") for i in (1, 2)]),
+]
+_PG_45 = "final/pg-scale-ab-45/{}-{}.json"
+FIGURES += [  # issue 39, stop 45: PostgreSQL's text search from the postings alone, beside the dense query
+    ("benchmarks/results/PERF.md", "global {0}x / {1}x against {2}x / {3}x ({4} / {5} ms against {6} / {7} ms); scoped "
+     "to a\n  user {8}x / {9}x against {10}x / {11}x.",
+     [(_PG_45.format(side, i), "ratios_postgresql_over_embedded.search_global_p50") for side in ("before", "after")
+      for i in (1, 2)]
+     + [(_PG_45.format(side, i), "postgresql.search_global.p50_ms") for side in ("before", "after") for i in (1, 2)]
+     + [(_PG_45.format(side, i), "ratios_postgresql_over_embedded.search_user_p50") for side in ("before", "after")
+        for i in (1, 2)]),
+    ("docs/postgres.md", "p50 {0}x / {1}x the embedded backend at 100k in two runs",
+     [(_PG_45.format("after", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]),
+    ("docs/postgres.md", "p50 {0}x / {1}x the embedded backend at 100k\n  ({2} / {3} ms",
+     [(_PG_45.format("after", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]
+     + [(_PG_45.format("after", i), "postgresql.search_global.p50_ms") for i in (1, 2)]),
 ]
 
 def _value(file: str, path: str) -> Any:

@@ -86,6 +86,8 @@ class EmbeddedSearch:
 class EmbeddedCandidates:
     """One search's view: the admitted row ids (``None``: every unit) and the indexes."""
 
+    together = False  # each lookup is a millisecond in this process: a second thread would cost more
+
     def __init__(self, search: EmbeddedSearch, allowed: Ids | None) -> None:
         self._search = search
         self.allowed = allowed

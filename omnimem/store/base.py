@@ -284,6 +284,8 @@ class UnitStore(GraphSource, KeyStore, Protocol):
 class Candidates(Protocol):
     """One search's view of the units a :class:`SearchFilter` admits."""
 
+    together: bool  # whether a search should ask for its dense and text lists at once (each waits on a server)
+
     def dense(self, vector: Vector, k: int) -> list[tuple[int, float]]:
         """(row id, cosine similarity) of the ``k`` nearest admitted units."""
         ...

@@ -14,8 +14,11 @@ from omnimem.errors import InvalidInputError, StoreError
 from omnimem.mau import MAU, Scope
 from omnimem.store.postgres.bulk import BulkLoader
 from omnimem.store.postgres.migrate import migrate
-from omnimem.store.postgres.schema import SCHEMA_VERSION
+from omnimem.store.base import SearchFilter
+from omnimem.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
 from tests.postgres_server import PostgresServer
+
+MIGRATION_8 = next(name for number, name, _ in MIGRATIONS if number == 8)
 
 DIALOGUE = [
     ("ann", "s1", "I went kayaking on the lake with Omar last Sunday."),
@@ -215,8 +218,9 @@ def test_pg_load_copies_an_embedded_store_into_an_empty_database(pg_url: str, tm
 
 
 def test_text_search_reads_covering_indexes_and_a_bulk_load_leaves_them_usable(pg_url: str, tmp_path: Path) -> None:
-    """Migration 6: postings and unit lengths come from indexes alone (index-only scans), which needs the
-    visibility map a bulk load's closing ``VACUUM ANALYZE`` sets, and the planner statistics it gathers."""
+    """Migrations 6 and 8: postings with their units' lengths, and the best candidates' filter columns, come
+    from indexes alone (index-only scans), which needs the visibility map a bulk load's closing ``VACUUM ANALYZE``
+    sets, and the planner statistics it gathers."""
     units = _embedded(tmp_path / "mem")
     with Memory(url=pg_url, embedder="fake") as pg:
         with BulkLoader(pg.store, maintenance_work_mem="64MB") as load:  # type: ignore[arg-type]
@@ -226,7 +230,7 @@ def test_text_search_reads_covering_indexes_and_a_bulk_load_leaves_them_usable(p
     with psycopg.connect(pg_url) as conn:
         defs = dict(conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN "
                                  "('terms_term', 'units_rid')").fetchall())
-        assert "INCLUDE (tenant, rid, tf)" in defs["terms_term"]
+        assert "INCLUDE (tenant, rid, tf, doc_len)" in defs["terms_term"]
         assert "UNIQUE" in defs["units_rid"] and "INCLUDE (tenant, doc_len, superseded_by)" in defs["units_rid"]
         settled = dict(conn.execute("SELECT relname, last_vacuum IS NOT NULL AND last_analyze IS NOT NULL "
                                     "FROM pg_stat_user_tables WHERE relname IN ('units', 'terms')").fetchall())
@@ -234,6 +238,29 @@ def test_text_search_reads_covering_indexes_and_a_bulk_load_leaves_them_usable(p
         conn.execute("SET enable_seqscan = off")  # a few rows: without these the planner reads the tables whole
         conn.execute("SET enable_bitmapscan = off")
         plan = "\n".join(r[0] for r in conn.execute(
-            "EXPLAIN SELECT t.rid, t.tf, u.doc_len FROM terms t JOIN units u ON u.rid = t.rid "
+            "EXPLAIN SELECT t.rid, t.tf, t.doc_len, u.superseded_by FROM terms t JOIN units u ON u.rid = t.rid "
             "WHERE t.term = 'kayak' AND u.superseded_by IS NULL").fetchall())
         assert "Index Only Scan using terms_term" in plan and "Index Only Scan using units_rid" in plan
+
+
+def test_migration_8_gives_existing_postings_their_units_lengths(pg_url: str) -> None:
+    """A store written before postings carried lengths (schema 7) searches the same once migrated."""
+    with Memory(url=pg_url, embedder="fake") as pg:
+        for user, session, text in DIALOGUE:
+            pg.add(text, user_id=user, session_id=session)
+        before = [pg.engine.parts.search.within(SearchFilter(Scope(u))).text("kayak lake marathon", 10)
+                  for u in (None, "ann")]
+    with psycopg.connect(pg_url) as conn:  # back to schema 7: postings without lengths, its covering index
+        conn.execute("DROP INDEX terms_term")
+        conn.execute("ALTER TABLE terms DROP COLUMN doc_len")
+        conn.execute("CREATE INDEX terms_term ON terms (term) INCLUDE (tenant, rid, tf)")
+        conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+        conn.commit()
+        assert migrate(conn) == [(8, MIGRATION_8)]
+        mismatched = conn.execute("SELECT COUNT(*) FROM terms t JOIN units u ON u.rid = t.rid "
+                                  "WHERE t.doc_len <> u.doc_len OR t.doc_len = 0").fetchone()[0]
+        assert mismatched == 0
+    with Memory(url=pg_url, embedder="fake") as pg:
+        after = [pg.engine.parts.search.within(SearchFilter(Scope(u))).text("kayak lake marathon", 10)
+                 for u in (None, "ann")]
+    assert after == before and before[0]

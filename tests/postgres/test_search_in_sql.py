@@ -133,3 +133,64 @@ def test_a_wide_search_walks_the_hnsw_index_and_a_narrow_one_does_not(pg_url: st
     assert "units_embedding_hnsw" in plans[False] and "units_embedding_hnsw" not in plans[True]
     assert len(wide.dense(q, 300)) == 300
     store.close()
+
+
+def test_a_filter_that_drops_the_best_candidates_still_gets_its_best_k(pg_url: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """BM25 in SQL filters only the best CANDIDATES x k units by their rows; when the filter keeps too few of
+    them (a session-scoped search whose user's other session matches better), the exact query answers."""
+    with Memory(url=pg_url, embedder="fake") as m:
+        trips = ("dawn", "storm", "sunset", "island", "fog", "race", "camp", "heron", "canyon", "picnic", "moon",
+                 "rapids")
+        m.add("kayak kayak on the lake again", user_id="ann", session_id="a")
+        for word in trips:  # one add each: no turn before it in the session lends its words
+            m.add(f"kayak kayak lake {word}", user_id="ann", session_id="a")
+        for text in ("bought a kayak paddle", "a quiet lake with a book", "lake swim before work",
+                     "rain over the lake", "painted the garage door"):
+            m.add(text, user_id="ann", session_id="b")
+        where = SearchFilter(Scope("ann", None, "b"))
+        fallbacks: list[int] = []
+        first_round = pg_search.PgCandidates._had_candidates
+
+        def counted(conn: object, head: str, common: list[object], limit: int) -> bool:
+            fallbacks.append(limit)
+            return first_round(conn, head, common, limit)
+
+        monkeypatch.setattr(pg_search.PgCandidates, "_had_candidates", staticmethod(counted))
+        found = m.engine.parts.search.within(where).text("kayak lake", 3)
+        assert fallbacks == [pg_search.CANDIDATES * 3]  # the best 6 were all session a's: none passed the filter
+        monkeypatch.setattr(pg_search, "CANDIDATES", 1000)  # every candidate filtered at once: the exact answer
+        assert m.engine.parts.search.within(where).text("kayak lake", 3) == found
+        rows = m.store.get_rows([rid for rid, _ in found])
+        assert len(found) == 3 and {rows[rid].scope.session_id for rid, _ in found} == {"b"}
+        assert [score for _, score in found] == sorted((score for _, score in found), reverse=True)
+        whole = m.engine.parts.search.within(SearchFilter(Scope("ann"))).text("kayak lake", 3)
+        assert {m.store.get_rows([rid])[rid].scope.session_id for rid, _ in whole} == {"a"}  # no second query
+
+
+def test_a_search_asks_for_its_dense_and_text_lists_side_by_side(pg_url: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """On PostgreSQL the first pass's two queries run at once, each on its own connection: the dense query here
+    waits for the text query to begin, which it could never see if they ran one after the other."""
+    import threading
+
+    began = threading.Event()
+    seen: list[bool] = []
+    dense, text = pg_search.PgCandidates.dense, pg_search.PgCandidates.text
+
+    def slow_dense(self: pg_search.PgCandidates, vector: object, k: int) -> list[tuple[int, float]]:
+        seen.append(began.wait(10))
+        return dense(self, vector, k)  # type: ignore[arg-type]
+
+    def marked_text(self: pg_search.PgCandidates, query: str, k: int) -> list[tuple[int, float]]:
+        began.set()
+        return text(self, query, k)
+
+    monkeypatch.setattr(pg_search.PgCandidates, "dense", slow_dense)
+    monkeypatch.setattr(pg_search.PgCandidates, "text", marked_text)
+    with Memory(url=pg_url, embedder="fake") as m:
+        m.add("The tram up the hill is lovely.", user_id="u")
+        m.add("We took the ferry across the bay.", user_id="u")
+        hits = m.search("tram hill", user_id="u").hits
+    assert seen and seen[0] is True
+    assert hits and "tram" in hits[0].unit.summary

@@ -8,10 +8,12 @@ embedding and packing run outside it, so searches run in parallel.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from copy import copy
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache, partial
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,13 @@ if TYPE_CHECKING:
 UNION_DEPTH = 20  # candidates per retriever in union fusion when neither depth nor top_k says
 STAMPED = "day-stamped"  # the line-cost cache's key for a day-packed line written after its time of day
 GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
+SIDE_THREADS = 4  # BM25 queries run beside their search's dense one at once, per process (more wait their turn)
+
+
+@cache  # a second pool made in a race would hold no thread: threads start with the first query
+def _side() -> ThreadPoolExecutor:
+    """The threads a search's BM25 query runs in beside its dense one, where the backend says so."""
+    return ThreadPoolExecutor(SIDE_THREADS, thread_name_prefix="omnimem-search-text")
 
 
 class Retriever:
@@ -95,10 +104,7 @@ class Retriever:
         # no engine lock from here: the indexes let searches run together (FAISS and numpy release the GIL)
         # and the store guards its own connection
         view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
-        with otel.stage("omnimem.search.dense"):
-            dense = view.dense(qvec, depth) if settings.dense else []
-        with otel.stage("omnimem.search.sparse"):
-            sparse = self._sparse(view, searched, depth)
+        dense, sparse = self._lists(view, qvec, searched, depth)
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
         extra: list[Signal] = []
         graph_info = None
@@ -217,6 +223,26 @@ class Retriever:
         if extra:
             order = fuse([r for r, _ in dense], [r for r, _ in sparse], extra=[(x.rids, x.weight) for x in extra])
         return qvec, order, dense, sparse, extra, info
+
+    def _lists(self, view: Candidates, qvec: Any, text: str, depth: int
+               ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The first pass's dense and BM25 lists; side by side where each waits on a database server."""
+        settings = self.parts.settings
+        if settings.dense and settings.sparse and view.together:
+            side = _side().submit(contextvars.copy_context().run, self._sparse_stage, view, text, depth)
+            try:
+                with otel.stage("omnimem.search.dense"):
+                    dense = view.dense(qvec, depth)
+            finally:
+                sparse = side.result()  # waited for even when dense failed: no query outlives its search
+            return dense, sparse
+        with otel.stage("omnimem.search.dense"):
+            dense = view.dense(qvec, depth) if settings.dense else []
+        return dense, self._sparse_stage(view, text, depth)
+
+    def _sparse_stage(self, view: Candidates, text: str, depth: int) -> list[tuple[int, float]]:
+        with otel.stage("omnimem.search.sparse"):
+            return self._sparse(view, text, depth)
 
     def _sparse(self, view: Candidates, text: str, depth: int) -> list[tuple[int, float]]:
         """BM25 over ``text`` without the stop list's words (question words must not decide a match), read

@@ -17,7 +17,7 @@ from omnimem.store.jobs import ADD_EXPIRIES
 from omnimem.store.postgres.jobs import SCHEMA as JOB_SCHEMA
 from omnimem.store.postgres.keys import SCHEMA as KEY_SCHEMA
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus distribution apply to these
     "units", "terms", "clip_vectors", "entities", "entity_aliases", "entity_units", "relations", "relation_units",
@@ -193,6 +193,16 @@ COVERING = (
     "CREATE UNIQUE INDEX units_rid ON units (rid) INCLUDE (tenant, doc_len, superseded_by)",
 )
 
+# Each posting carries its unit's length, so a text search sums scores from the postings alone and reads unit rows
+# only for the best candidates' filters (omnimem/store/postgres/search.py). A unit's length changes only where its
+# postings are rewritten (TermIndexer.apply), so the two never differ. pg-scale at 100k units: docs/postgres.md.
+POSTING_LENGTHS = (
+    "ALTER TABLE terms ADD COLUMN IF NOT EXISTS doc_len INTEGER NOT NULL DEFAULT 0",
+    "UPDATE terms t SET doc_len = u.doc_len FROM units u WHERE u.rid = t.rid",
+    "DROP INDEX IF EXISTS terms_term",
+    "CREATE INDEX terms_term ON terms (term) INCLUDE (tenant, rid, tf, doc_len)",
+)
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "initial: units, BM25 postings, blobs, graph, audit log, tombstones", INITIAL),
     (2, "row-level security: a connection bound to one user sees and writes only its rows",
@@ -203,6 +213,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (6, "BM25 reads postings and unit lengths from covering indexes (index-only scans, no table row per posting)",
      list(COVERING)),
     (7, "job lease expiries counted apart from attempts", [ADD_EXPIRIES]),
+    (8, "BM25 postings carry their unit's length (a text search reads no unit row per posting)",
+     list(POSTING_LENGTHS)),
 ]
 
 

@@ -24,6 +24,7 @@ from omnimem.store.postgres.store import PostgresStore, scope_sql
 
 K1, B = 1.5, 0.75
 EXACT_BELOW = 20_000  # a filter admitting fewer units is ranked exactly (cheaper than HNSW and never short)
+CANDIDATES = 2  # a text search filters the best CANDIDATES x k units by their rows (more only when too few pass)
 EF_SEARCH_FLOOR = 160  # HNSW candidate list, chosen by measured recall@20: see docs/postgres.md "How it scales"
 
 
@@ -78,6 +79,8 @@ def filter_sql(where: SearchFilter, prefix: str = "") -> tuple[str, list[Any]]:
 class PgCandidates:
     """One search's filter, as SQL."""
 
+    together = True  # dense and text are two queries, each on its own pooled connection: run side by side
+
     def __init__(self, store: PostgresStore, where: SearchFilter) -> None:
         self.store = store
         self.where = where
@@ -118,6 +121,14 @@ class PgCandidates:
         return sorted(((int(rid), float(score)) for rid, score in rows), key=lambda r: (-r[1], r[0]))
 
     def text(self, query: str, k: int) -> list[tuple[int, float]]:
+        """BM25's best ``k`` units the filter admits, best first (ties: lower row id first).
+
+        Scores are summed from the postings alone (each carries its unit's length); unit rows are read only for
+        the best ``CANDIDATES`` x ``k`` of them, to apply the filter. When the filter leaves fewer than ``k`` of
+        those and there were more, the exact query (every posting's unit filtered) runs instead, so the answer
+        is the same either way. Scores are rounded to float4, as the embedded index scores: a sum's last bit
+        depends on the order the plan adds the terms in, and ties must not.
+        """
         terms = tokenize([query])[0] if query.strip() else []
         if not terms or k <= 0:
             return []
@@ -127,22 +138,38 @@ class PgCandidates:
         sql, args = filter_sql(self.where, "u.")
         user = self.where.scope.user_id
         own = "" if user is None else "AND t.tenant = %s"  # one tenant's postings: the (tenant, term) index
-        with self.store._read() as conn:
-            rows = conn.execute(
-                f"""WITH q(term, weight) AS (SELECT * FROM unnest(%s::text[], %s::int[])),
+        common = [list(weights), list(weights.values()), K1, B, B, *([user] if user else [])]
+        head = f"""WITH q(term, weight) AS (SELECT * FROM unnest(%s::text[], %s::int[])),
                          c AS (SELECT docs::float8 AS n, GREATEST(doc_len, 1)::float8 / GREATEST(docs, 1) AS avgdl
                                FROM counters),
                          df AS (SELECT d.term, d.df::float8 AS df FROM term_df d JOIN q ON q.term = d.term
-                                WHERE d.df > 0)
-                    SELECT u.rid, SUM(q.weight * ln(1 + (c.n - df.df + 0.5) / (df.df + 0.5))
-                                      * t.tf / (t.tf + %s * (1 - %s + %s * u.doc_len / c.avgdl))) AS score
-                    FROM q JOIN df ON df.term = q.term CROSS JOIN c
-                         JOIN terms t ON t.term = q.term {own}
-                         JOIN units u ON u.tenant = t.tenant AND u.rid = t.rid
-                    WHERE {sql}
-                    GROUP BY u.rid ORDER BY score DESC, u.rid LIMIT %s""",
-                [list(weights), list(weights.values()), K1, B, B, *([user] if user else []), *args, k]).fetchall()
-        return [(int(rid), float(score)) for rid, score in rows if score > 0]
+                                WHERE d.df > 0),
+                         scored AS (SELECT t.rid, t.tenant, SUM(q.weight * ln(1 + (c.n - df.df + 0.5) / (df.df + 0.5))
+                                        * t.tf / (t.tf + %s * (1 - %s + %s * t.doc_len / c.avgdl)))::float4 AS score
+                                    FROM q JOIN df ON df.term = q.term CROSS JOIN c
+                                         JOIN terms t ON t.term = q.term {own}
+                                    GROUP BY t.rid, t.tenant)"""
+        limit = CANDIDATES * k
+        with self.store._read() as conn:
+            rows = conn.execute(
+                f"""{head}, best AS (SELECT * FROM scored ORDER BY score DESC, rid LIMIT %s)
+                    SELECT u.rid, best.score, (SELECT COUNT(*) FROM best) FROM best
+                    JOIN units u ON u.tenant = best.tenant AND u.rid = best.rid
+                    WHERE {sql} ORDER BY best.score DESC, u.rid LIMIT %s""",
+                [*common, limit, *args, k]).fetchall()
+            if len(rows) < k and (not rows or rows[0][2] >= limit) and \
+                    (rows or self._had_candidates(conn, head, common, limit)):
+                rows = conn.execute(  # the filter left too few of the best: filter every candidate
+                    f"""{head} SELECT u.rid, scored.score FROM scored
+                        JOIN units u ON u.tenant = scored.tenant AND u.rid = scored.rid
+                        WHERE {sql} ORDER BY scored.score DESC, u.rid LIMIT %s""", [*common, *args, k]).fetchall()
+        return [(int(row[0]), float(row[1])) for row in rows if row[1] > 0]
+
+    @staticmethod
+    def _had_candidates(conn: Any, head: str, common: list[Any], limit: int) -> bool:
+        """Whether the query's terms score at least ``limit`` units (a first round that kept none of them)."""
+        return int(conn.execute(f"{head} SELECT COUNT(*) FROM (SELECT 1 FROM scored LIMIT %s) AS n",
+                                [*common, limit]).fetchone()[0]) >= limit
 
     def images(self, vector: Vector, model: str, k: int) -> list[tuple[int, float]]:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)

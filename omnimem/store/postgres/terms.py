@@ -64,12 +64,13 @@ class TermIndexer:
         return tokenize(embed_texts(items, context=self.context, history=history))
 
     def copy(self, conn: Any, keys: Sequence[tuple[int, Scope]], tokens: Sequence[list[str]]) -> None:
-        """Write the postings of these units (one COPY)."""
-        with conn.cursor() as cur, cur.copy("COPY terms (tenant, rid, term, tf) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "int8", "text", "int4"])
+        """Write the postings of these units (one COPY), each with its unit's length (``units.doc_len``)."""
+        with conn.cursor() as cur, \
+                cur.copy("COPY terms (tenant, rid, term, tf, doc_len) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "int8", "text", "int4", "int4"])
             for (rid, scope), words in zip(keys, tokens):
                 for term, tf in Counter(words).items():
-                    copy.write_row((tenant_of(scope), rid, term, tf))
+                    copy.write_row((tenant_of(scope), rid, term, tf, len(words)))
 
     def reindex_plan(self, conn: Any, deleted: Sequence[tuple[int, Scope]]) -> Reindex:
         """The units whose search text included a deleted unit's words, with their new terms.
