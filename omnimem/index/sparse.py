@@ -1,7 +1,7 @@
 """BM25 over unit texts that takes inserts and deletes without a rebuild.
 
-Documents are tokenised by ``bm25s`` (lower case, English stop words) and
-stemmed with PyStemmer, as before; the retriever drops a full English stop
+Documents are tokenised with bm25s's rules (lower case, English stop words:
+:func:`omnimem.text.tokenize`) and stemmed with PyStemmer, as before; the retriever drops a full English stop
 list from queries first (:func:`omnimem.text.content_words`). Instead of bm25s's static index, which
 bakes the corpus statistics into every stored score, the postings live in
 segments (document x term matrices of term counts, in compressed sparse column arrays):
