@@ -528,6 +528,8 @@ FIGURES += [  # issue 39, stop 45: PostgreSQL's text search from the postings al
         for i in (1, 2)]),
     ("docs/postgres.md", "p50 {0}x / {1}x the embedded backend at 100k in two runs",
      [(_PG_45.format("after", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]),
+    ("docs/postgres.md", "connections: {0}x / {1}x before these two, in the same alternating runs",
+     [(_PG_45.format("before", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]),
     ("docs/postgres.md", "p50 {0}x / {1}x the embedded backend at 100k\n  ({2} / {3} ms",
      [(_PG_45.format("after", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]
      + [(_PG_45.format("after", i), "postgresql.search_global.p50_ms") for i in (1, 2)]),
