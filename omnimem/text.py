@@ -25,8 +25,6 @@ from typing import Any
 
 from omnimem.mau import Modality, Scope, embed_text, search_text
 
-_STEMMER: Any = None
-
 
 @dataclass(frozen=True, slots=True)
 class EmbedInput:
@@ -80,13 +78,11 @@ def tokenize(texts: list[str]) -> list[list[str]]:
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s's (and scikit-learn's) token pattern
 
 
+@functools.cache
 def _stemmer() -> Any:
-    global _STEMMER
-    if _STEMMER is None:
-        import Stemmer
+    import Stemmer
 
-        _STEMMER = Stemmer.Stemmer("english")
-    return _STEMMER
+    return Stemmer.Stemmer("english")
 
 
 @functools.cache

@@ -291,14 +291,10 @@ class SparseIndex:
         terms = np.fromiter((t for d in ids for t in d), dtype=np.int64, count=int(lengths.sum()))
         rid_arr = np.asarray(rids, dtype=np.int64)
         tag_arr = np.zeros(len(rid_arr), dtype=np.int64) if tags is None else np.asarray(tags, dtype=np.int64)
-        order = _order(rid_arr)
-        if order is not None:  # documents in row-id order: renumber the postings' documents to match
-            rid_arr, lengths, tag_arr = rid_arr[order], lengths[order], tag_arr[order]
-            docs = _ranks(order)[docs]
-        # one posting per (term, document) with its count, in (term, document) order
-        keys, counts = np.unique(terms * max(len(ids), 1) + docs, return_counts=True)
-        postings = _postings(keys % max(len(ids), 1), keys // max(len(ids), 1), counts.astype(np.float32),
-                             len(ids), len(vocab))
+        rid_arr, lengths, tag_arr, docs, _ = _in_rid_order(rid_arr, lengths, tag_arr, docs)
+        n = max(len(ids), 1)  # one posting per (term, document) with its count, in (term, document) order
+        keys, counts = np.unique(terms * n + docs, return_counts=True)
+        postings = _postings(keys % n, keys // n, counts.astype(np.float32), len(ids), len(vocab))
         return _Segment(rid_arr, lengths, tag_arr, postings, np.ones(len(rid_arr), dtype=bool))
 
     def _merged(self, segments: Sequence[_Segment], vocab: dict[str, int] | None) -> _Segment:
@@ -338,12 +334,10 @@ class SparseIndex:
                 vocab[names[old]] = new
             all_terms = np.searchsorted(used, all_terms)
             width = len(used)
-        order = _order(rid_arr)
-        if order is None:  # segments in row-id order (the usual case): each term's postings are already
+        rid_arr, length_arr, tag_arr, all_docs, ordered = _in_rid_order(rid_arr, length_arr, tag_arr, all_docs)
+        if ordered:  # segments in row-id order (the usual case): each term's postings are already
             sort = np.argsort(all_terms, kind="stable")  # in document order within each segment
-        else:  # a replaced row id came back lower than others: renumber documents, then sort fully
-            rid_arr, length_arr, tag_arr = rid_arr[order], length_arr[order], tag_arr[order]
-            all_docs = _ranks(order)[all_docs]
+        else:  # a replaced row id came back lower than others: documents renumbered, sort fully
             sort = np.argsort(all_terms * max(len(rid_arr), 1) + all_docs)
         postings = _postings(all_docs[sort], all_terms[sort], all_data[sort], len(rid_arr), width)
         return _Segment(rid_arr, length_arr, tag_arr, postings, np.ones(len(rid_arr), dtype=bool))
@@ -563,19 +557,16 @@ def _column(seg: _Segment, term: int) -> tuple[Positions, npt.NDArray[np.float64
     return seg.postings.indices[a:b], seg.postings.data[a:b].astype(np.float64)
 
 
-def _order(rids: Ids) -> npt.NDArray[np.intp] | None:
-    """The permutation that puts ``rids`` in ascending order, or None when they already are."""
+def _in_rid_order(rids: Ids, lengths: npt.NDArray[np.float64], tags: Ids, docs: Ids
+                  ) -> tuple[Ids, npt.NDArray[np.float64], Ids, Ids, bool]:
+    """The documents in ascending row-id order, and the postings' document positions renumbered to match;
+    last, whether they were in that order already (then everything comes back as it was)."""
     if len(rids) < 2 or bool((rids[1:] > rids[:-1]).all()):
-        return None
-    order: npt.NDArray[np.intp] = np.argsort(rids, kind="stable")
-    return order
-
-
-def _ranks(order: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
-    """Each old position's new position under ``order``."""
+        return rids, lengths, tags, docs, True
+    order = np.argsort(rids, kind="stable")
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.arange(len(order), dtype=np.int64)
-    return ranks
+    return rids[order], lengths[order], tags[order], ranks[docs], False
 
 
 def _postings(docs: Ids, terms: Ids, counts: npt.NDArray[np.float32], n_docs: int, width: int) -> _Postings:
