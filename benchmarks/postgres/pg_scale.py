@@ -13,7 +13,10 @@ embedded store, and fills a PostgreSQL database either the same way
 - ingest units/s (and PostgreSQL over embedded, the ratio that survives a loaded machine); with
   ``--tail N``, N more turns through ``add_dialogue`` into both full stores (the index in place);
 - PostgreSQL's HNSW build time over all units, and the index's size per unit;
-- ``Memory.search`` p50/p95 (query vectors precomputed), global and scoped to a user;
+- ``Memory.search`` p50/p95 (query vectors precomputed), global and scoped to a user; with ``--warm N``,
+  after N other questions (global and scoped) have warmed each store, so the timed first pass asks questions
+  the process has not seen, in a process that has answered others (pages read, caches filled), as a service
+  does; without it the first pass also pays each store's start (the committed runs before stop 46);
 - dense recall@20 of each backend's candidate search against exact inner product, and for
   PostgreSQL the global recall and SQL time at several ``hnsw.ef_search`` values.
 
@@ -30,6 +33,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -142,9 +146,17 @@ def pg_dense_recall(url: str, qvecs: np.ndarray, users: list[str],
     return out
 
 
-def measure(mem: Any, qs: list[tuple[str, str]], rounds: int) -> dict[str, Any]:
+def measure(mem: Any, qs: list[tuple[str, str]], rounds: int,
+            warm: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """Search p50/p95 over ``qs``, global then scoped, after a warm-up search and the ``warm`` questions.
+
+    Rounds after the first ask the same questions again, which the stores' caches of rows and lines answer in
+    part: the first round is the one that compares backends on new questions."""
     result: dict[str, Any] = {}
     mem.search(qs[0][0])  # warm-up: the embedded backend builds BM25 here
+    for question, user in warm:
+        mem.search(question)
+        mem.search(question, user_id=user)
     for scoped in (False, True):
         key = "user" if scoped else "global"
         result[f"search_{key}"] = measure_search(mem, qs, scoped, 1, rounds)
@@ -152,7 +164,8 @@ def measure(mem: Any, qs: list[tuple[str, str]], rounds: int) -> dict[str, Any]:
 
 
 def run(n: int, url: str, n_queries: int, *, load: str = "add_dialogue", tail: int = 0, rounds: int = 3,
-        maintenance_work_mem: str = "1GB", workers: int | None = None, log: Any = print) -> dict[str, Any]:
+        maintenance_work_mem: str = "1GB", workers: int | None = None, warm: int = 0,
+        log: Any = print) -> dict[str, Any]:
     """Both backends at ``n`` units; PostgreSQL filled by ``add_dialogue`` or by a bulk copy of the embedded store.
 
     ``tail`` more turns (another seed) then go through ``add_dialogue`` into both full stores: ingest speed
@@ -162,10 +175,14 @@ def run(n: int, url: str, n_queries: int, *, load: str = "add_dialogue", tail: i
 
     base = BagOfWordsEmbedder()
     qs = queries(n_queries, n, 1)
+    timed_questions = {q for q, _ in qs}
+    warm_qs = [(q, u) for q, u in queries(warm, n, 2) if q not in timed_questions]
     qvecs = base.embed([q for q, _ in qs])
     cached = {q: v for (q, _), v in zip(qs, qvecs)}
+    if warm_qs:
+        cached.update(zip((q for q, _ in warm_qs), base.embed([q for q, _ in warm_qs])))
     out: dict[str, Any] = {"size": n, "embedder": base.name, "queries": n_queries, "k": K, "rounds": rounds,
-                           "postgresql_filled_by": load, "tail_turns": tail}
+                           "warm_questions": len(warm_qs), "postgresql_filled_by": load, "tail_turns": tail}
     folder = Path(tempfile.mkdtemp(prefix="omnimem-pg-scale-"))
     try:
         vectors = VectorLog(folder / "vectors", base.dim)  # what the embedded index holds, for its recall
@@ -175,7 +192,7 @@ def run(n: int, url: str, n_queries: int, *, load: str = "add_dialogue", tail: i
             out["embedded"] = {"ingest": ingest(lite, n, vectors)}
             timed.log = None  # queries from here on are not stored units
             log(f"[embedded] {out['embedded']['ingest']}")
-            out["embedded"].update(measure(lite, qs, rounds))
+            out["embedded"].update(measure(lite, qs, rounds, warm_qs))
             out["embedded"]["dense"] = perf_dense_recall(vectors, qvecs[:50], [u for _, u in qs[:50]])
             log(f"[embedded] {json.dumps({k: v for k, v in out['embedded'].items() if k != 'ingest'})[:400]}")
             with database_server(url) as databases:
@@ -194,7 +211,7 @@ def run(n: int, url: str, n_queries: int, *, load: str = "add_dialogue", tail: i
                         out["postgresql"] = {"ingest": ingest(pg, n)}
                         out["postgresql"]["hnsw_build"] = hnsw_build(db, maintenance_work_mem, workers)
                     log(f"[postgresql] {json.dumps(out['postgresql'])[:600]}")
-                    out["postgresql"].update(measure(pg, qs, rounds))
+                    out["postgresql"].update(measure(pg, qs, rounds, warm_qs))
                     log(f"[postgresql] search {json.dumps(out['postgresql']['search_global'])[:300]}")
                     out["postgresql"]["dense"] = pg_dense_recall(db, qvecs[:50], [u for _, u in qs[:50]])
                     log(f"[postgresql] dense {out['postgresql']['dense']}")
@@ -260,19 +277,24 @@ def main(argv: list[str] | None = None) -> None:
                         "COPY of the embedded store (omnimem.store.postgres.bulk.BulkLoader)")
     parser.add_argument("--tail", type=int, default=0, help="turns then added through add_dialogue to both full "
                         "stores (ingest speed at full size)")
+    parser.add_argument("--warm", type=int, default=0, help="other questions each store answers before the "
+                        "timed ones (global and scoped), so the first timed pass is new questions to a warm process")
     parser.add_argument("--maintenance-work-mem", default="1GB", help="for the HNSW build")
     parser.add_argument("--workers", type=int, default=None, help="max_parallel_maintenance_workers for the build")
     parser.add_argument("--url", default="pgserver", help="a server that lets this user create databases, "
                         "or pgserver (default: a private one for the run)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/postgres"))
     args = parser.parse_args(argv)
+    if args.warm < 0:
+        parser.error(f"--warm must be >= 0, not {args.warm}")
     load_before = os.getloadavg()
     started = time.perf_counter()
     result = run(args.size, args.url, args.queries, load=args.load, tail=args.tail, rounds=args.rounds,
-                 maintenance_work_mem=args.maintenance_work_mem, workers=args.workers,
+                 maintenance_work_mem=args.maintenance_work_mem, workers=args.workers, warm=args.warm,
                  log=lambda line: print(line, file=sys.stderr, flush=True))
     shown = ["--size", str(args.size), "--queries", str(args.queries), "--rounds", str(args.rounds),
-             "--load", args.load, "--tail", str(args.tail), "--maintenance-work-mem", args.maintenance_work_mem,
+             "--load", args.load, "--tail", str(args.tail), *(["--warm", str(args.warm)] if args.warm else []),
+             "--maintenance-work-mem", args.maintenance_work_mem,
              *(["--workers", str(args.workers)] if args.workers is not None else []),
              "--url", args.url if args.url == "pgserver" else "postgresql://..."]
     doc = {"benchmark": "python -m benchmarks pg-scale", "command": "python -m benchmarks pg-scale " + " ".join(shown),

@@ -104,7 +104,7 @@ def test_every_table_a_query_joins_carries_the_tenant_column(pg_url: str) -> Non
         if " JOIN " not in text:
             continue
         joined.update(re.findall(r"\b(?:FROM|JOIN)\s+([a-z_]+)\b", text))
-    ctes = {"q", "df", "c", "scored", "best", "walk", "unnest", "nodes", "edges"}
+    ctes = {"q", "idf", "c", "scored", "best", "walk", "unnest", "nodes", "edges"}
     joined -= ctes | set(REFERENCE_TABLES)  # reference tables are copied to every node
     assert {"units", "terms", "clip_vectors", "entities", "entity_aliases", "relations"} <= joined
     with psycopg.connect(pg_url) as conn:

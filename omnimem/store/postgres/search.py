@@ -76,6 +76,33 @@ def filter_sql(where: SearchFilter, prefix: str = "") -> tuple[str, list[Any]]:
     return sql, args
 
 
+def scored_sql(user: str | None) -> str:
+    """The CTEs that score units by BM25 (``scored``: rid, tenant, score), for the arguments of
+    :meth:`PgCandidates.text`: the query's terms, their counts, K1, B, B, and the user's tenant when ``user``.
+
+    Each query term's weight (its count x idf) is computed once and materialised, and each term's postings are
+    read by an index scan of their own (``LATERAL ... OFFSET 0`` keeps the subquery from being flattened into
+    a join the planner could run over all postings: at 100k units it hashed them as a join's build side,
+    misjudging their number, and spilled the hash to disk; written as a plain join to the weights, it merged
+    the whole posting index). The float8 steps are those of summing ``count * idf * tf / (...)`` per posting,
+    so the float4 scores are unchanged.
+    """
+    own = "" if user is None else "AND p.tenant = %s"  # one tenant's postings: the (tenant, term) index
+    return f"""WITH idf AS MATERIALIZED (
+                    SELECT q.term, q.weight * ln(1 + (c.n - d.df + 0.5) / (d.df + 0.5)) AS idf, c.avgdl
+                    FROM unnest(%s::text[], %s::int[]) AS q(term, weight) JOIN term_df d ON d.term = q.term
+                         CROSS JOIN (SELECT docs::float8 AS n, GREATEST(doc_len, 1)::float8 / GREATEST(docs, 1) AS avgdl
+                                     FROM counters) AS c
+                    WHERE d.df > 0),
+                scored AS (SELECT t.rid, t.tenant,
+                                  SUM(idf.idf * t.tf / (t.tf + %s * (1 - %s + %s * t.doc_len / idf.avgdl))
+                                      )::float4 AS score
+                           FROM idf CROSS JOIN LATERAL (
+                                SELECT p.rid, p.tenant, p.tf, p.doc_len FROM terms p
+                                WHERE p.term = idf.term {own} OFFSET 0) AS t
+                           GROUP BY t.rid, t.tenant)"""
+
+
 class PgCandidates:
     """One search's filter, as SQL."""
 
@@ -137,18 +164,8 @@ class PgCandidates:
             weights[term] = weights.get(term, 0) + 1
         sql, args = filter_sql(self.where, "u.")
         user = self.where.scope.user_id
-        own = "" if user is None else "AND t.tenant = %s"  # one tenant's postings: the (tenant, term) index
         common = [list(weights), list(weights.values()), K1, B, B, *([user] if user else [])]
-        head = f"""WITH q(term, weight) AS (SELECT * FROM unnest(%s::text[], %s::int[])),
-                         c AS (SELECT docs::float8 AS n, GREATEST(doc_len, 1)::float8 / GREATEST(docs, 1) AS avgdl
-                               FROM counters),
-                         df AS (SELECT d.term, d.df::float8 AS df FROM term_df d JOIN q ON q.term = d.term
-                                WHERE d.df > 0),
-                         scored AS (SELECT t.rid, t.tenant, SUM(q.weight * ln(1 + (c.n - df.df + 0.5) / (df.df + 0.5))
-                                        * t.tf / (t.tf + %s * (1 - %s + %s * t.doc_len / c.avgdl)))::float4 AS score
-                                    FROM q JOIN df ON df.term = q.term CROSS JOIN c
-                                         JOIN terms t ON t.term = q.term {own}
-                                    GROUP BY t.rid, t.tenant)"""
+        head = scored_sql(user)
         limit = CANDIDATES * k
         with self.store._read() as conn:
             rows = conn.execute(
