@@ -431,13 +431,12 @@ class PostgresStore(PgKeys, PgJobQueue):
     # -- reads -------------------------------------------------------------------
     def _units(self, where: str, args: Sequence[Any]) -> list[tuple[int, MAU]]:
         with self._read() as conn:
-            # binary results: a vector arrives as float32 bytes, not text to parse (10x faster for many units)
-            rows = conn.execute(f"SELECT {COLUMNS} FROM units WHERE {where} ORDER BY rid", args,
-                                binary=True).fetchall()
-            ids = [r[1] for r in rows]
-            nexts = dict(conn.execute("SELECT prev_id, id FROM units WHERE prev_id = ANY(%s)", (ids,)).fetchall()) \
-                if ids else {}
-        return [(int(r[0]), _unit(r, nexts.get(r[1]))) for r in rows]
+            # binary results: a vector arrives as float32 bytes, not text to parse (10x faster for many units);
+            # each unit's next link (the unit whose prev_id it is; the newest if several) in the same statement
+            rows = conn.execute(f"SELECT {COLUMNS}, (SELECT n.id FROM units n WHERE n.tenant = u.tenant "
+                                f"AND n.prev_id = u.id ORDER BY n.rid DESC LIMIT 1) FROM units u WHERE {where} "
+                                "ORDER BY rid", args, binary=True).fetchall()
+        return [(int(r[0]), _unit(r[:-1], r[-1])) for r in rows]
 
     def get(self, ids: Sequence[str]) -> list[MAU]:
         found = {u.id: u for _, u in self._units("id = ANY(%s)", (list(ids),))}
