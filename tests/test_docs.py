@@ -520,69 +520,56 @@ FIGURES += [  # issue 39, stop 45: the BM25 index's work per add
      + [(_STAGES_45.format(side, i), "runs.6000-global.traced_stages_wall_ms_mean.sparse")
         for side in ("before", "after") for i in (1, 2)]),
 ]
-_PG_45 = "final/pg-scale-ab-45/{}-{}.json"
-_PG_46W = "final/pg-scale-ab-46-warm/{}-{}.json"
-_PG_46R = "final/pg-scale-ab-46-rows/{}-{}.json"
+_PG_45, _PG_46 = "final/pg-scale-ab-45/{}-{}.json", "final/pg-scale-ab-46/{}-{}.json"
+_PG_46W, _PG_46R = "final/pg-scale-ab-46-warm/{}-{}.json", "final/pg-scale-ab-46-rows/{}-{}.json"
+_GLOBAL, _USER = "ratios_postgresql_over_embedded.search_global_p50", "ratios_postgresql_over_embedded.search_user_p50"
+_GLOBAL_MS, _USER_MS = "postgresql.search_global.p50_ms", "postgresql.search_user.p50_ms"
+
+
+def _pg_runs(runs: str, key: str, sides: tuple[str, ...] = ("before", "after")) -> list[tuple[str, str]]:
+    """``key`` of a pg-scale A/B's two runs of each side, sides in the order given (the order a sentence quotes)."""
+    return [(runs.format(side, i), key) for side in sides for i in (1, 2)]
+
+
 FIGURES += [  # issue 39, stop 45: PostgreSQL's text search from the postings alone, beside the dense query
     ("benchmarks/results/PERF.md", "global {0}x / {1}x against {2}x / {3}x ({4} / {5} ms against {6} / {7} ms); scoped "
      "to a\n  user {8}x / {9}x against {10}x / {11}x.",
-     [(_PG_45.format(side, i), "ratios_postgresql_over_embedded.search_global_p50") for side in ("before", "after")
-      for i in (1, 2)]
-     + [(_PG_45.format(side, i), "postgresql.search_global.p50_ms") for side in ("before", "after") for i in (1, 2)]
-     + [(_PG_45.format(side, i), "ratios_postgresql_over_embedded.search_user_p50") for side in ("before", "after")
-        for i in (1, 2)]),
+     _pg_runs(_PG_45, _GLOBAL) + _pg_runs(_PG_45, _GLOBAL_MS) + _pg_runs(_PG_45, _USER)),
     ("docs/postgres.md", "p50 {0}x / {1}x the embedded backend at 100k in two runs",
-     [(_PG_46R.format("after", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]),
-    ("docs/postgres.md", "second query): {0}x / {1}x before that.",
-     [(_PG_46R.format("before", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]),
+     _pg_runs(_PG_46R, _USER, ("after",))),
+    ("docs/postgres.md", "second query): {0}x / {1}x before that.", _pg_runs(_PG_46R, _GLOBAL, ("before",))),
     ("docs/postgres.md", "{0}x / {1}x in\n  first passes right after each store opened",
-     [(_PG_45.format("after", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]),
+     _pg_runs(_PG_45, _USER, ("after",))),
     ("docs/postgres.md", "spilled the hash to disk:\n  {0}x / {1}x before that, warm",
-     [(_PG_46W.format("before", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]),
+     _pg_runs(_PG_46W, _GLOBAL, ("before",))),
     ("benchmarks/results/CURRENT.md", "stop 45's {0}x / {1}x and {2}x / {3}x were first passes",
-     [(_PG_45.format("after", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]
-     + [(_PG_45.format("after", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]),
+     _pg_runs(_PG_45, _USER, ("after",)) + _pg_runs(_PG_45, _GLOBAL, ("after",))),
     ("docs/postgres.md", "connections: {0}x / {1}x before these two, in the same alternating runs",
-     [(_PG_45.format("before", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]),
+     _pg_runs(_PG_45, _GLOBAL, ("before",))),
     ("docs/postgres.md", "p50 {0}x / {1}x the embedded backend at 100k\n  ({2} / {3} ms",
-     [(_PG_46R.format("after", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]
-     + [(_PG_46R.format("after", i), "postgresql.search_global.p50_ms") for i in (1, 2)]),
+     _pg_runs(_PG_46R, _GLOBAL, ("after",)) + _pg_runs(_PG_46R, _GLOBAL_MS, ("after",))),
 ]
-_PG_46 = "final/pg-scale-ab-46/{}-{}.json"
 FIGURES += [  # issue 39, stop 46: each query term's postings by their own index scan; the warm comparison
     ("benchmarks/results/PERF.md", "before / after: global {0}x / {1}x against {2}x / {3}x\n  (PostgreSQL {4} / {5} ms "
-     "against {6} / {7} ms).",
-     [(_PG_46.format(side, i), "ratios_postgresql_over_embedded.search_global_p50") for side in ("before", "after")
-      for i in (1, 2)]
-     + [(_PG_46.format(side, i), "postgresql.search_global.p50_ms") for side in ("before", "after") for i in (1, 2)]),
+     "against {6} / {7} ms).", _pg_runs(_PG_46, _GLOBAL) + _pg_runs(_PG_46, _GLOBAL_MS)),
     ("benchmarks/results/PERF.md", "before / after: global\n  {0}x / {1}x against {2}x / {3}x (PostgreSQL {4} / {5} ms "
      "against {6} / {7} ms);\n  scoped to a user {8}x / {9}x against {10}x / {11}x.",
-     [(_PG_46W.format(side, i), "ratios_postgresql_over_embedded.search_global_p50") for side in ("before", "after")
-      for i in (1, 2)]
-     + [(_PG_46W.format(side, i), "postgresql.search_global.p50_ms") for side in ("before", "after") for i in (1, 2)]
-     + [(_PG_46W.format(side, i), "ratios_postgresql_over_embedded.search_user_p50") for side in ("before", "after")
-        for i in (1, 2)]),
+     _pg_runs(_PG_46W, _GLOBAL) + _pg_runs(_PG_46W, _GLOBAL_MS) + _pg_runs(_PG_46W, _USER)),
     ("benchmarks/results/PERF.md", "global within 2x, **not met** ({0}x / {1}x;",
-     [(_PG_46W.format("after", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]),
+     _pg_runs(_PG_46W, _GLOBAL, ("after",))),
     ("benchmarks/results/PERF.md", "**at the line** ({0}x / {1}x): stop 45's \"met\",\n  {2}x / {3}x, came from first "
      "passes, and warm the code before this change measured {4}x / {5}x.",
-     [(_PG_46W.format("after", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]
-     + [(_PG_45.format("after", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]
-     + [(_PG_46W.format("before", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]),
+     _pg_runs(_PG_46W, _USER, ("after",)) + _pg_runs(_PG_45, _USER, ("after",))
+     + _pg_runs(_PG_46W, _USER, ("before",))),
     ("benchmarks/results/PERF.md", "before / after: global {0}x / {1}x against\n  {2}x / {3}x (PostgreSQL {4} / {5} ms "
      "against {6} / {7} ms); scoped to a user {8}x / {9}x\n  against {10}x / {11}x (PostgreSQL {12} / {13} ms against "
      "{14} / {15} ms).",
-     [(_PG_46R.format(side, i), "ratios_postgresql_over_embedded.search_global_p50") for side in ("before", "after")
-      for i in (1, 2)]
-     + [(_PG_46R.format(side, i), "postgresql.search_global.p50_ms") for side in ("before", "after") for i in (1, 2)]
-     + [(_PG_46R.format(side, i), "ratios_postgresql_over_embedded.search_user_p50") for side in ("before", "after")
-        for i in (1, 2)]
-     + [(_PG_46R.format(side, i), "postgresql.search_user.p50_ms") for side in ("before", "after") for i in (1, 2)]),
+     _pg_runs(_PG_46R, _GLOBAL) + _pg_runs(_PG_46R, _GLOBAL_MS) + _pg_runs(_PG_46R, _USER)
+     + _pg_runs(_PG_46R, _USER_MS)),
     ("benchmarks/results/PERF.md", "scoped within 1.5x, **met** ({0}x / {1}x); global within 2x, **at\n  the line** "
-     "({2}x / {3}x:",
-     [(_PG_46R.format("after", i), "ratios_postgresql_over_embedded.search_user_p50") for i in (1, 2)]
-     + [(_PG_46R.format("after", i), "ratios_postgresql_over_embedded.search_global_p50") for i in (1, 2)]),
+     "({2}x / {3}x:", _pg_runs(_PG_46R, _USER, ("after",)) + _pg_runs(_PG_46R, _GLOBAL, ("after",))),
 ]
+
 
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))

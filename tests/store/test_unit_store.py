@@ -24,7 +24,6 @@ def unit(uid: str, scope: Scope, *, ref: str | None = None, vector: list[float] 
                embedding=np.array(vector or [1.0, 0.0, 0.0, 0.0], dtype=np.float32), metadata={"n": uid})
 
 
-
 def test_a_unit_with_two_successors_links_to_the_newest(backend: Backend) -> None:
     """A unit written with an explicit ``prev_id`` (here another session's turn) gives its predecessor a second
     successor: every backend reads the newest one as the predecessor's next link, however it is read."""
@@ -36,6 +35,7 @@ def test_a_unit_with_two_successors_links_to_the_newest(backend: Backend) -> Non
     assert (a.links.next_id, b.links.prev_id, x.links.prev_id) == ("x", "a", "a")
     assert store.get_rows([rows[0][0]])[rows[0][0]].links.next_id == "x"
     assert store.get_with_rids(["a"])[0][1].links.next_id == "x"
+
 
 def test_meta_records_the_embedder(backend: Backend) -> None:
     meta = backend.store.meta()
