@@ -95,7 +95,8 @@ class Settings:
     sparse: bool = True
     max_level: int = 3  # highest pyramid level to spend budget on (1, 2 or 3)
     fusion: str = "rrf"  # "rrf" (reciprocal rank fusion) or "union" (the paper: dense order, BM25-only appended)
-    depth: int = 0  # candidates per retriever; 0 = enough to fill the budget (max(top_k, budget // 20)); union: top_k
+    depth: int = 0  # candidates per retriever; 0 = enough to fill the budget (max(top_k, budget // 20), deeper
+    #                 where every candidate fit with room left and the scope holds more); union: top_k
     #                 or 20
     sparse_depth: int = 0  # BM25 candidates (0: the same as depth; 50 changed nothing on every LongMemEval dev
     #                        question, benchmarks/results/longmemeval-retrieval-dev-all-x)
@@ -108,9 +109,11 @@ class Settings:
     stamp_gap: int = 30  # day packing: a line shows its time of day when it is at least this many minutes after
     #                      the line before it (1: wherever the minute changes, the rendering before; short-message
     #                      chats, benchmarks/results/packing-cost.md)
-    elide_speakers: bool = False  # day packing: a text line that goes on, without a time stamp, from a line of the
-    #                               same speaker omits "speaker: " (short-message chats: more turns per token,
-    #                               benchmarks/results/packing-cost.md)
+    elide_speakers: bool | str = "auto"  # day packing: a text line that goes on, without a time stamp, from a line
+    #                               of the same speaker omits "speaker: " (True), only where the two lines carry
+    #                               times of their own, as chat messages do ("auto": transcripts whose turns share
+    #                               their session's time keep every name, where leaving them out measured no
+    #                               better), or never (False); short-message chats: benchmarks/results/packing-cost.md
     summary_words: int = 100  # text up to this many words is kept whole; longer text gets a summary line, what
     #                           dense and BM25 index of it (100 rather than 150: LongMemEval dev, 36 questions,
     #                           0.787 -> 0.825 within 1k and 0.947 -> 0.972 within 6k; on all 91 dev questions
@@ -222,7 +225,9 @@ class Settings:
             raw = values[f.name]
             default = getattr(self, f.name)
             try:
-                if isinstance(default, bool):
+                if f.name == "elide_speakers":
+                    coerced[f.name] = "auto" if str(raw).strip().lower() == "auto" else _to_bool(raw)
+                elif isinstance(default, bool):
                     coerced[f.name] = _to_bool(raw)
                 elif isinstance(default, int):
                     coerced[f.name] = int(raw)
@@ -247,6 +252,8 @@ class Settings:
             raise ConfigError("novelty_window, budget and summary_words must be positive, top_k >= 0 (0: no bound)")
         if not (self.dense or self.sparse):
             raise ConfigError("at least one of dense and sparse retrieval must be on")
+        if not (isinstance(self.elide_speakers, bool) or self.elide_speakers == "auto"):
+            raise ConfigError(f"elide_speakers must be True, False or 'auto', not {self.elide_speakers!r}")
         if self.fusion not in ("rrf", "union") or self.packing not in ("session", "line", "day"):
             raise ConfigError("fusion must be rrf or union, packing session, day or line")
         if not 0.0 <= self.whole_share <= 1.0:

@@ -173,7 +173,8 @@ class Context:
     packing: str = "line"
     plan: Plan | None = None  # what the retrieval planner did (None: no planner, one search)
     stamp_gap: int = STAMP_GAP  # day packing: minutes after the line before at which a line shows its time of day
-    elide_speakers: bool = False  # day packing: a line that goes on from the same speaker omits ``speaker: ``
+    elide_speakers: bool | str = False  # day packing: a line that goes on from the same speaker omits ``speaker: ``
+    #                                   (True), where both carry times of their own ("auto"), or never (False)
 
     def render(self) -> str:
         """Prompt-ready text; ``tokens`` is its exact token count.
@@ -191,7 +192,9 @@ class Context:
         renders as with ``session``). Within a group, lines are in the order
         they were said. With ``elide_speakers`` a day-packed text line without
         a time stamp that goes on from a text line of the same speaker omits
-        its ``speaker: `` (:func:`elided`).
+        its ``speaker: `` (:func:`elided`); with ``"auto"`` only where the two
+        lines' times differ, as chat messages' do (a transcript whose turns
+        share their session's time keeps every name).
         """
         return "\n".join(self.lines())
 
@@ -205,21 +208,24 @@ class Context:
             groups.setdefault(key(hit.unit), []).append(hit)
         day = self.packing == "day"
         elide = day and self.elide_speakers
+        mode = self.elide_speakers
         lines: list[str] = []
         for members in groups.values():
             lines.append(header(members[0].unit))
             before = minute_of_day(members[0].unit) if day else None  # the header shows it
             above: str | None = None  # the speaker of the text line above (None: a header, media or no speaker)
+            said: datetime | None = None  # and its time
             for hit in members:
-                minute = minute_of_day(hit.unit) if day else None
+                unit = hit.unit
+                minute = minute_of_day(unit) if day else None
+                who = speaker_of(unit) if elide else None
                 if stamped(before, minute, self.stamp_gap):
-                    lines.append(f"{time_stamp(hit.unit)} {hit.render()}")
-                elif elide and above is not None and speaker_of(hit.unit) == above:
-                    lines.append(elided(hit.render(), above))
+                    lines.append(f"{time_stamp(unit)} {hit.render()}")
+                elif who is not None and who == above and (mode is True or unit.event_time != said):
+                    lines.append(elided(hit.render(), who))
                 else:
                     lines.append(hit.render())
-                before = minute
-                above = speaker_of(hit.unit) if elide else None
+                before, above, said = minute, who, unit.event_time
         return lines
 
     def levels(self) -> dict[int, int]:
@@ -252,7 +258,7 @@ class Context:
             dropped=tuple(data.get("dropped", ())), graph=data.get("graph"), packing=str(data.get("packing", "line")),
             plan=Plan.from_dict(data["plan"]) if data.get("plan") else None,
             stamp_gap=int(data.get("stamp_gap", 1)),  # a server from before the setting stamped every new minute
-            elide_speakers=bool(data.get("elide_speakers", False)),
+            elide_speakers=elide_mode(data.get("elide_speakers", False)),
         )
 
 
@@ -271,6 +277,11 @@ def session_line(unit: MAU, body: str) -> str:
 def speaker_of(unit: MAU) -> str | None:
     """The speaker a text line starts with (``speaker: ``); None for media and lines without a speaker."""
     return unit.speaker or None if unit.modality is _TEXT else None
+
+
+def elide_mode(value: Any) -> bool | str:
+    """``elide_speakers`` as a context's dict carries it: True, False or ``"auto"``."""
+    return "auto" if value == "auto" else bool(value)
 
 
 def elided(line: str, speaker: str) -> str:

@@ -23,8 +23,9 @@ from datetime import datetime
 from typing import Any
 
 from omnimem.context import (
-    PACKINGS, STAMP_GAP, Context, Hit, Plan, PlanRound, RawContent, day_key, group_header, group_key, grouping,
-    elided, media_label, minute_of_day, session_line, speaker_of, spoken_order, stamped, time_stamp, unit_line,
+    PACKINGS, STAMP_GAP, Context, Hit, Plan, PlanRound, RawContent, day_key, elide_mode, elided,
+    group_header, group_key, grouping, media_label, minute_of_day, session_line, speaker_of, spoken_order, stamped,
+    time_stamp, unit_line,
 )
 from omnimem.entities import (
     MAX_NAME_CHARS, PERSON_TITLES, Entity, EntityType, ExpansionResult, ExtractedEntity, ExtractedRelation,
@@ -35,7 +36,7 @@ from omnimem.mau import Scope
 __all__ = [
     "MAX_NAME_CHARS", "PACKINGS", "PERSON_TITLES", "STAMP_GAP", "AddResult", "Answer", "AnswerUsage", "AuditRecord", "Context",
     "Entity", "EntityType", "ExpansionResult", "ExtractedEntity", "ExtractedRelation", "Extraction", "Hit",
-    "MediaResult", "Neighbor", "Plan", "PlanRound", "RawContent", "Reached", "Relation", "day_key", "elided",
+    "MediaResult", "Neighbor", "Plan", "PlanRound", "RawContent", "Reached", "Relation", "day_key", "elide_mode", "elided",
     "group_header", "group_key", "grouping", "media_label", "minute_of_day", "name_key", "normalize_name",
     "session_line", "speaker_of", "spoken_order", "stamped", "time_stamp", "unit_line",
 ]

@@ -13,16 +13,22 @@ from omnimem import Memory
 from omnimem.errors import StoreError
 
 
-def test_close_waits_for_searches_in_flight_and_refuses_new_ones(tmp_path: Path) -> None:
-    mem = Memory(tmp_path / "mem", embedder="fake")
+@pytest.mark.parametrize("planner", [None, "offline"])
+def test_close_waits_for_searches_in_flight_and_refuses_new_ones(tmp_path: Path, planner: str | None) -> None:
+    """A search under way goes on to its end (a deeper reading, a planner's later rounds) after close began."""
+    mem = Memory(tmp_path / "mem", embedder="fake", planner=planner)
     mem.add_dialogue([{"text": f"note {i} about the lake house and the boat", "speaker": "Ann"} for i in range(200)],
                      user_id="ann", session_id="s1")
     inside = threading.Barrier(5)  # four searches past their open check, and the closing thread
     search = mem.engine.parts.search
     real_within = search.within
 
+    calls: dict[int, int] = {}  # rankings per searching thread
+
     def slow_within(where: Any) -> Any:  # every search pauses after it passed the open check, before the indexes
-        if not inside.broken:
+        me = threading.get_ident()
+        calls[me] = calls.get(me, 0) + 1
+        if calls[me] == 1 and not inside.broken:  # its first ranking; short notes are then read deeper
             inside.wait(timeout=30)
         time.sleep(0.3)
         return real_within(where)
@@ -50,6 +56,8 @@ def test_close_waits_for_searches_in_flight_and_refuses_new_ones(tmp_path: Path)
     for t in threads:
         t.join(timeout=60)
     assert results == ["hits True"] * 4
+    assert len(calls) == 4 and min(calls.values()) >= 2  # each ranked again after close began (read deeper, or
+    # a planner's next round), and went on
     with pytest.raises(StoreError, match="this Memory is closed"):
         mem.search("boat", user_id="ann")
     with Memory(tmp_path / "mem", embedder="fake") as again:  # closed cleanly: indexes saved, store intact

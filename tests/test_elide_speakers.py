@@ -2,6 +2,7 @@
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,9 +58,11 @@ def test_lines_of_one_minute_go_in_the_order_they_were_said():
     assert ctx.tokens == count_tokens(ctx.render())
 
 
-def arrangement_cost(cands: list[Candidate], costs: list[int], saves: list[int], enter: list[bool], gap: int) -> int:
+def arrangement_cost(cands: list[Candidate], costs: list[int], saves: list[int], enter: list[bool], gap: int,
+                     mode: bool | str = True) -> int:
     """What the entered lines cost as they render, in the plan's units: per session and day its first line's header, each
-    line and its break, each stamp (its tokens and a space), less each name a line omits."""
+    line and its break, each stamp (its tokens and a space), less each name a line omits (with ``"auto"`` only
+    under a line of another time)."""
     groups: dict[object, list[int]] = {}
     for i, fits in enumerate(enter):
         if fits:
@@ -76,7 +79,7 @@ def arrangement_cost(cands: list[Candidate], costs: list[int], saves: list[int],
             minute, earlier = (cands[line].unit.event_time, cands[before].unit.event_time)
             if stamped(earlier.hour * 60 + earlier.minute, minute.hour * 60 + minute.minute, gap):
                 total += count_tokens(f"{minute:%H:%M}") + STAMP
-            elif cands[before].unit.speaker == cands[line].unit.speaker:
+            elif cands[before].unit.speaker == cands[line].unit.speaker and (mode is True or minute != earlier):
                 total -= saves[line]
     return total
 
@@ -85,9 +88,10 @@ def arrangement_cost(cands: list[Candidate], costs: list[int], saves: list[int],
 @given(st.lists(st.tuples(st.integers(0, 2 * 1440 - 1), st.sampled_from(["s", "t"]), st.sampled_from(["Ann", "Bo"]),
                           st.sampled_from(["ok", "see you at the lake", "did you bring the kite?", "lol"])),
                 min_size=1, max_size=25),
-       st.integers(30, 400), st.sampled_from([1, 5, 30, 60]))
-def test_the_plan_charges_exactly_the_names_the_lines_render_with(chat, budget, gap):
-    """Adding a line changes its own prefix and the next line's (and stamps, header): each charged as rendered."""
+       st.integers(30, 400), st.sampled_from([1, 5, 30, 60]), st.sampled_from([True, "auto"]))
+def test_the_plan_charges_exactly_the_names_the_lines_render_with(chat, budget, gap, mode):
+    """Adding a line changes its own prefix and the next line's (and stamps, header): each charged as rendered,
+    whether names go wherever the speaker goes on (True) or only under a line of another time ("auto")."""
     chat.sort(key=lambda turn: turn[0])  # row order is time order, as when a chat is written as it goes
     cands = [said(f"m{i}", text, minute + 1440 * (session == "t"), who, session, seq=i)  # one day per session
              for i, (minute, session, who, text) in enumerate(chat)]
@@ -96,12 +100,12 @@ def test_the_plan_charges_exactly_the_names_the_lines_render_with(chat, budget, 
     texts = [f"{u.speaker}: {u.summary}" for u in units]
     costs = [count_tokens(t) for t in texts]
     keys, header_costs, minutes, stamp_costs = grouped_facts(units, "day", count_tokens)
-    speakers, saves, orders = talk_facts(units, [c.seq for c in cands], texts, costs, count_tokens)
+    speakers, saves, orders, times = talk_facts(units, [c.seq for c in cands], texts, costs, count_tokens)
     plan = fit_plan(costs, keys, header_costs, minutes, stamp_costs, budget=budget, gap=gap, speakers=speakers,
-                    saves=saves, orders=orders)
+                    saves=saves, orders=orders, times=times if mode == "auto" else None)
     assert plan.used <= budget
-    assert plan.used == arrangement_cost(cands, costs, saves, plan.enter, gap)
-    ctx = packed(cands, budget=budget, stamp_gap=gap, elide_speakers=True)
+    assert plan.used == arrangement_cost(cands, costs, saves, plan.enter, gap, mode)
+    ctx = packed(cands, budget=budget, stamp_gap=gap, elide_speakers=mode)
     assert ctx.tokens == count_tokens(ctx.render()) <= budget
     assert [h.unit.id for h in ctx.hits] == [c.unit.id for c, fits in zip(cands, plan.enter) if fits]
 
@@ -123,16 +127,37 @@ def test_memory_takes_the_setting_and_a_context_renders_the_same_after_its_round
     assert again.render() == ctx.render()
     older = {k: v for k, v in ctx.to_dict().items() if k != "elide_speakers"}  # from a server before the setting
     assert sum(line.startswith(("Ann: ", "Bo: ")) for line in Context.from_dict(older).lines()) == 6
-    with Memory(tmp_path / "store", embedder="fake-exact") as m:  # the default writes every name
-        assert not m.search("kite", user_id="u").elide_speakers
+    with Memory(tmp_path / "store", embedder="fake-exact", elide_speakers=False) as m:
+        assert sum(line.startswith(("Ann: ", "Bo: ")) for line in m.search("kite", user_id="u").lines()) == 6
+    with Memory(tmp_path / "store", embedder="fake-exact") as m:  # the default ("auto"): these messages have times
+        auto = m.search("kite", user_id="u")  # of their own, so names go as with True
+    assert auto.elide_speakers == "auto" and auto.lines() == ctx.lines()
+    assert Context.from_dict(auto.to_dict()).render() == auto.render()
 
 
-def test_packing_from_remembered_facts_gives_the_context_packing_every_candidate_gives(tmp_path, monkeypatch):
+def test_by_default_a_transcript_whose_turns_share_their_sessions_time_keeps_every_name(tmp_path):
+    """``"auto"``: turns that carry only their session's time (a transcript) keep their names; ``True`` omits them."""
+    who = ["Ann", "Ann", "Bo", "Bo", "Bo"]
+    turns = [{"speaker": s, "text": f"the kite again, part {i}", "time": "2024-03-01T09:00:00+00:00"}
+             for i, s in enumerate(who)]
+    with Memory(tmp_path / "store", embedder="fake-exact") as m:
+        m.add_dialogue(turns, user_id="u", session_id="talk")
+        kept = m.search("kite", user_id="u")
+    assert kept.lines() == ["[2024-03-01 09:00]", *(f"{s}: the kite again, part {i}" for i, s in enumerate(who))]
+    assert kept.tokens == count_tokens(kept.render())
+    with Memory(tmp_path / "store", embedder="fake-exact", elide_speakers=True) as m:
+        assert m.search("kite", user_id="u").lines() == [
+            "[2024-03-01 09:00]", "Ann: the kite again, part 0", "the kite again, part 1", "Bo: the kite again, part 2",
+            "the kite again, part 3", "the kite again, part 4"]
+
+
+@pytest.mark.parametrize("mode", [True, "auto"])
+def test_packing_from_remembered_facts_gives_the_context_packing_every_candidate_gives(tmp_path, monkeypatch, mode):
     """The fast path (line facts remembered per row, only fitting rows read) equals the full packing."""
     from benchmarks.retrieval.packing_cost import short_chats, short_queries
     from omnimem.engine.retrieval.search import Retriever
 
-    with Memory(tmp_path / "chats", embedder="fake-exact", elide_speakers=True) as m:
+    with Memory(tmp_path / "chats", embedder="fake-exact", elide_speakers=mode) as m:
         for user, session, dialogue in short_chats(600):
             m.add_dialogue(dialogue, user_id=user, session_id=session)
         asked = short_queries(12)
@@ -144,3 +169,21 @@ def test_packing_from_remembered_facts_gives_the_context_packing_every_candidate
     for a, b in zip(fast, full, strict=True):
         assert a.render() == b.render() and a.tokens == b.tokens == count_tokens(a.render()) <= a.budget
         assert [(h.unit.id, h.rank, h.level) for h in a.hits] == [(h.unit.id, h.rank, h.level) for h in b.hits]
+
+
+def test_the_setting_is_true_false_or_auto_from_any_layer(tmp_path, monkeypatch):
+    from omnimem.config import Settings
+    from omnimem.errors import ConfigError
+
+    assert Settings().elide_speakers == "auto"
+    monkeypatch.setenv("OMNIMEM_ELIDE_SPEAKERS", "Auto")
+    assert Settings.load().elide_speakers == "auto"
+    monkeypatch.setenv("OMNIMEM_ELIDE_SPEAKERS", "off")
+    assert Settings.load().elide_speakers is False
+    assert Settings.load(elide_speakers="yes").elide_speakers is True
+    for bad in ("sometimes", 2):
+        with pytest.raises(ConfigError, match="elide_speakers"):
+            Settings.load(elide_speakers=bad)
+    with pytest.raises(ConfigError, match="elide_speakers"):
+        Memory(tmp_path / "store", embedder="fake-exact", elide_speakers="never")
+    assert not (tmp_path / "store").exists() or not any((tmp_path / "store").iterdir())

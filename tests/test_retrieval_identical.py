@@ -5,9 +5,11 @@
 (12 unscoped, 12 scoped to a user), every hit (unit, rank, level, sources,
 score, tokens), the token count, the candidate count and a hash of the
 rendered context, under four settings: today's default retrieval, the
-paper's (union fusion, line packing), a small budget and ``stamp_gap=1`` (a
+paper's (union fusion, line packing), a small budget, ``stamp_gap=1`` (a
 time of day wherever the minute changes: recorded equal to the default before
-the setting). A change that moves any hit, or changes what is packed, fails it.
+the setting) and ``elide_speakers=False`` (every line names its speaker:
+recorded equal to the default before ``"auto"``, which leaves out the names
+of this corpus's lines that go on from their speaker a minute later). A change that moves any hit, or changes what is packed, fails it.
 
 Why it gives the same results on every CPU (issue 23; measured by
 ``python -m benchmarks retrieval-kernels``):
@@ -50,6 +52,7 @@ SETUPS: dict[str, dict[str, Any]] = {
     "paper": {"fusion": "union", "packing": "line", "neighbours": 0},
     "small-budget": {"budget": 700},
     "stamp-gap-1": {"stamp_gap": 1},  # day packing's time of day wherever the minute changes: the default before
+    "names-kept": {"elide_speakers": False},  # every line names its speaker: the default before "auto"
 }
 SCORE_TOLERANCE = 1e-6
 

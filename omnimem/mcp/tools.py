@@ -310,8 +310,9 @@ CONTEXT_LAYOUT = {  # what Context.render() writes for each packing (settings.pa
     "session": "in time order: a '[time]' header line, then one 'speaker: text' line per memory of that "
                "conversation at that time (a memory whose text has line breaks runs over several lines)",
     "day": "in time order: a '[time]' header line per conversation and day, then one 'speaker: text' line per "
-           "memory, starting with its time of day ('13:56 ') where the conversation resumes after a pause (a memory "
-           "whose text has line breaks runs over several lines)",
+           "memory, starting with its time of day ('13:56 ') where the conversation resumes after a pause; a line "
+           "without 'speaker: ' goes on from the speaker of the line above (messages that carry their own times, "
+           "by default) (a memory whose text has line breaks runs over several lines)",
     "line": "one '[time] speaker: text' line per memory, best first (a memory whose text has line breaks runs "
             "over several lines)",
 }

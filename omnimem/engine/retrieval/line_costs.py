@@ -29,6 +29,8 @@ from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 LIMIT = 500_000  # rows remembered (a few hundred bytes each)
 SHORT = 64  # texts up to this many characters are remembered by text
+TEXTS = 20_000  # lines remembered by text (by_text: day-packed lines written without their speaker's name)
+TEXT_CHARS = 1_000  # ... of up to this many characters
 
 @dataclass(frozen=True, slots=True)
 class LineFacts:
@@ -45,7 +47,8 @@ class LineFacts:
     minute: int | None = None  # the minute of the day its time shows (day packing: what decides the stamp)
     speaker: str | None = None  # with elide_speakers (day packing): the speaker its line starts with
     save: int = 0  # with elide_speakers: the tokens its line saves without that ``speaker: ``
-    order: tuple[Any, ...] | None = None  # with elide_speakers: its place in its group (pyramid.spoken_order)
+    order: tuple[int, int, bool, int] | None = None  # with elide_speakers: its place in its group (talk_order)
+    when: int | None = None  # with elide_speakers: its time in microseconds ("auto" compares the line above's)
     short: bool = False  # a text unit without cold-tier content: its full text is its summary (never whole)
 
 
@@ -61,6 +64,7 @@ class LineCosts:
         self._facts: dict[str, dict[int, LineFacts]] = {}
         self._breaks: dict[str, dict[int, int]] = {}  # tokens of a row's line followed by a line break
         self._short: dict[str, int] = {}
+        self._texts: dict[str, int] = {}  # by_text's
         self._lines: dict[str, dict[int, str]] = {}  # each row's level-1 line
         self.hits = 0
         self.misses = 0
@@ -74,6 +78,18 @@ class LineCosts:
             if len(self._short) >= self.limit:
                 self._short = {}
             cost = self._short[text] = self.count(text)
+        return cost
+
+    def by_text(self, text: str) -> int:
+        """``count(text)``, remembered for texts up to ``TEXT_CHARS`` (the lines a context writes without the
+        speaker's name, which no row's remembered line is: they recur from one search to the next)."""
+        if len(text) > TEXT_CHARS:
+            return self.count(text)
+        cost = self._texts.get(text)
+        if cost is None:
+            if len(self._texts) >= TEXTS:
+                self._texts = {}
+            cost = self._texts[text] = self.count(text)
         return cost
 
     def known(self, rids: Sequence[int], packing: str) -> dict[int, LineFacts]:
@@ -101,10 +117,11 @@ class LineCosts:
         for n, ((rid, unit), cost, text) in enumerate(zip(units, costs, texts)):
             header = group_header(unit)
             stamp = time_stamp(unit) if day else None
-            speaker, save, order = (talk[0][n], talk[1][n], talk[2][n]) if talk is not None else (None, 0, None)
+            speaker, save, order, when = ((talk[0][n], talk[1][n], talk[2][n], talk[3][n]) if talk is not None
+                                          else (None, 0, None, None))
             facts = LineFacts(unit.id, unit.scope, cost, key(unit), header, self(header), stamp,
                               0 if stamp is None else self(stamp), minute_of_day(unit) if day else None,
-                              speaker, save, order, unit.modality is Modality.TEXT and unit.raw_ref is None)
+                              speaker, save, order, when, unit.modality is Modality.TEXT and unit.raw_ref is None)
             if rid is not None:
                 facts_of[rid] = facts
                 lines_of[rid] = text  # what packing shows of it (:meth:`line`): made once

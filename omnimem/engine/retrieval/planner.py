@@ -25,6 +25,7 @@ from omnimem.config import PLANNERS
 from omnimem.errors import InvalidInputError
 from omnimem.fusion import rrf_order
 from omnimem.mau import Scope
+from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper
 from omnimem.engine.retrieval.search import Ranking, Retriever
 from omnimem.results import Context, Plan, PlanRound
 
@@ -78,8 +79,10 @@ class Rounds:
         q = self.query
         started = time.perf_counter()
 
+        again = bool(self.rounds)  # a later round: the search is under way (close waits for it)
+
         def rank(text: str) -> Ranking:
-            return self.retriever.rank(text, q.k, q.budget, q.scope, q.include_superseded, q.when, q.now)
+            return self.retriever.rank(text, q.k, q.budget, q.scope, q.include_superseded, q.when, q.now, again=again)
 
         if parallel and len(fresh) > 1:
             with ThreadPoolExecutor(max_workers=len(fresh)) as pool:
@@ -113,6 +116,15 @@ class Rounds:
         q = self.query
         started = time.perf_counter()
         ctx = self.retriever.pack(q.text, self.merged(), q.k, q.theta, q.budget, q.scope)
+        for _ in range(DEEPER_ROUNDS):  # every candidate fit with room left: the question is read deeper, as a
+            first = self.rankings[0]  # search without a planner is (Retriever.search)
+            depth = deeper(self.retriever.parts.settings, ctx, first.depth, first.full, q.k, q.budget)
+            if not depth:
+                break
+            self.rankings[0] = self.retriever.rank(self.rounds[0].queries[0], q.k, q.budget, q.scope,
+                                                   q.include_superseded, q.when, q.now, depth=depth,
+                                                   vectors=first.vectors, again=True)
+            ctx = self.retriever.pack(q.text, self.merged(), q.k, q.theta, q.budget, q.scope)
         self.time("pack", started)
         return replace(ctx, plan=plan(self.ms))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from omnimem.engine.enrich.summarise import first_words
@@ -80,7 +81,7 @@ def build_context(
     whole_top: int = 0,
     line_words: int = 0,
     stamp_gap: int = STAMP_GAP,
-    elide_speakers: bool = False,
+    elide_speakers: bool | str = False,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -112,12 +113,13 @@ def build_context(
     units = [c.unit for c in candidates]
     grouped = grouped_facts(units, packing, count)
     talk = (talk_facts(units, [c.seq for c in candidates], texts, costs, count)
-            if elide_speakers and packing == "day" else (None, None, None))
+            if elide_speakers and packing == "day" else (None, None, None, None))
     wholes = WholeLines(lambda i: units[i], full_text, line, count)
     plan = fit_plan(costs, *grouped, budget=budget,
                     whole=wholes.cost if max_level >= 2 and (whole_share > 0 or whole_top) else None,
                     allowance=int(budget * whole_share), top=whole_top if max_level >= 2 else 0, gap=stamp_gap,
-                    speakers=talk[0], saves=talk[1], orders=talk[2])
+                    speakers=talk[0], saves=talk[1], orders=talk[2],
+                    times=talk[3] if elide_speakers == "auto" else None)
     hits: list[Hit] = []
     dropped: list[str] = []
     for i, (cand, text, cost, fits) in enumerate(zip(candidates, texts, costs, plan.enter)):
@@ -178,20 +180,37 @@ def grouped_facts(units: Sequence[MAU], packing: str, count: TokenCounter) -> tu
 
 
 def talk_facts(units: Sequence[MAU], seqs: Sequence[int | None], texts: Sequence[str], costs: Sequence[int],
-               count: TokenCounter) -> tuple[list[str | None], list[int], list[tuple[Any, ...]]]:
+               count: TokenCounter
+               ) -> tuple[list[str | None], list[int], list[tuple[int, int, bool, int]], list[int]]:
     """What ``elide_speakers`` needs of each line (:func:`fit_plan`): its speaker, the tokens its line saves
-    without ``speaker: `` (its cost less the cost of the rest, never below 0) and its place in spoken order."""
+    without ``speaker: `` (its cost less the cost of the rest, never below 0), its place in spoken order
+    (:func:`talk_order`) and its time in microseconds (what ``"auto"`` compares)."""
     speakers = [speaker_of(u) for u in units]
     saves = [0 if who is None or not text.startswith(f"{who}: ") else max(cost - count(text[len(who) + 2:]), 0)
              for who, text, cost in zip(speakers, texts, costs)]
-    return speakers, saves, [spoken_order(u, seq) for u, seq in zip(units, seqs)]
+    orders = [talk_order(u, seq) for u, seq in zip(units, seqs)]
+    return speakers, saves, orders, [order[0] for order in orders]
+
+
+def talk_order(unit: MAU, seq: int | None) -> tuple[int, int, bool, int]:
+    """:func:`omnimem.results.spoken_order` in integers, which compare faster: the same order for the lines of
+    a day-packed group, which all have a time (its microsecond, then the record time's, then the row id)."""
+    return _micros(unit.event_time or unit.record_time), _micros(unit.record_time), seq is None, seq or 0
+
+
+_EPOCH, _NAIVE_EPOCH, _MICRO = datetime(1970, 1, 1, tzinfo=timezone.utc), datetime(1970, 1, 1), timedelta(microseconds=1)
+
+
+def _micros(when: datetime) -> int:
+    """Microseconds since 1970, exactly: an aware time's instant, a naive time's wall clock (as they compare)."""
+    return (when - (_EPOCH if when.tzinfo is not None else _NAIVE_EPOCH)) // _MICRO
 
 
 def finish_context(
     query: str, hits: list[Hit], used: int, total: int, dropped: Sequence[str], *, theta: float, budget: int,
     full_text: Callable[[MAU], str | None], raw_content: Callable[[MAU], RawContent | None], max_level: int,
     packing: str, count: TokenCounter, measure: Callable[[Context], int] | None = None, stamp_gap: int = STAMP_GAP,
-    elide_speakers: bool = False,
+    elide_speakers: bool | str = False,
 ) -> Context:
     """Levels 2 and 3 on top of the level-1 ``hits`` (rank order, ``used`` tokens), then the exact count.
 
@@ -224,7 +243,7 @@ def fit_plan(
     stamps: Sequence[int | None] | None = None, stamp_costs: Sequence[int] | None = None, *, budget: int,
     whole: Callable[[int], int | None] | None = None, allowance: int = 0, top: int = 0, gap: int = STAMP_GAP,
     speakers: Sequence[str | None] | None = None, saves: Sequence[int] | None = None,
-    orders: Sequence[Any] | None = None,
+    orders: Sequence[Any] | None = None, times: Sequence[Any] | None = None,
 ) -> Plan:
     """Which lines enter, in rank order, and the tokens they use: a tight loop over integers.
 
@@ -245,7 +264,8 @@ def fit_plan(
     ``elide_speakers``: each text line's speaker, :func:`talk_facts`) a line that
     goes on unstamped from a line of its speaker is charged ``saves[i]`` less,
     its group's lines kept in spoken order (``orders[i]``), which :class:`_Talk`
-    charges exactly as :class:`_Day` does stamps. Needs only costs and groups, so a caller
+    charges exactly as :class:`_Day` does stamps; with ``times`` (``"auto"``)
+    only where the two lines' times differ. Needs only costs and groups, so a caller
     that remembers them can decide what fits before fetching any unit.
     """
     enter: list[bool] = []
@@ -290,7 +310,7 @@ def fit_plan(
         elif day and keys is not None and stamps is not None and stamps[i] is not None:
             days[keys[i]] = (_Day(i, stamps, stamp_costs or (), header_costs or (), gap) if speakers is None else
                              _Talk(i, stamps, stamp_costs or (), header_costs or (), gap, speakers, saves or (),
-                                   orders or ()))
+                                   orders or (), times))
     return Plan(enter, wholes, used)
 
 
@@ -352,28 +372,37 @@ class _Talk(_Day):
 
     def __init__(self, first: int, minutes: Sequence[int | None], stamp_costs: Sequence[int],
                  header_costs: Sequence[int], gap: int, speakers: Sequence[str | None], saves: Sequence[int],
-                 orders: Sequence[Any]) -> None:
+                 orders: Sequence[Any], times: Sequence[Any] | None = None) -> None:
         super().__init__(first, minutes, stamp_costs, header_costs, gap)
         self._who, self._save, self._order = speakers, saves, orders
+        self._when = times  # with "auto": each line's time; a name goes only under a line of another time
         self.keys: list[Any] = [orders[first]]
+        self._placed = (-1, 0)  # (line, its place) of the last offer, for take
 
     def offer(self, i: int) -> int:
-        """The tokens adding line ``i`` changes beyond its own line and break: header, stamps and prefixes."""
-        minute, at, lines, gap, stamp, who, save = (self._of(i), self.at, self.lines, self._gap, self._stamp,
-                                                    self._who, self._save)
+        """The tokens adding line ``i`` changes beyond its own line and break: header, stamps and prefixes.
+
+        A line goes on from the line above it (and omits its name) where both have its speaker and, with
+        ``times``, their times differ (:meth:`omnimem.results.Context.lines`)."""
+        minute, at, lines, gap, stamp, save = self._of(i), self.at, self.lines, self._gap, self._stamp, self._save
+        who, when = self._who, self._when
         pos = bisect_right(self.keys, self._order[i])
+        self._placed = (i, pos)
         mine = who[i]
         if pos == 0:  # the new first line (after the header: never elided); the old first may now be either
             old = lines[0]
             change = self._header[i] - self._header[old]
             if at[0] - minute >= gap:
                 return change + stamp[old] + STAMP
-            return change - save[old] if mine is not None and who[old] == mine else change
+            on = mine is not None and who[old] == mine and (when is None or when[i] != when[old])
+            return change - save[old] if on else change
         above, before = lines[pos - 1], at[pos - 1]
         if minute - before >= gap:
             change = stamp[i] + STAMP
+        elif mine is not None and who[above] == mine and (when is None or when[above] != when[i]):
+            change = -save[i]
         else:
-            change = -save[i] if mine is not None and who[above] == mine else 0
+            change = 0
         if pos < len(at):  # the line after it: its stamp and its prefix went on from ``above``, now from ``i``
             after, later = lines[pos], at[pos]
             was, now = later - before >= gap, later - minute >= gap
@@ -381,15 +410,18 @@ class _Talk(_Day):
                 cost = stamp[after] + STAMP
                 change += cost if now else -cost
             theirs = who[after]
-            was_elided = not was and theirs is not None and who[above] == theirs
-            now_elided = not now and theirs is not None and mine == theirs
-            if was_elided != now_elided:
-                change += -save[after] if now_elided else save[after]
+            if theirs is not None:
+                was_elided = not was and who[above] == theirs and (when is None or when[above] != when[after])
+                now_elided = not now and mine == theirs and (when is None or when[i] != when[after])
+                if was_elided != now_elided:
+                    change += -save[after] if now_elided else save[after]
         return change
 
     def take(self, i: int) -> None:
-        """Line ``i`` entered."""
-        pos = bisect_right(self.keys, self._order[i])
+        """Line ``i`` entered (just offered: its place is known)."""
+        line, pos = self._placed
+        if line != i:
+            pos = bisect_right(self.keys, self._order[i])
         self.keys.insert(pos, self._order[i])
         self.at.insert(pos, self._of(i))
         self.lines.insert(pos, i)

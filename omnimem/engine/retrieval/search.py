@@ -23,6 +23,7 @@ from omnimem import otel
 from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.mau import MAU, Modality, Scope, search_text
+from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper, first_depth
 from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, feedback_vector, named_speakers,
                                               signals, wanted, without_names)
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from omnimem.graph.engine import GraphInfo
 
 
-UNION_DEPTH = 20  # candidates per retriever in union fusion when neither depth nor top_k says
 STAMPED = "day-stamped"  # the line-cost cache's key for a day-packed line written after its time of day
 GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
 SIDE_THREADS = 4  # BM25 queries run beside their search's dense one at once, per process (more wait their turn)
@@ -57,7 +57,7 @@ class Retriever:
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.line_costs = LineCosts(parts.count_tokens, words=parts.settings.line_words,
-                                    elide=parts.settings.elide_speakers and parts.settings.packing == "day")
+                                    elide=bool(parts.settings.elide_speakers) and parts.settings.packing == "day")
         self._reranker: Reranker | None = None
         # what the ranking signals read of each row (a unit's stated words only when that signal is on)
         self.facts = FactCache(statements=parts.settings.statement_weight > 0,
@@ -73,19 +73,34 @@ class Retriever:
 
         ``now`` (default: the wall clock) is what relative times in the query ("last week") are read against.
         """
-        return self.pack(text, self.rank(text, k, limit, scope, include_superseded, when, now), k, th, limit, scope)
+        ranking = self.rank(text, k, limit, scope, include_superseded, when, now)
+        ctx = self.pack(text, ranking, k, th, limit, scope)
+        for _ in range(DEEPER_ROUNDS):  # depth 0 fills the budget: where short messages ran out of candidates
+            depth = deeper(self.parts.settings, ctx, ranking.depth, ranking.full, k, limit)  # first, read deeper
+            if not depth:
+                break
+            ranking = self.rank(text, k, limit, scope, include_superseded, when, now, depth=depth,
+                                vectors=ranking.vectors, again=True)
+            ctx = self.pack(text, ranking, k, th, limit, scope)
+        return ctx
 
     def rank(
         self, text: str, k: int, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
-        now: datetime | None = None,
+        now: datetime | None = None, *, depth: int = 0, vectors: tuple[Any, Any] | None = None, again: bool = False,
     ) -> Ranking:
-        """The fused ranking of one query (dense, BM25 and the signals), before anything is packed."""
+        """The fused ranking of one query (dense, BM25 and the signals), before anything is packed.
+
+        ``depth`` (0: the settings') is how deep each retriever is read; ``vectors`` the query's vectors from
+        an earlier ranking of the same query (:attr:`Ranking.vectors`), not embedded again. ``again``: a later
+        ranking of a search already under way, which ``close`` waits for (``Parts.reading``): it goes on even
+        when ``close`` began meanwhile, where a new search is refused.
+        """
         m = self.parts
         settings = m.settings
         # ``k`` bounds the hits (0: as many as the budget holds); each retriever is read deep enough to fill
         # the budget, or, in the paper's union fusion, to ``depth`` (default: k, else 20) per retriever
         union = settings.fusion == "union"
-        depth = (settings.depth or k or UNION_DEPTH) if union else max(k, settings.depth or limit // 20)
+        depth = depth or first_depth(settings, k, limit)
         merge = union_merge if settings.fusion == "union" else partial(  # rrf_merge's order, in numpy
             rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         # a query naming a speaker seen before in this scope is searched without the name at once (the name
@@ -94,17 +109,23 @@ class Retriever:
         searched = without_names(text, named_speakers(text, self.speakers.get(scope))) if fielded else text
         # a hit's score is its similarity to the query as asked (names and all), whatever dense searched:
         # ``asked`` is that vector, ``qvec`` the one dense ranks by (the same one unless names are stripped)
-        with otel.stage("omnimem.search.embed"):
-            qvec = m.embedder.embed([searched if settings.dense_without_names else text])[0]
-            asked = qvec if searched == text or not settings.dense_without_names else m.embedder.embed([text])[0]
+        if vectors is not None:
+            qvec, asked = vectors
+        else:
+            with otel.stage("omnimem.search.embed"):
+                qvec = m.embedder.embed([searched if settings.dense_without_names else text])[0]
+                asked = qvec if searched == text or not settings.dense_without_names else m.embedder.embed([text])[0]
+        first = (qvec, asked)
         with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
-            m.check_open()  # while they store and index a batch, so this never indexes half a batch)
+            if not again:  # while they store and index a batch, so this never indexes half a batch)
+                m.check_open()
             m.search.sync()
             seq = m.store.seq()
         # no engine lock from here: the indexes let searches run together (FAISS and numpy release the GIL)
         # and the store guards its own connection
         view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
         dense, sparse = self._lists(view, qvec, searched, depth)
+        full = len(dense) >= depth if settings.dense else len(sparse) >= depth  # the scope may hold more
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
         extra: list[Signal] = []
         graph_info = None
@@ -122,7 +143,7 @@ class Retriever:
         sources = Sources([r for r, _ in dense], [r for r, _ in sparse],
                           None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight), reranked,
                           extra)
-        return Ranking(order, sources, asked, view, depth, seq, graph_info, fused_graph)
+        return Ranking(order, sources, asked, view, depth, seq, graph_info, fused_graph, full, first)
 
     def pack(self, text: str, ranking: Ranking, k: int, th: float, limit: int, scope: Scope) -> Context:
         """The pyramid context of a ranking: neighbours, CLIP and graph candidates added, packed into ``limit``."""
@@ -349,7 +370,8 @@ class Retriever:
                                 else None, allowance=allowance, top=top,
                                 gap=m.settings.stamp_gap, speakers=[f.speaker for f in known] if talk else None,
                                 saves=[f.save for f in known] if talk else None,
-                                orders=[f.order for f in known] if talk else None)
+                                orders=[f.order for f in known] if talk else None,
+                                times=[f.when for f in known] if talk == "auto" else None)
         except _Gone:
             return None
         enter, used = plan.enter, plan.used
@@ -381,6 +403,8 @@ class Retriever:
         # day packing writes a line as "<time of day> <line>" where the chat resumes: that piece is remembered
         # per row too (its stamp is the row's own, without a space), counted the first time it is rendered
         rows_of = {text: rid for rid, text in summary_lines} if day else {}
+        # (a line that goes on from its speaker without the name, elide_speakers: remembered by its text)
+        counted = lines.by_text if talk else lines
 
         def with_break(piece: str) -> int:
             known_cost = breaks.get(piece)
@@ -391,7 +415,7 @@ class Retriever:
                 rid = rows_of.get(text)
                 if rid is not None and facts[rid].stamp == stamp:
                     return lines.with_breaks([(rid, piece)], STAMPED)[0]
-            return lines(piece + "\n")
+            return counted(piece + "\n")
 
         with otel.stage("omnimem.search.finish"):
             return finish_context(
@@ -516,6 +540,8 @@ class Ranking:
     seq: int
     graph_info: GraphInfo | None = None
     fused_graph: bool = False
+    full: bool = False  # a retriever's list came back as deep as asked: the scope may hold more candidates
+    vectors: tuple[Any, Any] | None = None  # the query's vectors (searched, as asked), for a deeper ranking
 
 
 class _Gone(Exception):
