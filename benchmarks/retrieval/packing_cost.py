@@ -14,9 +14,13 @@ Renderings: ``session`` (a ``[time]`` header per session and time, so nearly
 one per turn), ``day`` with ``stamp_gap=1`` (one header per session and day,
 a line's time of day wherever the minute changes: the rendering before the
 setting) and ``day`` with larger gaps (a time of day only where the
-conversation resumes after that many minutes), and ``day`` with
+conversation resumes after that many minutes), these with every line naming
+its speaker (``elide_speakers=False``), then ``day`` with
 ``elide_speakers`` (a line that goes on, unstamped, from the same speaker
-leaves out ``speaker: ``). Each context's hits are also
+leaves out ``speaker: ``) and ``day auto``, the defaults (``"auto"``: the
+same where the two lines carry times of their own, as these chats' messages
+do). Every search reads as deep as its budget needs (``depth=0``: deeper
+where short messages run out of candidates first). Each context's hits are also
 rendered as the plain list a caller would write by hand, one ``speaker:
 text`` line per hit and nothing else, counted in real cl100k tokens by the
 project's counter (:func:`omnimem.tokens.count_tokens`): the same hits, so
@@ -39,6 +43,7 @@ import json
 import random
 import statistics
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -47,14 +52,15 @@ from benchmarks.harness.synthetic import ACTIVITIES, NAMES, NOUNS, PLACES, queri
 from omnimem import Context, Memory
 from omnimem.tokens import count_tokens
 
-RENDERINGS: dict[str, dict[str, object]] = {  # "day": the defaults (stamp_gap=30)
+RENDERINGS: dict[str, dict[str, object]] = {  # "day auto": the defaults (stamp_gap=30, elide_speakers="auto")
     "session": {"packing": "session"},
-    "day stamp_gap=1": {"packing": "day", "stamp_gap": 1},  # the rendering before the setting
-    "day stamp_gap=15": {"packing": "day", "stamp_gap": 15},
-    "day": {"packing": "day"},
-    "day stamp_gap=60": {"packing": "day", "stamp_gap": 60},
+    "day stamp_gap=1": {"packing": "day", "stamp_gap": 1, "elide_speakers": False},  # the rendering before stamp_gap
+    "day stamp_gap=15": {"packing": "day", "stamp_gap": 15, "elide_speakers": False},
+    "day": {"packing": "day", "elide_speakers": False},  # every line names its speaker: the default before "auto"
+    "day stamp_gap=60": {"packing": "day", "stamp_gap": 60, "elide_speakers": False},
     "day elide_speakers": {"packing": "day", "elide_speakers": True},
     "day elide_speakers stamp_gap=60": {"packing": "day", "stamp_gap": 60, "elide_speakers": True},
+    "day auto": {"packing": "day"},
 }
 BUDGETS = (1000, 6000)
 SHORT = (
@@ -123,8 +129,12 @@ def measure_chat(chat: str, turns: int, count: int) -> dict[str, dict[str, float
                     mem.add_dialogue(dialogue, user_id=user, session_id=session)
                 for budget in BUDGETS:
                     hits, tokens, plain, headers, stamps, repeated, over = [], [], [], [], [], [], 0
+                    cpu: list[float] = []
                     for text, user in asked:
+                        mem.search(text, budget=budget, user_id=user)  # warm: the rows' line costs learnt
+                        start = time.process_time()
                         ctx = mem.search(text, budget=budget, user_id=user)
+                        cpu.append(time.process_time() - start)
                         lines = ctx.lines()
                         hits.append(len(ctx.hits))
                         tokens.append(ctx.tokens)
@@ -144,6 +154,7 @@ def measure_chat(chat: str, turns: int, count: int) -> dict[str, dict[str, float
                         "repeated_speaker_tokens": statistics.mean(repeated),
                         "ratio_without_repeated": sum(plain) / max(sum(tokens) - sum(repeated), 1),
                         "over_budget_or_miscounted": over,
+                        "search_cpu_ms_p50": round(statistics.median(cpu) * 1000, 3),
                     }
     return rows
 
@@ -157,12 +168,13 @@ def table(data: dict[str, object], chat: str) -> str:
     rows = data["short_rows" if chat == "short" else "rows"]
     assert isinstance(rows, dict)
     lines = [f"| {chat} chat: rendering, budget | hits | tokens | header lines | stamped lines | turns/1k | plain/1k | "
-             "ratio | repeated | ratio-rep | over |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ratio | repeated | ratio-rep | over | CPU ms |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, row in rows.items():
         lines.append(f"| {name} | {row['hits']:.1f} | {row['tokens']:.0f} | {row['header_lines']:.1f} | "
                      f"{row['stamped_lines']:.1f} | {row['turns_per_1k']:.1f} | {row['plain_turns_per_1k']:.1f} | "
                      f"{row['ratio']:.3f} | {row['repeated_speaker_tokens']:.0f} | "
-                     f"{row['ratio_without_repeated']:.3f} | {row['over_budget_or_miscounted']} |")
+                     f"{row['ratio_without_repeated']:.3f} | {row['over_budget_or_miscounted']} | "
+                     f"{row['search_cpu_ms_p50']} |")
     return "\n".join(lines)
 
 
@@ -186,9 +198,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                   f"tokens); `ratio` is `turns/1k` over `plain/1k`; `repeated` the tokens of `speaker: ` prefixes "
                   f"that repeat the speaker of the unstamped line above (what leaving them out could "
                   f"save at most, what `elide_speakers` leaves out) and `ratio-rep` the ratio without them; `over` "
-                  f"counts contexts over their budget or whose token count differs from their rendered text's; `day` "
-                  f"is the default (`stamp_gap=30`), `day stamp_gap=1` the rendering before the setting, `day "
-                  f"elide_speakers` the default with `elide_speakers=True`.\n\n{table(data, 'short')}\n\n"
+                  f"counts contexts over their budget or whose token count differs from their rendered text's; "
+                  f"`CPU ms` a search's CPU time, p50, asked a second time (its rows' line costs learnt); `day "
+                  f"auto` is the default (`stamp_gap=30`, `elide_speakers=\"auto\"`: a line that goes on, unstamped, "
+                  f"from its speaker under a line of another time leaves out the name), `day` the same with every "
+                  f"name written (`elide_speakers=False`, the default before), `day stamp_gap=1` the rendering before "
+                  f"the stamp setting, `day elide_speakers` with `elide_speakers=True`. A search reads as deep as its "
+                  f"budget needs (short messages: deeper than `budget // 20`).\n\n{table(data, 'short')}\n\n"
                   f"{table(data, 'templated')}\n", encoding="utf-8")
     print(md.read_text(encoding="utf-8"))
 

@@ -59,7 +59,16 @@ def stage_times(spans: Sequence[Any]) -> dict[str, float]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = kept_store_parser(__doc__, "python -m benchmarks search-stages")
     parser.add_argument("--budgets", default="6000,1000")
+    parser.add_argument("--against", metavar="SETTING=VALUE", help="also time a second Memory on the same store "
+                        "with this setting changed, in the same process, round by round in turn (what the setting "
+                        "costs, measured alike): each run's against_cpu_ms_p50 and ratio (default / against)")
     args = parser.parse_args(argv)
+    against: dict[str, Any] = {}
+    if args.against:
+        key, eq, value = args.against.partition("=")
+        if not eq or not key:
+            parser.error("--against takes SETTING=VALUE, e.g. elide_speakers=false")
+        against = {key: value}
     os.environ.setdefault("OMNIMEM_CONFIG", os.devnull)
     try:
         from opentelemetry.sdk.trace import TracerProvider
@@ -79,15 +88,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     emb = MemoEmbedder(inner, dict(zip([q for q, _ in qs], inner.embed([q for q, _ in qs]))))
     doc: dict[str, Any] = {"benchmark": "python -m benchmarks search-stages", "size": args.size,
                            "embedder": inner.name, "runs": {}}
+    if against:
+        doc["against"] = args.against
+    other = Memory(args.store, embedder=emb, **against) if against else None
     with Memory(args.store, embedder=emb) as m:
         for budget in (int(b) for b in args.budgets.split(",")):
             for scoped in (False, True):
-                def one(q: tuple[str, str], scoped: bool = scoped, budget: int = budget) -> Any:
-                    return m.search(q[0], budget=budget, user_id=q[1] if scoped else None)
+                def one(q: tuple[str, str], scoped: bool = scoped, budget: int = budget, mem: Any = m) -> Any:
+                    return mem.search(q[0], budget=budget, user_id=q[1] if scoped else None)
 
                 contexts = [one(q) for q in qs]  # warm: line facts remembered, every query text embedded once
                 model_before = emb.seconds
-                cpu = cpu_rounds(one, qs, args.rounds)
+                twin: dict[str, Any] = {}
+                if other is None:
+                    cpu = cpu_rounds(one, qs, args.rounds)
+                else:  # both warm, then a round of each in turn (the order alternating): the same host for both
+                    def two(q: tuple[str, str], scoped: bool = scoped, budget: int = budget) -> Any:
+                        return one(q, scoped, budget, other)
+
+                    their = [two(q) for q in qs]
+                    cpu = []
+                    cpu_other: list[float] = []
+                    for r in range(args.rounds):
+                        turns = [(one, cpu), (two, cpu_other)]
+                        for f, times in turns if r % 2 == 0 else turns[::-1]:
+                            times.extend(cpu_rounds(f, qs, 1))
+                    twin = {"against_cpu_ms_p50": round(statistics.median(cpu_other) * 1000, 3),
+                            "ratio": round(statistics.median(cpu) / statistics.median(cpu_other), 3),
+                            "against_hits_mean": round(statistics.fmean(len(c.hits) for c in their), 1)}
                 per_search: list[dict[str, float]] = []
                 set_tracer_provider(provider)
                 try:
@@ -107,7 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "tokens_mean": round(statistics.fmean(c.tokens for c in contexts), 1),
                     "candidates_mean": round(statistics.fmean(c.candidates for c in contexts), 1),
                     "model_seconds_in_timed_rounds": round(emb.seconds - model_before, 3),  # 0: all from the cache
+                    **twin,
                 }
+    if other is not None:
+        other.close()
     print(write_doc(doc, command="python -m benchmarks search-stages", argv=argv, load_before=load_before, out=args.out,
                     stem=f"search-stages-{args.size}", markdown=markdown))
     return 0
@@ -117,13 +148,16 @@ COLUMNS = ("search", "dense", "sparse", "signals", "pack", "fit", "rows", "finis
 
 
 def markdown(doc: dict[str, Any]) -> str:
-    head = ["search", "CPU p50 / mean ms (untraced)", *(f"{c} ms" for c in COLUMNS), "hits / tokens / candidates"]
+    twin = "against" in doc
+    head = ["search", "CPU p50 / mean ms (untraced)", *(f"{c} ms" for c in COLUMNS), "hits / tokens / candidates",
+            *((f"{doc['against']}: CPU p50 ms", "ratio", "its hits") if twin else ())]
     rows = []
     for r in doc["runs"].values():
         s = r["traced_stages_wall_ms_mean"]
         rows.append("| " + " | ".join([
             f"{r['budget']:,} tokens, {'user' if r['scoped'] else 'global'}", f"{r['cpu_ms_p50']} / {r['cpu_ms_mean']}",
-            *(str(s[c]) for c in COLUMNS), f"{r['hits_mean']} / {r['tokens_mean']} / {r['candidates_mean']}"]) + " |")
+            *(str(s[c]) for c in COLUMNS), f"{r['hits_mean']} / {r['tokens_mean']} / {r['candidates_mean']}",
+            *((str(r["against_cpu_ms_p50"]), str(r["ratio"]), str(r["against_hits_mean"])) if twin else ())]) + " |")
     return "\n".join([
         f"# Default search, stage by stage ({doc['size']:,} units, {doc['embedder']})", "",
         f"`{doc['command']}`", "",
@@ -131,7 +165,9 @@ def markdown(doc: dict[str, Any]) -> str:
         "mean wall time of each stage from omnimem's OpenTelemetry spans over one traced round (`search` is the whole "
         "traced search, spans included). `fit`, `rows` and `finish` are inside `pack`; `pack other` is the rest of it "
         "(new rows' line costs, building the hits); `outside` is the search less its stages (fusion, the catch-up "
-        "check, the facade).", "",
+        "check, the facade)." + (f" With `--against {doc['against']}` a second Memory on the same store with that "
+                                  "setting was timed in the same process, a round of each in turn; `ratio` is the "
+                                  "default's CPU p50 over its." if twin else ""), "",
         "| " + " | ".join(head) + " |", "|" + "---|" * len(head), *rows, "",
         f"Load average {doc['load_average_before']} before, {doc['load_average_after']} after; {doc['date']}.", "",
     ])

@@ -30,3 +30,28 @@ def test_stage_times_split_one_default_search():
     assert all(got[s] > 0 for s in ("search", "dense", "sparse", "pack", "fit", "rows", "finish"))
     assert got["pack other"] >= 0 and got["outside"] >= 0  # the stages lie inside what holds them
     assert got["search"] >= got["pack"] >= got["fit"] + got["rows"] + got["finish"]
+
+
+def test_against_times_a_setting_beside_the_default_on_the_same_store(tmp_path):
+    """``--against SETTING=VALUE``: a second Memory with that setting, timed round by round in turn."""
+    import json
+
+    from benchmarks.harness.perf import make_embedder
+    from benchmarks.harness.synthetic import sessions
+    from benchmarks.speed.search_stages import main
+
+    with Memory(tmp_path / "store", embedder=make_embedder("synthetic")) as mem:
+        for user, session, turns in sessions(300):
+            mem.add_dialogue(turns, user_id=user, session_id=session)
+    args = ["--store", str(tmp_path / "store"), "--size", "300", "--embedder", "synthetic", "--queries", "6",
+            "--rounds", "2", "--budgets", "1000", "--out", str(tmp_path / "out")]
+    assert main([*args, "--against", "elide_speakers=false"]) == 0
+    doc = json.loads((tmp_path / "out" / "search-stages-300.json").read_text())
+    assert doc["against"] == "elide_speakers=false" and set(doc["runs"]) == {"1000-global", "1000-user"}
+    for run in doc["runs"].values():
+        assert run["against_cpu_ms_p50"] > 0 and run["cpu_ms_p50"] > 0 and run["against_hits_mean"] > 0
+        assert run["ratio"] == pytest.approx(run["cpu_ms_p50"] / run["against_cpu_ms_p50"], rel=0.01)
+    assert "elide_speakers=false: CPU p50 ms" in (tmp_path / "out" / "search-stages-300.md").read_text()
+    with pytest.raises(SystemExit) as bad:
+        main([*args, "--against", "elide_speakers"])
+    assert bad.value.code == 2
