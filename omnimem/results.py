@@ -34,10 +34,10 @@ from omnimem.entities import (
 from omnimem.mau import Scope
 
 __all__ = [
-    "MAX_NAME_CHARS", "PACKINGS", "PERSON_TITLES", "STAMP_GAP", "AddResult", "Answer", "AnswerUsage", "AuditRecord", "Context",
-    "Entity", "EntityType", "ExpansionResult", "ExtractedEntity", "ExtractedRelation", "Extraction", "Hit",
-    "MediaResult", "Neighbor", "Plan", "PlanRound", "RawContent", "Reached", "Relation", "day_key", "elide_mode", "elided",
-    "group_header", "group_key", "grouping", "media_label", "minute_of_day", "name_key", "normalize_name",
+    "MAX_NAME_CHARS", "PACKINGS", "PERSON_TITLES", "STAMP_GAP", "AddResult", "Answer", "AnswerUsage", "AuditRecord",
+    "Context", "Entity", "EntityType", "ExpansionResult", "ExtractedEntity", "ExtractedRelation", "Extraction", "Hit",
+    "MediaResult", "Neighbor", "Plan", "PlanRound", "RawContent", "Reached", "Relation", "day_key", "elide_mode",
+    "elided", "group_header", "group_key", "grouping", "media_label", "minute_of_day", "name_key", "normalize_name",
     "session_line", "speaker_of", "spoken_order", "stamped", "time_stamp", "unit_line",
 ]
 

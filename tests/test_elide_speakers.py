@@ -187,3 +187,25 @@ def test_the_setting_is_true_false_or_auto_from_any_layer(tmp_path, monkeypatch)
     with pytest.raises(ConfigError, match="elide_speakers"):
         Memory(tmp_path / "store", embedder="fake-exact", elide_speakers="never")
     assert not (tmp_path / "store").exists() or not any((tmp_path / "store").iterdir())
+
+
+ZONES = st.sampled_from([timezone.utc, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.datetimes(timezones=ZONES), st.integers(0, 3)), min_size=2, max_size=12),
+       st.booleans())
+def test_the_fits_integer_order_is_the_renderings_order_and_equality(times, naive):
+    """``talk_order`` (what the fit sorts a group by, and compares times with) agrees with ``spoken_order``."""
+    from omnimem.engine.retrieval.pyramid import talk_order
+    from omnimem.results import spoken_order
+
+    units = [MAU(f"m{i}", "hi", Modality.TEXT, when.replace(tzinfo=None) if naive else when, DAY, Scope("u"), "h")
+             for i, (when, _) in enumerate(times)]
+    seqs = [seq for _, seq in times]
+    by_render = sorted(range(len(units)), key=lambda i: (spoken_order(units[i], seqs[i]), i))
+    by_fit = sorted(range(len(units)), key=lambda i: (talk_order(units[i], seqs[i]), i))
+    assert by_fit == by_render
+    for a in units:
+        for b in units:
+            assert (talk_order(a, 0)[0] == talk_order(b, 0)[0]) == (a.event_time == b.event_time)

@@ -198,7 +198,8 @@ def talk_order(unit: MAU, seq: int | None) -> tuple[int, int, bool, int]:
     return _micros(unit.event_time or unit.record_time), _micros(unit.record_time), seq is None, seq or 0
 
 
-_EPOCH, _NAIVE_EPOCH, _MICRO = datetime(1970, 1, 1, tzinfo=timezone.utc), datetime(1970, 1, 1), timedelta(microseconds=1)
+_EPOCH, _NAIVE_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc), datetime(1970, 1, 1)
+_MICRO = timedelta(microseconds=1)
 
 
 def _micros(when: datetime) -> int:
