@@ -63,6 +63,18 @@ export interface Hit {
   raw: { text: string; mime: string; tokens: number | null } | null;
 }
 
+/** What a retrieval planner did (`planner: "offline" | "llm"`): each round's queries and why it ran, the model's
+ * calls and tokens, milliseconds per stage, and why planning stopped early or fell back (`note`). */
+export interface Plan {
+  planner: string;
+  rounds: { queries: string[]; reason: string }[];
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  ms: Record<string, number>;
+  note: string | null;
+}
+
 /** What a search returns: the hits that fit the token budget. */
 export interface Context {
   query: string;
@@ -72,6 +84,13 @@ export interface Context {
   dropped: string[];
   packing: string;
   graph: Record<string, unknown> | null;
+  /** What the planner did; null when no planner ran (one search). */
+  plan: Plan | null;
+  /** `day` packing: minutes after the line above at which a line shows its time of day. */
+  stamp_gap: number;
+  /** `day` packing: a line that goes on from its speaker leaves out the name (`"auto"`: where both lines carry
+   * times of their own, as chat messages do). */
+  elide_speakers: boolean | "auto";
   hits: Hit[];
 }
 

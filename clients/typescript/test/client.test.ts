@@ -35,6 +35,13 @@ test("adds, searches, gets and forgets", async () => {
   assert.equal(context.hits[0]?.unit.id, added.id);
   assert.equal(context.hits[0]?.text, "ann: Ann moved to Lisbon in March");
   assert.ok(context.tokens > 0 && context.tokens <= 200);
+  assert.equal(context.plan, null);
+  assert.equal(context.elide_speakers, "auto");
+  assert.equal(context.stamp_gap, 30);
+  const planned = await admin.search("where does Ann live", { user_id: "ann", budget: 200, planner: "offline" });
+  assert.equal(planned.plan?.planner, "offline");
+  assert.equal(planned.plan?.rounds[0]?.queries[0], "where does Ann live");
+  assert.equal(planned.hits[0]?.unit.id, added.id);
 
   const unit = await admin.get(added.id ?? "", { user_id: "ann" });
   assert.equal(unit.summary, "Ann moved to Lisbon in March");
