@@ -229,3 +229,22 @@ def test_bm25_reads_each_query_terms_postings_by_a_scan_keyed_by_that_term(pg_ur
     postings = next(i for i, line in enumerate(lines) if " on terms p" in line)
     assert "(term = idf.term)" in lines[postings + 1], plan  # the scan's key is one query term: a loop per term
     assert scores == plain and len(scores) == (60 if user is None else 30)
+
+
+def test_short_messages_fill_the_budget_on_postgresql_too(pg_url: str) -> None:
+    """The deeper reading and the names left out (``elide_speakers="auto"``) on the database backend."""
+    from itertools import islice
+
+    from benchmarks.retrieval.packing_cost import short_chats
+    from omnimem.tokens import count_tokens
+
+    with Memory(url=pg_url, embedder="fake-exact") as m:
+        for user, session, dialogue in islice(short_chats(2000), 2):
+            m.add_dialogue(dialogue, user_id=user, session_id=session)
+        ctx = m.search("who has the kite?", budget=1000, user_id="user-1")
+    with Memory(url=pg_url, embedder="fake-exact", depth=50) as first:
+        cut = first.search("who has the kite?", budget=1000, user_id="user-1")
+    assert not cut.dropped and cut.tokens < 800  # the first depth alone leaves room
+    assert ctx.dropped and 900 < ctx.tokens <= 1000 and len(ctx.hits) > len(cut.hits)
+    assert ctx.tokens == count_tokens(ctx.render()) and {h.unit.scope.user_id for h in ctx.hits} == {"user-1"}
+    assert any(not line.startswith("[") and ": " not in line for line in ctx.lines())  # a name left out
