@@ -226,7 +226,7 @@ class Settings:
             default = getattr(self, f.name)
             try:
                 if f.name == "elide_speakers":
-                    coerced[f.name] = "auto" if str(raw).strip().lower() == "auto" else _to_bool(raw)
+                    coerced[f.name] = _elide_mode(raw)
                 elif isinstance(default, bool):
                     coerced[f.name] = _to_bool(raw)
                 elif isinstance(default, int):
@@ -294,6 +294,16 @@ class Settings:
             raise ConfigError("max_level must be 1, 2 or 3")
         if not -1.0 <= self.theta <= 1.0:
             raise ConfigError("theta must be within [-1, 1] (a cosine similarity)")
+
+
+def _elide_mode(raw: Any) -> bool | str:
+    """``elide_speakers`` from any layer: ``auto`` or a boolean spelling, else a ConfigError that says so."""
+    if str(raw).strip().lower() == "auto":
+        return "auto"
+    try:
+        return _to_bool(raw)
+    except ValueError:
+        raise ConfigError(f"elide_speakers must be true, false or auto, not {raw!r}") from None
 
 
 def _to_bool(raw: Any) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import statistics
+from contextlib import nullcontext
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,8 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                            "embedder": inner.name, "runs": {}}
     if against:
         doc["against"] = args.against
-    other = Memory(args.store, embedder=emb, **against) if against else None
-    with Memory(args.store, embedder=emb) as m:
+    with Memory(args.store, embedder=emb) as m, (Memory(args.store, embedder=emb, **against) if against
+                                                  else nullcontext()) as other:
         for budget in (int(b) for b in args.budgets.split(",")):
             for scoped in (False, True):
                 def one(q: tuple[str, str], scoped: bool = scoped, budget: int = budget, mem: Any = m) -> Any:
@@ -137,8 +138,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "model_seconds_in_timed_rounds": round(emb.seconds - model_before, 3),  # 0: all from the cache
                     **twin,
                 }
-    if other is not None:
-        other.close()
     print(write_doc(doc, command="python -m benchmarks search-stages", argv=argv, load_before=load_before, out=args.out,
                     stem=f"search-stages-{args.size}", markdown=markdown))
     return 0

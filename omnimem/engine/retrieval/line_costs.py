@@ -63,34 +63,16 @@ class LineCosts:
         # per packing, by row id (a lookup per candidate: an int key, no tuple made and hashed)
         self._facts: dict[str, dict[int, LineFacts]] = {}
         self._breaks: dict[str, dict[int, int]] = {}  # tokens of a row's line followed by a line break
-        self._short: dict[str, int] = {}
-        self._texts: dict[str, int] = {}  # by_text's
+        self._short = _TextCounts(count, SHORT, limit)  # the group headers packing charges again and again
+        # the lines a context writes without the speaker's name, which no row's remembered line is: they recur
+        self.by_text = _TextCounts(count, TEXT_CHARS, TEXTS)
         self._lines: dict[str, dict[int, str]] = {}  # each row's level-1 line
         self.hits = 0
         self.misses = 0
 
     def __call__(self, text: str) -> int:
-        """``count(text)``, remembered for short texts (the group headers packing charges again and again)."""
-        if len(text) > SHORT:
-            return self.count(text)
-        cost = self._short.get(text)
-        if cost is None:
-            if len(self._short) >= self.limit:
-                self._short = {}
-            cost = self._short[text] = self.count(text)
-        return cost
-
-    def by_text(self, text: str) -> int:
-        """``count(text)``, remembered for texts up to ``TEXT_CHARS`` (the lines a context writes without the
-        speaker's name, which no row's remembered line is: they recur from one search to the next)."""
-        if len(text) > TEXT_CHARS:
-            return self.count(text)
-        cost = self._texts.get(text)
-        if cost is None:
-            if len(self._texts) >= TEXTS:
-                self._texts = {}
-            cost = self._texts[text] = self.count(text)
-        return cost
+        """``count(text)``, remembered for short texts."""
+        return self._short(text)
 
     def known(self, rids: Sequence[int], packing: str) -> dict[int, LineFacts]:
         """The remembered facts of those of ``rids`` seen before."""
@@ -159,6 +141,25 @@ class LineCosts:
         todo = [(rid, unit) for rid, unit in units if rid is None or rid not in known]
         learnt = iter(self.learn(todo, packing))
         return [known[rid].cost if rid is not None and rid in known else next(learnt).cost for rid, _ in units]
+
+
+class _TextCounts:
+    """``count(text)``, remembered by text for texts up to ``chars`` characters (``limit`` of them at most: the
+    table starts again when full)."""
+
+    def __init__(self, count: TokenCounter, chars: int, limit: int) -> None:
+        self.count, self.chars, self.limit = count, chars, limit
+        self.table: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        if len(text) > self.chars:
+            return self.count(text)
+        cost = self.table.get(text)
+        if cost is None:
+            if len(self.table) >= self.limit:
+                self.table = {}
+            cost = self.table[text] = self.count(text)
+        return cost
 
 
 def _table(tables: dict[str, dict[int, Any]], packing: str, adding: int, limit: int) -> dict[int, Any]:

@@ -25,7 +25,6 @@ from omnimem.config import PLANNERS
 from omnimem.errors import InvalidInputError
 from omnimem.fusion import rrf_order
 from omnimem.mau import Scope
-from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper
 from omnimem.engine.retrieval.search import Ranking, Retriever
 from omnimem.results import Context, Plan, PlanRound
 
@@ -116,15 +115,14 @@ class Rounds:
         q = self.query
         started = time.perf_counter()
         ctx = self.retriever.pack(q.text, self.merged(), q.k, q.theta, q.budget, q.scope)
-        for _ in range(DEEPER_ROUNDS):  # every candidate fit with room left: the question is read deeper, as a
-            first = self.rankings[0]  # search without a planner is (Retriever.search)
-            depth = deeper(self.retriever.parts.settings, ctx, first.depth, first.full, q.k, q.budget)
-            if not depth:
-                break
-            self.rankings[0] = self.retriever.rank(self.rounds[0].queries[0], q.k, q.budget, q.scope,
-                                                   q.include_superseded, q.when, q.now, depth=depth,
-                                                   vectors=first.vectors, again=True)
-            ctx = self.retriever.pack(q.text, self.merged(), q.k, q.theta, q.budget, q.scope)
+
+        def with_question(deeper: Ranking) -> Context:  # the question read deeper, the other rounds as they are
+            self.rankings[0] = deeper
+            return self.retriever.pack(q.text, self.merged(), q.k, q.theta, q.budget, q.scope)
+
+        # every candidate fit with room left: the question is read deeper, as a search without a planner is
+        ctx = self.retriever.filled(ctx, self.rankings[0], self.rounds[0].queries[0], q.k, q.budget, q.scope,
+                                    q.include_superseded, q.when, q.now, with_question)
         self.time("pack", started)
         return replace(ctx, plan=plan(self.ms))
 

@@ -9,7 +9,7 @@ embedding and packing run outside it, so searches run in parallel.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from copy import copy
 from dataclasses import dataclass, replace
@@ -74,14 +74,23 @@ class Retriever:
         ``now`` (default: the wall clock) is what relative times in the query ("last week") are read against.
         """
         ranking = self.rank(text, k, limit, scope, include_superseded, when, now)
-        ctx = self.pack(text, ranking, k, th, limit, scope)
-        for _ in range(DEEPER_ROUNDS):  # depth 0 fills the budget: where short messages ran out of candidates
-            depth = deeper(self.parts.settings, ctx, ranking.depth, ranking.full, k, limit)  # first, read deeper
+        return self.filled(self.pack(text, ranking, k, th, limit, scope), ranking, text, k, limit, scope,
+                           include_superseded, when, now, lambda deeper: self.pack(text, deeper, k, th, limit, scope))
+
+    def filled(
+        self, ctx: Context, ranking: Ranking, text: str, k: int, limit: int, scope: Scope, include_superseded: bool,
+        when: datetime | None, now: datetime | None, pack: Callable[[Ranking], Context],
+    ) -> Context:
+        """``ctx``, or where the depth and not the budget bounded it (short messages run out of candidates
+        first: :mod:`omnimem.engine.retrieval.depth`), ``text`` ranked again, deeper, with ``ranking``'s
+        vectors, and packed by ``pack``, at most ``DEEPER_ROUNDS`` times."""
+        for _ in range(DEEPER_ROUNDS):
+            depth = deeper(self.parts.settings, ctx, ranking.depth, ranking.full, k, limit)
             if not depth:
                 break
             ranking = self.rank(text, k, limit, scope, include_superseded, when, now, depth=depth,
                                 vectors=ranking.vectors, again=True)
-            ctx = self.pack(text, ranking, k, th, limit, scope)
+            ctx = pack(ranking)
         return ctx
 
     def rank(
