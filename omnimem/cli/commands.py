@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from omnimem.cli.common import HELP_NAMES, OneLineErrors, cli_words as _cli_words, errors as _errors, \
-    fail as _fail, print_json as _print_json, readable as _readable, scope_words as _scope_words
+from omnimem.cli.common import HELP_NAMES, OneLineErrors, cli_words as _cli_words, counted as _counted, \
+    errors as _errors, fail as _fail, print_json as _print_json, readable as _readable, scope_words as _scope_words
 from omnimem.cli.opening import AgentOpt, EmbedderOpt, JsonOpt, SessionOpt, StoreOpt, UrlOpt, UserOpt, \
     _bar, _memory, _reader, _where, _writer_embedder, err, out
 from omnimem.cli.records import _print_events
@@ -475,25 +475,32 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def demo(
-    store: Annotated[Path | None, typer.Option("--store", "-s", help="Store folder (default: a temporary one).")] = None,
+    store: Annotated[Path | None, typer.Option("--store", "-s", help="Store folder to keep (default: a temporary "
+                                               "one, deleted when the demo ends).")] = None,
     question: Annotated[str, typer.Option(help="What to ask the sample conversation.")] = "What did Alex paint?",
-    file: Annotated[Path | None, typer.Option(help="Conversation JSONL (default: examples/sample_conversation.jsonl).")] = None,
+    file: Annotated[Path | None, typer.Option(help="Conversation JSONL (default: the sample conversation that "
+                                              "ships with omnimem).")] = None,
 ) -> None:
-    """Ingest the bundled sample conversation and show what it recalls."""
+    """Ingest the bundled sample conversation and show what it recalls (--store DIR keeps the store)."""
     import tempfile
 
     from omnimem.engine.ingest.loaders import load_jsonl
     from omnimem.memory import LocalMemory
     from omnimem.timeparse import format_time
 
-    sample = file or Path(__file__).resolve().parents[2] / "examples" / "sample_conversation.jsonl"
-    if not sample.exists():
-        _fail(f"sample conversation not found at {sample}; pass --file")
-    with _errors(), tempfile.TemporaryDirectory() as tmp, LocalMemory(store or Path(tmp) / "mem") as mem:
-        stored = 0
+    if file is not None and not file.exists():
+        _fail(f"no conversation file at {file}")
+    with _errors(), _sample(file) as sample, tempfile.TemporaryDirectory() as tmp, \
+            LocalMemory(store or Path(tmp) / "mem") as mem:
+        turns = stored = 0
         for d in load_jsonl(sample):
+            turns += len(d.turns)
             stored += sum(r.accepted for r in mem.add_dialogue(d.turns, user_id=d.user_id, session_id=d.session_id))
-        out.print(f"ingested {stored} turns from {sample.name} into {mem.path} ({mem.embedder.name})")
+        where = str(mem.path) if store else "a temporary store, deleted when the demo ends (--store DIR keeps one)"
+        held = f" ({turns - stored} already held)" if turns > stored else ""
+        out.print(f"stored {stored} of {_counted(turns, 'turn')}{held} from "
+                  f"{file.name if file else 'the sample conversation'} with {mem.embedder.name} in {where}",
+                  markup=False, highlight=False)
         ctx = mem.search(question, budget=400)
         out.print(f"[bold]{question}[/bold]  (fused score, dense rank, BM25 rank, cosine)")
         for hit in sorted(ctx.hits, key=lambda h: h.rank)[:5]:
@@ -501,6 +508,24 @@ def demo(
             fused, dense, sparse, cosine = hit_scores(hit)
             out.print(f"  {fused}  d#{dense:<2} b#{sparse:<2} {cosine}  [{format_time(u.event_time)}] {u.speaker}: "
                       f"{u.summary}", markup=False, highlight=False)
+    kept = str(store) if store else "./mem"
+    steps = [] if store else [f"omnimem demo --store {kept}   (keeps the store to explore)"]
+    steps += [f"omnimem list --store {kept}   (what it holds, newest first)",
+              f'omnimem search "where does Sam work?" --store {kept}',
+              f"omnimem ingest jsonl FILE --store {kept}   (your own conversation, one JSON turn per line)"]
+    out.print("\nnext:\n" + "\n".join(f"  {step}" for step in steps), markup=False, highlight=False)
+
+
+@contextmanager
+def _sample(file: Path | None) -> Iterator[Path]:
+    """``--file``, else the sample conversation shipped inside the package (read through importlib.resources)."""
+    if file is not None:
+        yield file
+        return
+    from importlib.resources import as_file, files
+
+    with as_file(files("omnimem.cli").joinpath("sample_conversation.jsonl")) as path:
+        yield path
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
@@ -528,9 +553,10 @@ def _benchmark_package() -> Any:
     return importlib.import_module("benchmarks.cli") if getattr(package, "OMNIMEM_BENCHMARKS", False) else None
 
 
-from omnimem.cli import graph as _graph, records as _records  # noqa: E402
+from omnimem.cli import graph as _graph, listing as _listing, records as _records  # noqa: E402
 
 _records.register(app)  # log, export, import
+_listing.register(app)  # list
 _graph.register(app)  # graph show, graph export
 
 from omnimem.cli.server import register as _register_server  # noqa: E402

@@ -77,6 +77,11 @@ class OneLineErrors(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)  # a command's typer.Exit(n) comes back as n
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 turn``, ``2 turns``: a count with its noun, singular for one."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 

@@ -47,7 +47,6 @@ class Verb:
 
 
 UPLOAD = Excluded("MCP tools take JSON arguments, not file uploads")
-LISTING = Excluded("the console and the HTTP API list units; the CLI searches or exports them")
 ADMIN_CLI = Excluded("not a CLI command: the CLI runs it inside the commands that need it")
 NO_TOOL = Excluded("not an agent tool: an operator's verb (CLI and HTTP)")
 IN_PROCESS = Excluded("works on this process's own engine; a server keeps its own")
@@ -65,9 +64,9 @@ VERBS: tuple[Verb, ...] = (
     Verb("preview_forget", Route("POST", "/v1/forget", "admin"),
          Excluded("not an agent tool: the preview serves the console's confirmation"),
          Excluded("omnimem forget removes; the console previews over HTTP")),
-    Verb("units", Route("GET", "/v1/units", "reader"), "recent", LISTING),
+    Verb("units", Route("GET", "/v1/units", "reader"), "recent", "list"),
     Verb("count_units", Route("GET", "/v1/units", "reader"), Excluded("the recent tool reports the total with its page"),
-         LISTING),
+         "list"),
     Verb("get", Route("GET", "/v1/units/{unit_id}", "reader"), "get", "get"),
     Verb("raw", Route("GET", "/v1/units/{unit_id}/raw", "reader"),
          Excluded("served as the MCP resource omnimem://units/{id}/raw, not as a tool"),
