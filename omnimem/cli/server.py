@@ -92,6 +92,9 @@ def serve(
     search_concurrency: Annotated[int | None, typer.Option(
         help="Searches served at once (others wait their turn; adds never wait for these slots; 0: only "
              "the thread pool's limit). Default: the CPU count, at least 2.")] = None,
+    log_probes: Annotated[bool, typer.Option(
+        "--log-probes", help="Also log GET /readyz and /healthz in the access log (left out by default: probes "
+                             "poll them).")] = False,
 ) -> None:
     """Serve the HTTP API (docs/http-api.md) with uvicorn until interrupted (--init: on a new store)."""
     try:
@@ -108,7 +111,7 @@ def serve(
                            auth=not no_auth, workers=workers, rate=rate_limit, burst=burst, max_body=max_body,
                            max_upload=max_upload, embedder=embedder, allowed_hosts=tuple(allowed_host or ()),
                            forwarded_allow_ips=forwarded_allow_ips, public_metrics=public_metrics,
-                           body_timeout=body_timeout, header_timeout=header_timeout,
+                           body_timeout=body_timeout, header_timeout=header_timeout, log_probes=log_probes,
                            **({"search_concurrency": search_concurrency} if search_concurrency is not None else {}))
     with _errors():
         options.check()

@@ -18,7 +18,9 @@ A request head must arrive within ``--header-timeout`` seconds
 from __future__ import annotations
 
 import json
+import logging
 import os
+import sys
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +60,7 @@ class ServeOptions:
     body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds a request body may take to arrive (0: no limit)
     header_timeout: float = DEFAULT_HEADER_TIMEOUT  # seconds a request head may take to arrive (0: no limit)
     search_concurrency: int = DEFAULT_SEARCH_CONCURRENCY  # searches at once (0: the thread pool's 40)
+    log_probes: bool = False  # also log GET /readyz and /healthz in the access log (probes poll them)
 
     def check(self) -> None:
         if (self.store is None) == (self.url is None):
@@ -115,13 +118,69 @@ def app_from_env() -> FastAPI:
     return build_app(ServeOptions(**fields))
 
 
+PROBES = ("/readyz", "/healthz")
+
+
+class ProbeFilter(logging.Filter):
+    """Leaves readiness and liveness polls out of uvicorn's access log (a start polls /readyz once a second)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        if len(args) < 3 or args[1] != "GET":  # uvicorn's access record: client, method, path, version, status
+            return True
+        return str(args[2]).split("?", 1)[0] not in PROBES
+
+
+def log_config(options: ServeOptions) -> dict[str, Any]:
+    """uvicorn's logging, with :class:`ProbeFilter` on its access log unless ``--log-probes``."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    if not options.log_probes:
+        config.setdefault("filters", {})["probes"] = {"()": f"{__name__}.ProbeFilter"}
+        config["handlers"]["access"]["filters"] = ["probes"]
+    return config
+
+
+def startup_message(options: ServeOptions, active_keys: int) -> str:
+    """What ``omnimem serve`` says before it starts: where it listens, where the console is, how keys work,
+    how it stops."""
+    served = options.store if options.store is not None else "the database of --url"
+    everywhere = options.host in ("0.0.0.0", "::", "")
+    host = "127.0.0.1" if everywhere else f"[{options.host}]" if ":" in options.host else options.host
+    port = str(options.port) if options.port else "PORT"  # --port 0: the system picks it (uvicorn's line names it)
+    url = f"http://{host}:{port}"
+    where = (f"every interface ({options.host or '0.0.0.0'}), port {port}: {url} from this machine" if everywhere
+             else url)
+    lines = [f"omnimem serves {served} on {where}" + ("; --port 0: the port is in uvicorn's line below"
+                                                     if not options.port else ""),
+             f"  web console: {url}/   API docs: {url}/docs   MCP: {url}/mcp/"]
+    create = ("omnimem keys create --name me --role admin "
+              + (f"--store {options.store}" if options.store is not None else "--url URL")
+              + " (roles: read, write, admin; --user-id binds a key to one user)")
+    if not options.auth:
+        lines.append("  API keys: none needed (--no-auth): every request acts as a store-wide admin")
+    elif active_keys:
+        lines.append(f"  API keys: {active_keys} active; send one as 'Authorization: Bearer KEY', or paste it into "
+                     f"the console's sign-in page; more: {create}")
+    else:
+        lines.append(f"  API keys: none yet, so every API call is refused (401) until you create one, with no "
+                     f"restart: {create}")
+    lines.append(f"  ready when {url}/readyz answers 200 (the embedding model loads first); Ctrl-C stops the server")
+    return "\n".join(lines)
+
+
 def serve(options: ServeOptions) -> None:
-    """Run uvicorn until interrupted."""
+    """Run uvicorn until interrupted, after saying where (:func:`startup_message`, on stderr)."""
     import uvicorn
 
     options.check()
     os.environ[ENV] = json.dumps(asdict(options))
-    open_memory(options).close()  # a bad store or setting fails here, with one clear line, not in each worker
+    with open_memory(options) as memory:  # a bad store or setting fails here, in one clear line, not in each worker
+        active = sum(key.active for key in memory.store.list_keys()) if options.auth else 0
+    print(startup_message(options, active), file=sys.stderr, flush=True)
     trusted = options.forwarded_allow_ips  # uvicorn's default would trust 127.0.0.1: here nobody unless named
     protocol: dict[str, Any] = {}
     if options.header_timeout:  # by import path: the worker processes build the class themselves
@@ -129,4 +188,5 @@ def serve(options: ServeOptions) -> None:
         protocol["http"] = "omnimem.server.headtimeout:HeadTimeoutProtocol"
     uvicorn.run("omnimem.server.serve:app_from_env", factory=True, host=options.host, port=options.port,
                 workers=options.workers, log_level="info", proxy_headers=trusted is not None,
-                forwarded_allow_ips=trusted if trusted is not None else "", **protocol)
+                forwarded_allow_ips=trusted if trusted is not None else "", log_config=log_config(options),
+                **protocol)

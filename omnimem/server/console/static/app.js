@@ -47,7 +47,12 @@ function loginView() {
     h("p", { id: "key-help", class: "hint" },
       "The key is exchanged for a session cookie and is not kept by this page."),
     h("button", { type: "submit" }, "Sign in"),
-    status);
+    status,
+    h("p", { id: "key-source", class: "hint" }, "No key yet? On the server's machine run ",
+      h("code", {}, "omnimem keys create --name me --role admin --store DIR"),
+      " with the store folder the server serves (", h("code", {}, "--role read"), " or ",
+      h("code", {}, "write"), " for less, ", h("code", {}, "--user-id"), " for one user's memories). ",
+      "It prints the key once; the running server accepts it at once."));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const value = key.value;

@@ -93,6 +93,16 @@ function forgetForm(announce) {
   return form;
 }
 
+function forgetNeedsAdmin() {
+  return h("section", { class: "forget card", "aria-labelledby": "forget-title" },
+    h("h2", { id: "forget-title" }, "Forget"),
+    h("p", { class: "hint", id: "forget-needs-admin" },
+      "Forgetting needs an admin key: this key can read", can("write") ? " and write" : "",
+      " but not forget. Sign in with an admin key, or run ", h("code", {}, "omnimem forget"),
+      " on the server's machine (", h("code", {}, "omnimem forget --user-id USER --preview"),
+      " lists what would go)."));
+}
+
 export async function governanceView(root, _parts, _params, { announce }) {
   const events = (await api.get(`/v1/log${query({ limit: 200 })}`)).events;
   const exportLink = h("a", { href: `/v1/export${query()}`, download: "omnimem-export.ndjson", class: "button" },
@@ -103,7 +113,7 @@ export async function governanceView(root, _parts, _params, { announce }) {
       h("h2", { id: "export-title" }, "Export"),
       h("p", { class: "hint" }, "Every memory of the current scope, one JSON record per line."),
       exportLink),
-    can("admin") ? forgetForm(announce) : null,
+    can("admin") ? forgetForm(announce) : forgetNeedsAdmin(),
     h("h2", {}, "Audit log"),
     auditTable([...events].sort((a, b) => b.seq - a.seq)));
 }
