@@ -92,6 +92,12 @@ def ingest(
         else:
             _fail(f"unknown format {fmt!r}; use {' or '.join(FORMATS)}")
         total = sum(len(d.turns) for d in dialogues)
+        if not total:  # before the store is opened: an empty file creates none
+            from omnimem.errors import MalformedDataError
+
+            raise MalformedDataError(f"{file} holds no turns, so nothing was stored (a JSONL file has one JSON "
+                                     "object with a \"text\" per line)" if fmt == "jsonl" else
+                                     f"{file} holds no conversation turns, so nothing was stored")
         stored = skipped = 0
         small = _writer_embedder(store, texts=total, chosen=embedder)  # a few turns: no torch import
         with _memory(store, small or embedder, graph=graph) as mem, _interrupted_ingest(mem, total, store):
@@ -99,7 +105,10 @@ def ingest(
                 err.print("note: no LLM is configured; --restate stores each turn as 'On <date>, <speaker> said: ...'",
                           markup=False, highlight=False)
             with _bar(as_json) as bar:
-                task = bar.add_task(f"ingesting {file.name}", total=total)
+                task = bar.add_task(f"loading the embedding model ({mem.embedder.name})", total=total)
+                bar.refresh()
+                mem.embedder.embed([file.name])  # a model loads on its first text: its own phase, not a bar at 0
+                bar.update(task, description=f"ingesting {file.name}")
                 for d in dialogues:
                     results = mem.add_dialogue(
                         d.turns,
@@ -116,7 +125,8 @@ def ingest(
         if as_json:
             _print_json(summary)
         else:
-            out.print(f"{total} turns: {stored} stored, {skipped} skipped (duplicate or redundant) -> {summary['store']}")
+            out.print(f"{_counted(total, 'turn')}: {stored} stored, {skipped} skipped (duplicate or redundant) -> "
+                      f"{summary['store']}")
 
 
 @contextmanager
@@ -418,7 +428,8 @@ def _confirm_wipe(mem: LocalMemory) -> None:
               "on), or --preview to list them", 2)
     if not typer.confirm(f"forget all {held} unit(s) of {_where(mem)}? This cannot be undone", default=False,
                          err=True):
-        _fail("nothing was forgotten", 1)
+        typer.echo("nothing was forgotten", err=True)  # the user's answer, not an error
+        raise typer.Exit(1)
 
 
 @app.command()

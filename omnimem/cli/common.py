@@ -69,7 +69,9 @@ class OneLineErrors(TyperGroup):
                 sys.exit(exc.exit_code)
             ctx = getattr(exc, "ctx", None)
             where = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
-            typer.echo(f"error: {' '.join(message.split()).rstrip('.')}{where}", err=True)
+            said = ' '.join(message.split()).rstrip('.')
+            typer.echo(f"error: {said} (see `{ctx.command_path} --help`)" if ctx is not None and said.endswith("?")
+                       else f"error: {said}{where}", err=True)  # "Did you mean 'search'?" takes no "; see"
             sys.exit(exc.exit_code)
         except typer.Abort:
             typer.echo("aborted", err=True)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from omnimem.cli.common import errors as _errors, print_json as _print_json
+from omnimem.cli.common import counted, errors as _errors, print_json as _print_json
 from omnimem.cli.opening import AgentOpt, JsonOpt, SessionOpt, StoreOpt, UserOpt, _bar, _memory, \
     _writer_embedder, out
 
@@ -105,7 +105,7 @@ def _print_summary(summary: dict[str, int], as_json: bool) -> None:
     if as_json:
         _print_json(summary)
     else:
-        out.print(f"{summary['units']} units: {summary['stored']} stored, {summary['skipped']} skipped "
+        out.print(f"{counted(summary['units'], 'unit')}: {summary['stored']} stored, {summary['skipped']} skipped "
                   f"({summary['forgotten']} forgotten here; --allow-forgotten restores them)")
 
 

@@ -96,8 +96,9 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         agent_id: AgentId = None,
         session_id: SessionId = None,
     ) -> Stored:
-        """Remember one piece of text. Answers as soon as it is stored: it is embedded locally (milliseconds) and
-        no language model is called. Returns {id, accepted, reason, similarity, duplicate_of}: accepted=false with
+        """Remember one piece of text. Answers as soon as it is stored: it is embedded locally (milliseconds; the
+        first call after the server starts also waits, several seconds, while the embedding model loads) and no
+        language model is called. Returns {id, accepted, reason, similarity, duplicate_of}: accepted=false with
         a reason when it was skipped (the same content again, or a near-duplicate of a recent memory, whose id is
         in duplicate_of). Needs the write role."""
         with gate.tool("write") as caller:
