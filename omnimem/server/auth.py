@@ -124,7 +124,8 @@ def _principal(request: Request, state: ServerState) -> Principal:
         return from_key(check_key(store, token.strip()))
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
-        raise AuthError("missing API key: send Authorization: Bearer <key>, or log in at POST /v1/session")
+        raise AuthError("missing API key: send Authorization: Bearer <key>, or log in at POST /v1/session "
+                        "(an admin creates keys with `omnimem keys create --name NAME --role ROLE --store PATH`)")
     session = store.find_session(token_digest(cookie))
     if session is None or session.expires_at <= datetime.now(timezone.utc):
         raise AuthError("the session has ended; log in again")
