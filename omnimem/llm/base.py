@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -20,6 +21,41 @@ Message = Mapping[str, Any]
 """One chat message in OpenAI form, e.g. ``{"role": "user", "content": "hi"}``."""
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+CHARS_PER_TOKEN = 8
+"""A reply is cut to this many characters per token of its cap before it is parsed.
+
+Text runs 3 to 5 characters a token, so an honest reply is never cut; a server
+that ignores ``max_tokens`` cannot hand a parser more than this."""
+
+_DEADLINE: ContextVar[float | None] = ContextVar("omnimem_llm_deadline", default=None)
+
+
+def reply_bound(max_tokens: int) -> int:
+    """The most characters of a reply capped at ``max_tokens`` that anyone parses."""
+    return max(1, max_tokens) * CHARS_PER_TOKEN
+
+
+@contextmanager
+def call_deadline(at: float) -> Iterator[None]:
+    """Model calls made inside (this thread) end by ``time.monotonic() == at``.
+
+    A provider waits for a request slot and for the reply at most until then,
+    and does not retry: a call its caller gave up on cannot outlive the caller's
+    deadline. Nested deadlines keep the earlier one.
+    """
+    earlier = _DEADLINE.get()
+    token = _DEADLINE.set(at if earlier is None else min(at, earlier))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def deadline_left() -> float | None:
+    """Seconds left before the :func:`call_deadline` in force, ``None`` when there is none."""
+    at = _DEADLINE.get()
+    return None if at is None else at - time.monotonic()
 
 
 @dataclass(frozen=True)

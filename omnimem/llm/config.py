@@ -56,6 +56,8 @@ class LLMConfig:
     """Cap on any single wait, including a server's Retry-After."""
     json_mode: JsonMode = "json_schema"
     """Structured-output mode to try first; set it when you know your server."""
+    max_tokens: int = 4096
+    """Reply cap sent when a caller names none (the enrichment calls); a reply is cut near its cap."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -71,6 +73,8 @@ class LLMConfig:
             problems.append(f"concurrency must be >= 1, got {self.concurrency}")
         if self.backoff_base < 0 or self.backoff_max < 0:
             problems.append("backoff_base and backoff_max must be >= 0")
+        if self.max_tokens < 1:
+            problems.append(f"max_tokens must be >= 1, got {self.max_tokens}")
         if self.json_mode not in JSON_MODES:
             problems.append(f"json_mode must be one of {JSON_MODES}, got {self.json_mode!r}")
         if problems:
@@ -89,6 +93,7 @@ class LLMConfig:
         backoff_base: float | None = None,
         backoff_max: float | None = None,
         json_mode: JsonMode | None = None,
+        max_tokens: int | None = None,
         config_path: str | os.PathLike[str] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> LLMConfig | None:
@@ -113,6 +118,7 @@ class LLMConfig:
             "backoff_base": backoff_base,
             "backoff_max": backoff_max,
             "json_mode": json_mode,
+            "max_tokens": max_tokens,
         }
         file_values = _read_config_file(config_path or env.get(CONFIG_PATH_ENV) or None)
         found = layered(arguments, arguments=arguments, env_prefix=ENV_PREFIX, file_values=file_values, environ=env)
@@ -140,10 +146,11 @@ _FIELD_TYPES: dict[str, type[object]] = {
     "backoff_base": float,
     "backoff_max": float,
     "json_mode": str,
+    "max_tokens": int,
 }
 
 
-_MINIMUM = {"concurrency": 1}  # numbers are >= 0, timeout > 0
+_MINIMUM = {"concurrency": 1, "max_tokens": 1}  # numbers are >= 0, timeout > 0
 
 
 def _coerce(name: str, value: object, source: str) -> object:

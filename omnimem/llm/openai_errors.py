@@ -72,6 +72,21 @@ def permanent_error(exc: openai.APIStatusError, where: str) -> LLMError:
     return LLMError(f"{where} refused the request (HTTP {status}): {detail}")
 
 
+def unreadable_reply(exc: Exception, where: str) -> LLMError:
+    """The typed error for a reply the SDK could not read: a 200 whose body is not JSON, is cut off,
+    nests past the parser's depth (``RecursionError``) or has the wrong shape."""
+    detail = " ".join(str(exc).split())[:200]
+    return LLMError(f"{where} answered something that is not a readable chat completion "
+                    f"({type(exc).__name__}: {detail})")
+
+
+def reported_tokens(value: object) -> int:
+    """A token count as the server reported it, never below 0 (nor anything but a whole number)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return max(0, value)
+
+
 def backoff_delay(attempt: int, retry_after: float | None, *, base: float, cap: float) -> float:
     """Seconds before retry number ``attempt + 1``: the server's word, else jittered doubling.
 

@@ -8,7 +8,13 @@ the official ``openai`` SDK. What differs between them is handled here:
   plain text when a server rejects a mode, and remembers what worked;
 * retries are ours, not the SDK's (it is built with ``max_retries=0``), so
   they are counted, capped and testable;
-* SDK exceptions become the typed errors of :mod:`omnimem.llm.errors`.
+* every exception a request can raise (the SDK's, and a 200 whose body is not
+  JSON, is cut off or nests past the parser's depth) becomes a typed error of
+  :mod:`omnimem.llm.errors`, in one place (:meth:`OpenAICompatibleLLM._request`);
+* a reply is cut near its token cap before anyone parses it, and usage the
+  server reports below zero counts as zero;
+* under a caller's :func:`~omnimem.llm.base.call_deadline` a request waits for
+  a slot and for its reply at most until then, and is not retried.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from omnimem.errors import missing_extra
+from omnimem.errors import OmnimemError, missing_extra
 
 try:
     import openai
@@ -27,7 +33,7 @@ try:
 except ImportError as exc:  # the fake LLM and the rest of omnimem work without it
     raise missing_extra("openai", "llm") from exc
 
-from omnimem.llm.base import Completion, LLMUsage, Message, ModelT, UsageMeter
+from omnimem.llm.base import Completion, LLMUsage, Message, ModelT, UsageMeter, deadline_left, reply_bound
 from omnimem.llm.config import JSON_MODES, JsonMode, LLMConfig
 from omnimem.llm.errors import LLMError, LLMUnavailableError
 from omnimem.llm.openai_errors import (
@@ -35,8 +41,10 @@ from omnimem.llm.openai_errors import (
     is_context_length,
     is_transient,
     permanent_error,
+    reported_tokens,
     retry_after_seconds,
     server_message,
+    unreadable_reply,
 )
 from omnimem.llm.structured import complete_with_repair, response_format_for
 
@@ -151,19 +159,22 @@ class OpenAICompatibleLLM:
         max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
+        cap = self.config.max_tokens if max_tokens is None else max_tokens
         params: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
         params["temperature"] = temperature
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
+        params["max_tokens"] = cap
         if response_format is not None:
             params["response_format"] = response_format
+        # Under a caller's deadline there is one attempt, bounded by what is left of it.
+        attempts = 1 if deadline_left() is not None else self.config.max_retries + 1
 
-        for attempt in range(self.config.max_retries + 1):
+        # Every exception a call can raise is mapped here: a typed LLMError, a retry, or a mode fallback.
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
             try:
-                with self._slots:
-                    self._meter.add(requests=1)
-                    response = self._client.chat.completions.create(**params)
-                return self._to_completion(response)
+                return self._attempt(params, cap)
+            except OmnimemError:
+                raise  # already typed (a slot not free by the deadline, an answer of the wrong shape)
             except openai.APIStatusError as exc:
                 # Servers word a rejected response_format differently (some say
                 # nothing useful), so any 400/422 counts; if the cause was
@@ -173,14 +184,14 @@ class OpenAICompatibleLLM:
                     raise _ModeRejected(str(exc)) from exc
                 if not is_transient(exc.status_code):
                     raise permanent_error(exc, self._describe()) from exc
-                if attempt == self.config.max_retries:
+                if last:
                     raise LLMUnavailableError(
                         f"{self._describe()} still failed with HTTP {exc.status_code} after "
                         f"{attempt + 1} attempts: {server_message(exc)}"
                     ) from exc
                 retry_after = retry_after_seconds(exc.response.headers)
             except openai.APIConnectionError as exc:  # includes APITimeoutError
-                if attempt == self.config.max_retries:
+                if last:
                     timed_out = isinstance(exc, openai.APITimeoutError)
                     what = "timed out" if timed_out else "is unreachable"
                     raise LLMUnavailableError(
@@ -190,10 +201,31 @@ class OpenAICompatibleLLM:
                 retry_after = None
             except openai.OpenAIError as exc:
                 raise LLMError(f"{self._describe()} failed: {exc}") from exc
+            except Exception as exc:  # a 200 that is not JSON, cut off, nested past the parser's depth, ...
+                raise unreadable_reply(exc, self._describe()) from exc
             self._meter.add(retries=1)
-            cap, base = self.config.backoff_max, self.config.backoff_base
-            time.sleep(backoff_delay(attempt, retry_after, base=base, cap=cap))
+            cap_s, base = self.config.backoff_max, self.config.backoff_base
+            time.sleep(backoff_delay(attempt, retry_after, base=base, cap=cap_s))
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _attempt(self, params: dict[str, Any], cap: int) -> Completion:
+        """One HTTP request in one of the provider's slots, both waited for at most until the deadline."""
+        left = deadline_left()
+        if left is None:
+            self._slots.acquire()
+        elif left <= 0 or not self._slots.acquire(timeout=left):
+            raise LLMUnavailableError(
+                f"{self._describe()}: the caller's deadline passed before one of the "
+                f"{self.config.concurrency} request slots was free"
+            )
+        try:
+            left = deadline_left()
+            timeout = self.config.timeout if left is None else min(self.config.timeout, max(left, 0.001))
+            self._meter.add(requests=1)
+            response = self._client.chat.completions.create(**params, timeout=timeout)
+            return self._to_completion(response, cap)
+        finally:
+            self._slots.release()
 
     def _reply_text(
         self,
@@ -211,24 +243,33 @@ class OpenAICompatibleLLM:
         )
         return completion.text
 
-    def _to_completion(self, response: object) -> Completion:
+    def _to_completion(self, response: object, cap: int) -> Completion:
         # A wrong base_url can answer 200 with an HTML page instead of JSON.
-        if not isinstance(response, ChatCompletion) or not response.choices:
+        choices = getattr(response, "choices", None)
+        if not isinstance(response, ChatCompletion) or not isinstance(choices, list) or not choices:
             raise LLMError(
                 f"{self._describe()} answered with something that is not a chat completion; "
                 f"check that the base URL points at an OpenAI-compatible /v1 endpoint"
             )
+        content = getattr(getattr(choices[0], "message", None), "content", None)
+        if content is not None and not isinstance(content, str):
+            raise LLMError(f"{self._describe()} answered a chat completion whose message content is not a string")
         usage = response.usage
-        prompt_tokens = usage.prompt_tokens if usage else 0
-        completion_tokens = usage.completion_tokens if usage else 0
+        prompt_tokens = reported_tokens(getattr(usage, "prompt_tokens", 0))
+        completion_tokens = reported_tokens(getattr(usage, "completion_tokens", 0))
         self._meter.add(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-        choice = response.choices[0]
+        text = content or ""
+        bound = reply_bound(cap)
+        finish_reason = getattr(choices[0], "finish_reason", None)
+        if len(text) > bound:  # the server ignored max_tokens: no parser gets more than the cap allows
+            text, finish_reason = text[:bound], "length"
+        model = response.model if isinstance(response.model, str) and response.model else self.config.model
         return Completion(
-            text=choice.message.content or "",
+            text=text,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            model=response.model or self.config.model,
-            finish_reason=choice.finish_reason,
+            model=model,
+            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         )
 
     # -- bookkeeping --------------------------------------------------------

@@ -26,9 +26,14 @@ from omnimem.llm.base import Message, ModelT
 from omnimem.llm.config import JsonMode
 from omnimem.llm.errors import LLMResponseFormatError
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCED_BLOCK = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-_CLOSERS = {"{": "}", "[": "]"}
+# Every pattern here matches at one place in constant time or by a character class, never by
+# scanning ahead: a parse is linear in the reply, whatever the reply holds.
+_THINK_TAG = re.compile(r"<(/?)think>", re.IGNORECASE)
+_FENCE_HEAD = re.compile(r"[a-zA-Z0-9_-]*[ \t]*\n?")
+# A "{" or "[" that can start a JSON value: what may follow it, after white space.
+_OPENER = re.compile(r"\{[ \t\n\r]*[\"}]|\[[ \t\n\r]*[-0-9\"tfn{\[\]]")
+_DECODER = json.JSONDecoder()
+_SCAN_FACTOR = 4  # the candidate starts together read at most this many times the reply
 _REPLY_PREVIEW_CHARS = 200
 
 
@@ -57,20 +62,84 @@ def response_format_for(mode: JsonMode, schema: type[BaseModel]) -> dict[str, An
 def extract_json(text: str) -> Any:
     """Return the first JSON value in ``text``, tolerating the usual wrapping.
 
-    Tried in order: the whole text, each fenced code block, then every
-    balanced ``{...}`` or ``[...]`` from left to right. Reasoning blocks
+    Tried in order: the whole text, each fenced code block, then the JSON value
+    starting at each ``{`` or ``[`` from left to right. Reasoning blocks
     (``<think>...</think>``) are dropped first because they often contain
-    braces of their own. Raises :class:`ReplyFormatProblem` if nothing parses.
+    braces of their own. Linear in the text (see :func:`json_values`). Raises
+    :class:`ReplyFormatProblem` if nothing parses.
     """
-    cleaned = _THINK_BLOCK.sub("", text).strip()
+    cleaned = drop_think_blocks(text).strip()
     if not cleaned:
         raise ReplyFormatProblem("the reply was empty")
-    for candidate in _candidates(cleaned):
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
+    for value in json_values(cleaned):
+        return value
     raise ReplyFormatProblem("the reply contained no parseable JSON object or array")
+
+
+def json_values(text: str) -> Iterator[Any]:
+    """Each JSON value in ``text``, in the order :func:`extract_json` tries them, in linear time.
+
+    A start that does not decode costs about what the decoder read before it
+    failed (``json.JSONDecoder.raw_decode``); once the starts together have read
+    ``_SCAN_FACTOR`` times the text, the rest are not tried. A value nested past
+    the decoder's depth is skipped, never raised.
+    """
+    for candidate in (text, *_fenced_blocks(text)):
+        try:
+            yield json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+    budget = _SCAN_FACTOR * len(text)
+    for opener in _OPENER.finditer(text):
+        value, read = _value_at(text, opener.start())
+        if value is not _NOTHING:
+            yield value
+        budget -= read
+        if budget < 0:
+            return
+
+
+_NOTHING = object()
+
+
+def _value_at(text: str, start: int) -> tuple[Any, int]:
+    """The JSON value starting at ``start`` (or ``_NOTHING``) and how many characters finding out read.
+
+    Decoded from a window that doubles only while the decoder ran off its end:
+    :class:`json.JSONDecodeError` counts the lines before its position, so a
+    decode of the whole text from every start would be quadratic.
+    """
+    size, read = 64, 0
+    while True:
+        window = text[start : start + size]
+        whole = len(window) < size
+        try:
+            value, end = _DECODER.raw_decode(window)
+        except RecursionError:  # nested deeper than the decoder goes
+            return _NOTHING, read + len(window)
+        except json.JSONDecodeError as exc:
+            ran_off = exc.pos >= len(window) - 8 or exc.msg.startswith("Unterminated")
+            if whole or not ran_off:
+                return _NOTHING, read + exc.pos + 1
+            read += len(window)
+        else:
+            return value, read + end
+        size *= 2
+
+
+def drop_think_blocks(text: str) -> str:
+    """``text`` without its ``<think>...</think>`` blocks (an unclosed one stays), in one pass."""
+    kept: list[str] = []
+    position, opened = 0, -1
+    for tag in _THINK_TAG.finditer(text):
+        closing = bool(tag.group(1))
+        if opened < 0 and not closing:
+            opened = tag.start()
+        elif opened >= 0 and closing:
+            kept.append(text[position:opened])
+            position, opened = tag.end(), -1
+    kept.append(text[position:])
+    return "".join(kept)
 
 
 def parse_reply(text: str, schema: type[ModelT]) -> ModelT:
@@ -137,39 +206,19 @@ def repair_messages(
     ]
 
 
-def _candidates(text: str) -> Iterator[str]:
-    yield text
-    for match in _FENCED_BLOCK.finditer(text):
-        yield match.group(1).strip()
-    yield from _balanced_spans(text)
-
-
-def _balanced_spans(text: str) -> Iterator[str]:
-    """Yield each bracket-balanced span, skipping brackets inside JSON strings."""
-    for start, opener in enumerate(text):
-        if opener not in _CLOSERS:
-            continue
-        expected: list[str] = []
-        in_string = escaped = False
-        for index in range(start, len(text)):
-            char = text[index]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif char == "\\":
-                    escaped = True
-                elif char == '"':
-                    in_string = False
-            elif char == '"':
-                in_string = True
-            elif char in _CLOSERS:
-                expected.append(_CLOSERS[char])
-            elif char in "}]":
-                if char != expected.pop():
-                    break  # mismatched bracket: this start cannot be JSON
-                if not expected:
-                    yield text[start : index + 1]
-                    break
+def _fenced_blocks(text: str) -> Iterator[str]:
+    """The inside of each ```` ```lang ... ``` ```` block, found with ``str.find``."""
+    start = text.find("```")
+    while start >= 0:
+        head = _FENCE_HEAD.match(text, start + 3)
+        body = head.end() if head else start + 3
+        end = text.find("```", body)
+        if end < 0:
+            return
+        block = text[body:end].strip()
+        if block:
+            yield block
+        start = text.find("```", end + 3)
 
 
 def _describe_validation_error(exc: ValidationError) -> str:

@@ -10,12 +10,19 @@ and afterwards reads ``server.requests`` (the JSON bodies received) and
 ``server.max_in_flight``. When concurrent requests make arrival order
 unpredictable, ``server.responder = lambda body: ...`` picks each reply from
 the request itself (returning ``None`` falls through to the queue).
+
+Hostile modes, for a model endpoint that is broken, overloaded or lying:
+``chat("{" * 1_000_000)`` (a long reply), ``raw(b"<html>")`` (a 200 whose body
+is not JSON), ``raw(cut_off(...))`` (a body cut off mid-JSON), ``raw(nested(100_000))``
+(a body nested 100,000 deep), ``chat(..., delay=60)`` (slow) and
+``chat(..., prompt_tokens=-1_000_000)`` (lying usage).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +31,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,31 @@ class Reply:
     delay: float = 0.0
     prompt_tokens: int = 11
     completion_tokens: int = 5
+    body: bytes | None = None
+    """Sent as it is (status 200, ``application/json``) instead of a chat completion."""
+
+
+def raw(body: bytes, *, delay: float = 0.0) -> Reply:
+    """A 200 that claims JSON and carries ``body`` exactly: broken, cut off, nested, anything."""
+    return Reply(body=body, delay=delay)
+
+
+def completion_body(content: str, *, model: str = "test-model", prompt_tokens: int = 11,
+                    completion_tokens: int = 5) -> bytes:
+    """The bytes of a well-formed chat completion (cut them to get a reply cut off mid-way)."""
+    return json.dumps(_completion(chat(content, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+                                  model=model)).encode()
+
+
+def cut_off(content: str = '{"needs": "x", "queries": ["a"]}') -> bytes:
+    """A chat completion's body that ends half-way through (the connection's length is honest)."""
+    whole = completion_body(content)
+    return whole[: len(whole) // 2]
+
+
+def nested(depth: int) -> bytes:
+    """A JSON body of ``depth`` nested arrays (``[[[...]]]``): valid JSON that no recursive parser survives."""
+    return b"[" * depth + b"]" * depth
 
 
 def chat(
@@ -138,7 +170,7 @@ class FakeOpenAIServer:
             return {"object": "list", "data": [model]}
 
         @app.post("/v1/chat/completions")
-        async def completions(request: Request) -> JSONResponse:
+        async def completions(request: Request) -> Response:
             body = await request.json()
             with self._lock:
                 self.requests.append(body)
@@ -158,12 +190,18 @@ class FakeOpenAIServer:
         return app
 
 
-def _render(reply: Reply, *, model: str) -> JSONResponse:
+def _render(reply: Reply, *, model: str) -> Response:
+    if reply.body is not None:
+        return Response(reply.body, media_type="application/json", headers=reply.headers)
     if reply.status != 200:
         details = {"message": reply.error_message, "type": "test_error", "code": reply.error_code}
         payload = {"error": {**details, "param": None}}
         return JSONResponse(payload, status_code=reply.status, headers=reply.headers)
-    completion = {
+    return JSONResponse(_completion(reply, model=model), headers=reply.headers)
+
+
+def _completion(reply: Reply, *, model: str) -> dict[str, Any]:
+    return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": 0,
@@ -181,4 +219,3 @@ def _render(reply: Reply, *, model: str) -> JSONResponse:
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
         },
     }
-    return JSONResponse(completion, headers=reply.headers)

@@ -26,7 +26,7 @@ TURNS = [
 ]
 QUESTION = "What does Ann's daughter like?"
 ANALYSIS = chat(json.dumps({"needs": "the daughter's name, then what she likes",
-                            "queries": ["Ann daughter name", "Lily likes"]}), prompt_tokens=40, completion_tokens=20)
+                            "queries": ["Ann daughter name", "Lily likes"]}), prompt_tokens=140, completion_tokens=40)
 
 
 def by_stage(analysis: Reply, check: Reply) -> Callable[[dict[str, Any]], Reply]:
@@ -51,13 +51,13 @@ def memory(make_llm: Callable[..., OpenAICompatibleLLM]) -> Iterator[Callable[..
 
 
 def test_analysis_expansion_and_an_adequate_check(server: FakeOpenAIServer, memory: Callable[..., Memory]) -> None:
-    server.responder = by_stage(ANALYSIS, chat('{"adequate": true}', prompt_tokens=300, completion_tokens=5))
+    server.responder = by_stage(ANALYSIS, chat('{"adequate": true}', prompt_tokens=300, completion_tokens=10))
     ctx = memory().search(QUESTION, user_id="u")
     plan = ctx.plan
     assert plan is not None and plan.planner == "llm" and plan.note is None
     assert [r.queries for r in plan.rounds] == [(QUESTION, "Ann daughter name", "Lily likes")]
     assert "the daughter's name" in plan.rounds[0].reason
-    assert (plan.calls, plan.prompt_tokens, plan.completion_tokens) == (2, 340, 25)  # as the server counted
+    assert (plan.calls, plan.prompt_tokens, plan.completion_tokens) == (2, 440, 50)  # as the server counted
     assert {"analysis", "search1", "check", "pack"} <= set(plan.ms)
     assert len(server.requests) == 2 and ctx.hits and ctx.tokens <= ctx.budget
 

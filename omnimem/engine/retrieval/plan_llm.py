@@ -5,7 +5,10 @@ parallel with the question and fused (:mod:`.planner`); a second call checks whe
 found can answer the question and, if not, names what to search next, for at most
 ``plan_rounds`` more rounds. Hard caps hold per search: ``plan_calls`` model calls,
 ``plan_tokens`` prompt + completion tokens (a call that could pass the cap is not made), and
-``plan_deadline`` seconds, after which the best context so far is returned. A model that fails,
+``plan_deadline`` seconds, after which the best context so far is returned; the deadline covers the
+provider's wait for a request slot, the request (one attempt, no retries) and the parse of the reply,
+which is cut near its token cap and parsed in linear time. Tokens count as the larger of the provider's
+report and the local count, never below 0. A model that fails,
 times out or answers something that is not the JSON asked for ends planning there: the context
 of the rounds so far comes back (at least the question's own search), and ``Context.plan.note``
 says what happened. No model configured is an error (``ConfigError``), never a silent fallback.
@@ -13,8 +16,6 @@ says what happened. No model configured is an error (``ConfigError``), never a s
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from typing import Any, TypeVar
 
 from omnimem.errors import ConfigError, OmnimemError
 from omnimem.engine.retrieval.planner import Rounds
+from omnimem.llm.base import LLM, Completion, Message, call_deadline, reply_bound
+from omnimem.llm.structured import drop_think_blocks, json_values
 from omnimem.results import Context, Plan
 
 T = TypeVar("T")
@@ -41,7 +44,6 @@ CHECK = (
     '{{"adequate": true}} if they can, else {{"adequate": false, "missing": "what is missing", '
     '"queries": ["up to {n} new short search queries"]}}'
 )
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 class _Stop(Exception):
@@ -56,7 +58,8 @@ class Budget:
         self.rounds = rounds
         self.calls_left = settings.plan_calls
         self.tokens_left = settings.plan_tokens
-        self.deadline = time.monotonic() + settings.plan_deadline
+        given = getattr(rounds, "deadline", None)  # the search's own, when it set one
+        self.deadline: float = given if isinstance(given, float) else time.monotonic() + settings.plan_deadline
         self.calls = self.prompt_tokens = self.completion_tokens = 0
 
     def ask(self, stage: str, system: str, user: str) -> dict[str, Any]:
@@ -77,26 +80,24 @@ class Budget:
         started = time.perf_counter()
         self.calls_left -= 1
         self.calls += 1
-        try:
-            done = _within(left, llm.complete, messages, max_tokens=reply_cap)
+        try:  # the call and the parse of its reply, both within the deadline
+            done, text, data = _within(left, _ask_and_parse, llm, messages, reply_cap, self.deadline)
         except TimeoutError:
             self.tokens_left -= prompt + reply_cap  # what the call may still spend
             raise _Stop(f"deadline reached during the {stage}") from None
         except OmnimemError as exc:
+            if time.monotonic() >= self.deadline:  # the provider gave up at the same deadline
+                raise _Stop(f"deadline reached during the {stage}") from None
             raise _Stop(f"the {stage} call failed ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
         finally:
             self.rounds.time(stage, started)
-        used_prompt = done.prompt_tokens or prompt
-        used_reply = done.completion_tokens or parts.count_tokens(done.text)
+        # The larger of the provider's count and ours: a provider reporting less cannot stretch the cap.
+        used_prompt = max(done.prompt_tokens, prompt, 0)
+        used_reply = max(done.completion_tokens, parts.count_tokens(text), 0)
         self.prompt_tokens += used_prompt
         self.completion_tokens += used_reply
         self.tokens_left -= used_prompt + used_reply
-        found = _OBJECT.search(done.text)
-        try:
-            data = json.loads(found.group(0)) if found else None
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
+        if data is None:
             raise _Stop(f"the {stage} reply was not the JSON object asked for")
         return data
 
@@ -108,8 +109,10 @@ class Budget:
 def _within(seconds: float, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``call(*args, **kwargs)`` if it returns within ``seconds``, else TimeoutError.
 
-    The call runs on a daemon thread: one that outlives the deadline is abandoned (not cancelled: the
-    provider may still bill it) and neither holds up the search nor keeps the process from exiting.
+    The call runs on a daemon thread: one that outlives the deadline is abandoned (the provider may still
+    bill it) and neither holds up the search nor keeps the process from exiting. The OpenAI-compatible
+    provider ends it by the same deadline (:func:`~omnimem.llm.base.call_deadline`), slot and thread
+    with it.
     """
     box: list[Any] = []
     finished = threading.Event()
@@ -129,6 +132,17 @@ def _within(seconds: float, call: Callable[..., T], *args: Any, **kwargs: Any) -
     if not ok:
         raise value
     return value  # type: ignore[no-any-return]
+
+
+def _ask_and_parse(llm: LLM, messages: list[Message], reply_cap: int,
+                   deadline: float) -> tuple[Completion, str, dict[str, Any] | None]:
+    """One call under ``deadline`` (the provider waits for a slot and a reply at most until then, no retries),
+    its reply cut near ``reply_cap`` tokens and the first JSON object in it (a linear parse), or ``None``."""
+    with call_deadline(deadline):
+        done = llm.complete(messages, max_tokens=reply_cap)
+    text = done.text[: reply_bound(reply_cap)]
+    data = next((value for value in json_values(drop_think_blocks(text).strip()) if isinstance(value, dict)), None)
+    return done, text, data
 
 
 def queries_of(data: dict[str, Any]) -> list[str]:
