@@ -8,7 +8,7 @@ has ``to_dict``/``from_dict`` so a remote context renders the same text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -63,7 +63,9 @@ class Hit:
     reranker's order instead, which ``ranks["rerank"]`` gives. ``seq`` is the
     unit's place in the order units were written (the store's row id, None when
     unknown): turns of one session that share a time render in that order, the
-    order they were said, not in rank order.
+    order they were said, not in rank order. What ranked a hit is shown first
+    (:func:`ranked_by`: its fused score, or its rank), its ``similarity``
+    (``score``) second: the similarity alone need not fall in rank order.
     """
 
     unit: MAU
@@ -78,6 +80,11 @@ class Hit:
     ranks: Mapping[str, int] = field(default_factory=dict)
     seq: int | None = None
 
+    @property
+    def similarity(self) -> float:
+        """The query's cosine similarity with the unit (``score``, named for what it is)."""
+        return self.score
+
     def render(self) -> str:
         return self.text if self.raw is None else f"{self.text}\n{self.raw.text}"
 
@@ -85,6 +92,7 @@ class Hit:
         return {
             "rank": self.rank,
             "score": self.score,  # exact: a remote Context equals the local one
+            "similarity": self.score,  # the same number, by its name (``score`` kept for clients that read it)
             "level": self.level,
             "sources": sorted(self.sources),
             "fused": self.fused,
@@ -109,6 +117,25 @@ class Hit:
             ranks={str(k): int(v) for k, v in (data.get("ranks") or {}).items()},
             seq=None if data.get("seq") is None else int(data["seq"]),
         )
+
+
+def ranked_by(hits: Sequence[Hit], plan: Plan | None = None) -> str:
+    """What ordered ``hits``, the number a surface shows first: ``"fused"`` when every hit has a fused score and
+    those never rise in rank order (a plain search), ``"rank"`` otherwise (a reranker's order, hits no ranked
+    retriever found, such as neighbours, whose place is their rank alone, or a ``plan`` that merged the
+    rankings of several queries: a hit's fused score is the question's ranking's)."""
+    if plan is not None and sum(len(r.queries) for r in plan.rounds) > 1:
+        return "rank"
+    ordered = sorted(hits, key=lambda h: h.rank)
+    fused = [h.fused for h in ordered if h.fused is not None]
+    if len(fused) < len(ordered):
+        return "rank"
+    return "fused" if all(a >= b for a, b in zip(fused, fused[1:])) else "rank"
+
+
+def primary_score(hit: Hit, by: str) -> str:
+    """The number shown first for ``hit`` (``by``: :func:`ranked_by` of its context): ``0.03252`` or ``#3``."""
+    return f"{hit.fused:.5f}" if by == "fused" and hit.fused is not None else f"#{hit.rank}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +273,7 @@ class Context:
             "elide_speakers": self.elide_speakers,
             "graph": self.graph,
             "plan": None if self.plan is None else self.plan.to_dict(),
+            "ranked_by": ranked_by(self.hits, self.plan),
             "hits": [hit.to_dict() for hit in self.hits],
         }
 

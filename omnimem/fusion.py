@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -97,4 +97,64 @@ def rrf_order(dense: Sequence[int], sparse: Sequence[int], *, k: int = 60, spars
     np.add.at(scores, inverse, weights)  # in array order: dense term first, as rrf_merge adds them
     best = np.lexsort((first, -scores))  # by score, then first seen (dense order, then BM25 order)
     out: list[int] = unique[best].tolist()
+    return out
+
+
+def clear_wins_kept(order: Sequence[int], plain: Sequence[int], dense: Sequence[tuple[int, float]],
+                    sparse: Sequence[tuple[int, float]], lifted: Iterable[int], *, margin: float,
+                    fields: Sequence[Collection[int]] = ()) -> list[int]:
+    """``order`` (a fusion with extra lists) with no unit above one that is clearly better in both retrievers.
+
+    ``plain`` is the fusion of ``dense`` and ``sparse`` alone and ``lifted`` the units the extra lists hold.
+    A unit ``a`` is clearly better than ``b`` when dense found both, ``a``'s similarity is at least ``margin``
+    above ``b``'s, ``a``'s BM25 score is no lower (a unit BM25 did not find scores 0) and ``a`` is in each
+    of ``fields`` that holds ``b`` (what the query names that the retrievers do not score: a speaker, a
+    time). The extra lists only add to a fused score, so they may re-order near ties of the retrievers,
+    never bury such a unit: where they put ``b`` above ``a``, ``a`` is moved up to just before ``b`` (what
+    it is clearly better than is kept in the extra lists' order). Units in no such pair keep their places.
+    """
+    if margin <= 0:
+        raise ValueError("margin must be positive (two equal units would each have to come first)")
+    cosine: dict[int, float] = {}
+    for rid, score in dense:
+        cosine.setdefault(rid, score)
+    bm25: dict[int, float] = {}
+    for rid, score in sparse:
+        bm25.setdefault(rid, score)
+    moved = set(lifted)
+    reach = 1 + max((i for i, rid in enumerate(plain) if rid in moved), default=-1)
+    among = {rid for rid in plain[:reach] if rid in cosine}  # what the extra lists can have lifted or passed
+    slots = [i for i, rid in enumerate(order) if rid in among]
+    if len(slots) < 2:
+        return list(order)
+    units = [order[i] for i in slots]
+    sim = np.array([cosine[r] for r in units], dtype=np.float64)
+    text = np.array([bm25.get(r, 0.0) for r in units], dtype=np.float64)
+    # before[i, j]: unit i is clearly better than unit j (a strict, transitive order: margin > 0)
+    before = (sim[:, None] - sim[None, :] >= margin) & (text[:, None] >= text[None, :])
+    for field in fields:
+        held = np.array([r in field for r in units], dtype=bool)
+        before &= held[:, None] | ~held[None, :]
+    if not np.tril(before, -1).any():  # nowhere is a clearly better unit placed below
+        return list(order)
+    placed = np.zeros(len(units), dtype=bool)
+    kept: list[int] = []
+    for j in range(len(units)):
+        if placed[j]:
+            continue
+        placed[j] = True
+        stack = [(j, iter(np.flatnonzero(before[:, j]).tolist()))]
+        while stack:  # each unit after every unit clearly better than it, those in this order too
+            node, better = stack[-1]
+            for i in better:
+                if not placed[i]:
+                    placed[i] = True
+                    stack.append((i, iter(np.flatnonzero(before[:, i]).tolist())))
+                    break
+            else:
+                stack.pop()
+                kept.append(node)
+    out = list(order)
+    for slot, index in zip(slots, kept):
+        out[slot] = units[index]
     return out

@@ -24,8 +24,8 @@ from typing import Any
 
 from omnimem.context import (
     PACKINGS, STAMP_GAP, Context, Hit, Plan, PlanRound, RawContent, day_key, elide_mode, elided,
-    group_header, group_key, grouping, media_label, minute_of_day, session_line, speaker_of, spoken_order, stamped,
-    time_stamp, unit_line,
+    group_header, group_key, grouping, media_label, minute_of_day, primary_score, ranked_by, session_line, speaker_of,
+    spoken_order, stamped, time_stamp, unit_line,
 )
 from omnimem.entities import (
     MAX_NAME_CHARS, PERSON_TITLES, Entity, EntityType, ExpansionResult, ExtractedEntity, ExtractedRelation,
@@ -38,7 +38,7 @@ __all__ = [
     "Context", "Entity", "EntityType", "ExpansionResult", "ExtractedEntity", "ExtractedRelation", "Extraction", "Hit",
     "MediaResult", "Neighbor", "Plan", "PlanRound", "RawContent", "Reached", "Relation", "day_key", "elide_mode",
     "elided", "group_header", "group_key", "grouping", "media_label", "minute_of_day", "name_key", "normalize_name",
-    "session_line", "speaker_of", "spoken_order", "stamped", "time_stamp", "unit_line",
+    "primary_score", "ranked_by", "session_line", "speaker_of", "spoken_order", "stamped", "time_stamp", "unit_line",
 ]
 
 

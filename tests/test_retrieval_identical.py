@@ -9,7 +9,11 @@ paper's (union fusion, line packing), a small budget, ``stamp_gap=1`` (a
 time of day wherever the minute changes: recorded equal to the default before
 the setting) and ``elide_speakers=False`` (every line names its speaker:
 recorded equal to the default before ``"auto"``, which leaves out the names
-of this corpus's lines that go on from their speaker a minute later). A change that moves any hit, or changes what is packed, fails it.
+of this corpus's lines that go on from their speaker a minute later) and ``signal_margin=0``
+(a signal may lift a unit over one both retrievers clearly prefer: recorded equal to the default
+before the margin). A change that moves any hit, or changes what is packed, fails it.
+Under ``small-store`` it holds a new user's six memories in two sessions, searched under the
+default and ``signal_margin=0``: "what did I buy?" finds its clear dense best first by default.
 
 Why it gives the same results on every CPU (issue 23; measured by
 ``python -m benchmarks retrieval-kernels``):
@@ -53,7 +57,16 @@ SETUPS: dict[str, dict[str, Any]] = {
     "small-budget": {"budget": 700},
     "stamp-gap-1": {"stamp_gap": 1},  # day packing's time of day wherever the minute changes: the default before
     "names-kept": {"elide_speakers": False},  # every line names its speaker: the default before "auto"
+    "signals-unbounded": {"signal_margin": 0},  # a signal may bury the retrievers' clear best: the default before
 }
+SMALL = "small-store"  # the golden file's key for a new user's first memories (searched under SMALL_SETUPS)
+SMALL_STORE = {  # six memories in two sessions; the session signal favours the session of four
+    "trip": ["I bought a red kayak", "We paddled across the lake on Sunday"],
+    "family": ["My sister Beth recommended a waterproof camera", "Beth is moving to Denver in June",
+               "The pottery teacher is very patient", "Our flight to Lisbon leaves at noon"],
+}
+SMALL_QUERIES = ["what did I buy?", "Where is Beth moving?", "what did we do on the lake?", "camera"]
+SMALL_SETUPS = {name: SETUPS[name] for name in ("default", "signals-unbounded")}
 SCORE_TOLERANCE = 1e-6
 
 
@@ -91,6 +104,29 @@ def scenario(path: Path, setups: dict[str, dict[str, Any]] = SETUPS, embedder: s
     return out
 
 
+def small_store(setups: dict[str, dict[str, Any]] = SMALL_SETUPS, embedder: str = EMBEDDER) -> dict[str, Any]:
+    """Every search of :data:`SMALL_QUERIES` on the six memories of :data:`SMALL_STORE`, by setup name."""
+    from omnimem import Memory
+
+    out: dict[str, Any] = {}
+    for name, options in setups.items():
+        with Memory(embedder=embedder, **options) as m:
+            stored = [m.add(text, user_id="u", session_id=session).id
+                      for session, texts in SMALL_STORE.items() for text in texts]
+            names = {u: i for i, u in enumerate(stored)}
+            out[name] = []
+            for text in SMALL_QUERIES:
+                ctx = m.search(text, user_id="u")
+                out[name].append({
+                    "query": text, "user": "u", "tokens": ctx.tokens,
+                    "render": hashlib.sha256(ctx.render().encode("utf-8")).hexdigest(),
+                    "candidates": ctx.candidates,
+                    "hits": [[names[h.unit.id], h.rank, h.level, sorted(h.sources), round(h.score, 6), h.tokens]
+                             for h in ctx.hits],
+                })
+    return out
+
+
 def differences(want: list[dict[str, Any]], have: list[dict[str, Any]]) -> list[str]:
     """One line per search whose results differ from the recorded ones (scores to ``SCORE_TOLERANCE``)."""
     out = []
@@ -115,10 +151,25 @@ def differences(want: list[dict[str, Any]], have: list[dict[str, Any]]) -> list[
 def test_results_identical_to_the_recorded_ones(tmp_path: Path) -> None:
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     got = scenario(tmp_path)
-    assert sorted(got) == sorted(golden)
+    assert sorted([*got, SMALL]) == sorted(golden)
     for name in SETUPS:
         diff = differences(golden[name], got[name])
         assert not diff, f"{name}: {len(diff)} of {len(golden[name])} searches differ:\n" + "\n".join(diff[:5])
+
+
+def test_a_small_store_ranks_as_recorded_and_its_clear_best_match_first() -> None:
+    """Six memories: the session signal may re-order near ties, not bury what both retrievers clearly prefer."""
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))[SMALL]
+    got = small_store()
+    assert sorted(got) == sorted(golden)
+    for name in SMALL_SETUPS:
+        diff = differences(golden[name], got[name])
+        assert not diff, f"{SMALL} {name}: {len(diff)} of {len(golden[name])} searches differ:\n" + "\n".join(diff)
+    # "I bought a red kayak" (memory 0) is the question's dense best by far, and BM25 finds no memory for "buy";
+    # unbounded, the session signal put "Our flight to Lisbon leaves at noon" (memory 5) first
+    bought = {name: results[SMALL_QUERIES.index("what did I buy?")]["hits"] for name, results in got.items()}
+    assert {name: min(hits, key=lambda h: h[1])[0] for name, hits in bought.items()} == {
+        "default": 0, "signals-unbounded": 5}
 
 
 def test_the_setups_search_differently() -> None:
@@ -126,6 +177,7 @@ def test_the_setups_search_differently() -> None:
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert differences(golden["default"], golden["paper"])
     assert differences(golden["default"], golden["small-budget"])
+    assert differences(golden["default"], golden["signals-unbounded"])  # one scoped search: a hit 0.16 closer kept
 
 
 def test_a_small_change_of_ranking_is_caught(tmp_path: Path) -> None:
@@ -144,5 +196,5 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        GOLDEN.write_text(json.dumps(scenario(Path(tmp)), indent=0), encoding="utf-8")
+        GOLDEN.write_text(json.dumps({**scenario(Path(tmp)), SMALL: small_store()}, indent=0), encoding="utf-8")
     print(f"wrote {GOLDEN}", file=sys.stderr)

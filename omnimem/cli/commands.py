@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from omnimem.cli.common import HELP_NAMES, OneLineErrors, cli_words as _cli_words, counted as _counted, \
     errors as _errors, fail as _fail, print_json as _print_json, readable as _readable, scope_words as _scope_words
 from omnimem.cli.opening import AgentOpt, EmbedderOpt, JsonOpt, SessionOpt, StoreOpt, UrlOpt, UserOpt, \
     _bar, _memory, _reader, _where, _writer_embedder, err, out
+from omnimem.cli.hits import hit_scores, print_context as _print_context
 from omnimem.cli.records import _print_events
 
 if TYPE_CHECKING:
-    from omnimem.engine.retrieval.pyramid import Context, Hit
     from omnimem.memory import LocalMemory
 
 app = typer.Typer(help="Lifelong multimodal memory for AI agents.", no_args_is_help=True, add_completion=False,
@@ -285,40 +284,6 @@ def search(
     _print_context(ctx, as_json=as_json, context=context, limit=limit)
 
 
-def _print_context(ctx: Context, *, as_json: bool, context: bool, limit: int) -> None:
-    """What ``search`` prints: JSON, the packed context, or a table of the best hits."""
-    if as_json:
-        _print_json(ctx.to_dict())
-        return
-    if context:
-        sys.stdout.write(ctx.render() + "\n")  # exactly the text a model reads: no wrapping
-        return
-    best = sorted(ctx.hits, key=lambda h: h.rank)[:limit]
-    title = (f"{len(best)} of {len(ctx.hits)} memories in context ({ctx.tokens}/{ctx.budget} tokens); "
-             "--limit N for more, --context for the packed text")
-    table = Table(title=title, title_justify="left")
-    for col in ("#", "fused d/b", "cos", "lvl", "time", "speaker", "memory", "source"):
-        table.add_column(col, overflow="fold")
-    from omnimem.timeparse import format_time
-
-    for hit in best:
-        u = hit.unit
-        fused, dense, sparse, cosine = hit_scores(hit)
-        table.add_row(
-            str(hit.rank), f"{fused} {dense}/{sparse}", cosine, str(hit.level), format_time(u.event_time),
-            u.speaker or "", u.summary, ",".join(u.source_ids),
-        )
-    out.print(table)
-    out.print("ranked by the fused score (reciprocal rank fusion of the dense/BM25 ranks d/b, '-': not found by "
-              "that one); cos: the query's cosine similarity", markup=False, highlight=False)
-
-
-def hit_scores(hit: Hit) -> tuple[str, str, str, str]:
-    """A hit's fused score, its dense and BM25 ranks ("-": not found by that one) and its cosine, as shown."""
-    fused = "-" if hit.fused is None else f"{hit.fused:.5f}"
-    return (fused, str(hit.ranks.get("dense", "-")), str(hit.ranks.get("sparse", "-")), f"{hit.score:.3f}")
-
-
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
@@ -339,12 +304,15 @@ def ask(
         err.print(f"note: {_cli_words(answer.note or '')}", markup=False, highlight=False, soft_wrap=True)
     else:
         out.print(answer.answer, markup=False, highlight=False)
+    from omnimem.context import primary_score, ranked_by
     from omnimem.timeparse import format_time
 
+    by = ranked_by(answer.evidence, answer.context.plan)  # what ranked the evidence first, the similarity second
     for hit in answer.evidence[:5]:
         u = hit.unit
         said = f"{u.speaker}: {u.summary}" if u.speaker else u.summary
-        out.print(f"  {hit.score:.3f}  [{format_time(u.event_time)}] {said}", markup=False, highlight=False)
+        out.print(f"  {primary_score(hit, by)}  cos {hit.score:.3f}  [{format_time(u.event_time)}] {said}",
+                  markup=False, highlight=False)
 
 
 @app.command()

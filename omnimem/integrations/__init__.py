@@ -21,7 +21,12 @@ def explicit_scope(owner: str, user_id: str | None, all_users: bool) -> None:
 
 
 def hit_metadata(hit: Any) -> dict[str, Any]:
-    """What a framework's document or node says of a pyramid hit besides its text (LangChain, LlamaIndex)."""
+    """What a framework's document or node says of a pyramid hit besides its text (LangChain, LlamaIndex).
+
+    ``rank`` is what ordered the hits (1 first); ``fused`` the fused score that ranking sorted by in a plain
+    search (None for a unit no ranked retriever found); ``similarity`` the query's cosine similarity, shown
+    second: it need not fall in rank order (LangChain's ``score`` and LlamaIndex's node score are the same).
+    """
     unit = hit.unit
     return {
         "time": unit.event_time.isoformat() if unit.event_time is not None else None,
@@ -30,6 +35,8 @@ def hit_metadata(hit: Any) -> dict[str, Any]:
         "source_ids": list(unit.source_ids),
         "level": hit.level,
         "rank": hit.rank,
+        "fused": hit.fused,
+        "similarity": float(hit.score),
         "tokens": hit.tokens,
         "modality": unit.modality.value,
     }

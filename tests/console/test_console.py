@@ -109,11 +109,12 @@ def test_search_explains_the_context_and_opens_a_hit(page: Any, console: Console
     rows = page.locator("table.hits tbody tr")
     rows.first.wait_for()
     first = rows.first.locator("td")
-    assert re.fullmatch(r"\d\.\d{3}", first.nth(1).inner_text())  # score
-    assert set(first.nth(2).inner_text().split()) <= {"dense", "text", "graph", "neighbour", "clip"}
-    assert first.nth(2).inner_text().split()
-    assert re.fullmatch(r"L[123]", first.nth(3).inner_text())  # pyramid level
-    assert int(first.nth(4).inner_text()) > 0  # tokens
+    assert re.fullmatch(r"\d\.\d{5}|–", first.nth(1).inner_text())  # fused score
+    assert re.fullmatch(r"\d\.\d{3}", first.nth(2).inner_text())  # similarity
+    assert set(first.nth(3).inner_text().split()) <= {"dense", "text", "graph", "neighbour", "clip"}
+    assert first.nth(3).inner_text().split()
+    assert re.fullmatch(r"L[123]", first.nth(4).inner_text())  # pyramid level
+    assert int(first.nth(5).inner_text()) > 0  # tokens
     caption = page.locator("figure.budget figcaption").inner_text()
     used, budget = map(int, re.match(r"(\d+) / (\d+) tokens", caption).groups())
     assert budget == 300 and 0 < used <= 300

@@ -25,8 +25,8 @@ from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper, first_depth
 from omnimem.engine.retrieval.rerank import Reranker
-from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, feedback_vector, named_speakers,
-                                              signals, wanted, without_names)
+from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, bounded, feedback_vector,
+                                              named_speakers, signals, wanted, without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.row_cache import RowCache
 from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, brief, build_context,
@@ -250,8 +250,9 @@ class Retriever:
             graph, info = self._graph_list(text, scope, view, depth)
             if graph:
                 extra.append(Signal("graph", graph, settings.graph_weight))
-        if extra:
-            order = fuse([r for r, _ in dense], [r for r, _ in sparse], extra=[(x.rids, x.weight) for x in extra])
+        if extra:  # a signal re-orders near ties, never buries a clear match of both retrievers (signal_margin)
+            lifted = fuse([r for r, _ in dense], [r for r, _ in sparse], extra=[(x.rids, x.weight) for x in extra])
+            order = bounded(lifted, order, dense, sparse, extra, settings)
         return qvec, order, dense, sparse, extra, info
 
     def _lists(self, view: Candidates, qvec: Any, text: str, depth: int

@@ -45,12 +45,16 @@ from datetime import datetime
 import numpy as np
 
 from omnimem.config import Settings
+from omnimem.fusion import clear_wins_kept
 from omnimem.mau import MAU, Scope
 from omnimem.text import query_stop
 from omnimem.timeparse import query_window
 
 _WORD = re.compile(r"\w+")
 LIMIT = 500_000  # rows whose facts are remembered
+# the signals of what the query names and the retrievers do not score (a speaker it names is stripped from
+# what they search): a unit they hold may pass one the retrievers clearly prefer (``signal_margin``)
+FIELDS = ("speaker", "time")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +196,18 @@ def signals(query: str, head: Sequence[int], rows: Mapping[int, RowFacts], fused
         if replies:
             out.append(Signal("reply", list(dict.fromkeys(replies)), settings.reply_weight))
     return out
+
+
+def bounded(order: list[int], plain: Sequence[int], dense: Sequence[tuple[int, float]],
+            sparse: Sequence[tuple[int, float]], extra: Sequence[Signal], settings: Settings) -> list[int]:
+    """``order`` (fused with the ``extra`` lists) with no unit lifted above one that dense and BM25 clearly
+    prefer (:func:`omnimem.fusion.clear_wins_kept`, ``signal_margin``; 0: ``order`` as it is); ``plain`` is
+    the fusion of the two alone. A unit the speaker or time list holds is not clearly worse than one it
+    does not hold (:data:`FIELDS`)."""
+    if settings.signal_margin <= 0:
+        return order
+    return clear_wins_kept(order, plain, dense, sparse, (r for x in extra for r in x.rids),
+                           margin=settings.signal_margin, fields=[set(x.rids) for x in extra if x.name in FIELDS])
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")

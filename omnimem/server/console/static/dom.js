@@ -44,11 +44,21 @@ export function fill(node, ...children) {
   return append(node, children);
 }
 
-/** A time as the viewer reads it ("" when unknown). */
+// an ISO 8601 time as the server writes it: date, hour, minute, seconds, and its offset when it has one
+const ISO_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/** A time on its own clock, as it was written ("" when unknown): "2024-06-01 00:00 UTC", never shifted
+ * into the browser's zone, so it reads as the context the LLM sees does. A time with an offset says it
+ * ("UTC", "UTC+02:00"); one without is shown as it is. Seconds only where they are not :00. */
 export function when(iso) {
   if (!iso) return "";
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
+  const m = ISO_TIME.exec(String(iso));
+  if (!m) return String(iso);
+  const [, day, minute, seconds, offset] = m;
+  const clock = seconds && seconds !== "00" ? `${minute}:${seconds}` : minute;
+  if (!offset) return `${day} ${clock}`;
+  const zone = offset === "Z" || /^[+-]00:?00$/.test(offset) ? "UTC" : `UTC${offset}`;
+  return `${day} ${clock} ${zone}`;
 }
 
 /** An id shortened for display; the full id stays in the title. */

@@ -1,4 +1,4 @@
-// Search that explains itself: each hit's score, sources, pyramid level and tokens,
+// Search that explains itself: what ranked each hit, its similarity, sources, pyramid level and tokens,
 // the budget bar, and the context exactly as the LLM would read it.
 import { api, scopeBody } from "./api.js";
 import { fill, h, link, notice, when } from "./dom.js";
@@ -35,11 +35,25 @@ function budgetBar(ctx) {
       [1, 2, 3].map((lvl) => h("span", { class: `key level-${lvl}` }, `L${lvl} ${LEVELS[lvl]} `))));
 }
 
-function hitRow(hit) {
+// What ranked the hits is shown first (the server's ``ranked_by``: their fused score, or their rank alone),
+// the query's cosine similarity second: it need not fall in rank order.
+const RANKED_BY = {
+  fused: "ranked by their fused score (reciprocal rank fusion of the retrievers' ranks)",
+  rank: "ranked by # (a clear match moved up, a reranker's order or a planner's merged queries: " +
+    "the fused score alone does not give this order)",
+};
+
+function hitRow(hit, by) {
   const u = hit.unit;
+  const fused = hit.fused === null || hit.fused === undefined ? "–" : hit.fused.toFixed(5);
+  const primary = (text) => h("strong", { dataset: { primary: "" } }, text);
+  const ranks = Object.entries(hit.ranks || {}).map(([name, r]) => `${name} #${r}`).join(", ");
   return h("tr", { class: "hit", dataset: { unitId: u.id } },
-    h("td", {}, String(hit.rank)),
-    h("td", { class: "num" }, hit.score.toFixed(3)),
+    h("td", { class: "num" }, by === "rank" ? primary(String(hit.rank)) : String(hit.rank)),
+    h("td", { class: "num", title: ranks ? `ranks: ${ranks}` : "no ranked retriever found it" },
+      by === "fused" ? primary(fused) : fused),
+    h("td", { class: "num secondary" }, hit.similarity === undefined ? hit.score.toFixed(3)
+      : hit.similarity.toFixed(3)),
     h("td", { class: "sources" }, hit.sources.map((s) => {
       const [label, meaning] = SOURCES[s] || [s, s];
       return [h("span", { class: `badge src-${s}`, title: meaning, dataset: { source: s } }, label), " "];
@@ -68,6 +82,7 @@ function planView(plan) {
 }
 
 function explain(ctx) {
+  const by = ctx.ranked_by === "fused" ? "fused" : "rank"; // a server from before ranked_by: the rank
   // what graph expansion did: lists are shown by their length, numbers as they are
   const graph = ctx.graph
     ? h("p", { class: "hint" }, "Graph expansion: ", Object.entries(ctx.graph).map(([key, value]) =>
@@ -79,11 +94,11 @@ function explain(ctx) {
     budgetBar(ctx),
     planView(ctx.plan),
     graph,
-    h("table", { class: "hits" },
-      h("caption", {}, "Hits in rank order"),
-      h("thead", {}, h("tr", {}, ["#", "score", "sources", "level", "tokens", "memory"].map((c) =>
+    h("table", { class: "hits", dataset: { rankedBy: by } },
+      h("caption", {}, `Hits in rank order, ${RANKED_BY[by]}; similarity: the query's cosine similarity`),
+      h("thead", {}, h("tr", {}, ["#", "fused", "similarity", "sources", "level", "tokens", "memory"].map((c) =>
         h("th", { scope: "col" }, c)))),
-      h("tbody", {}, ctx.hits.map(hitRow))),
+      h("tbody", {}, [...ctx.hits].sort((a, b) => a.rank - b.rank).map((hit) => hitRow(hit, by)))),
     ctx.dropped && ctx.dropped.length
       ? h("details", {}, h("summary", {}, `${ctx.dropped.length} candidates left out by the budget`),
         h("ul", {}, ctx.dropped.map((id) => h("li", {}, link("unit", [id], id)))))
