@@ -44,6 +44,44 @@ def check_writable(path: Path) -> None:
             raise StoreError(f"{part} is not a writable folder; fix its permissions or open the store read_only=True")
 
 
+def _peek(db: Path) -> sqlite3.Connection:
+    """A read-only look at ``db`` that changes nothing: ``immutable`` (no lock, no journal, no -wal or -shm file
+    left behind) unless a WAL file is beside it, which only a plain read-only connection reads."""
+    wal = db.with_name(db.name + "-wal").exists()
+    return sqlite3.connect(f"file:{quote(str(db.resolve()))}?{'mode=ro' if wal else 'immutable=1'}", uri=True)
+
+
+def check_store_file(db: Path) -> None:
+    """Refuse an ``omnimem.db`` that another program made before anything opens it: its schema is read
+    read-only first, so a refused file keeps its bytes, its journal mode and its folder (no -wal, no -shm).
+
+    An empty database (new, or made by a store that is being created) passes; one with tables must have
+    omnimem's ``meta`` table saying ``format = omnimem``.
+    """
+    if not db.is_file() or db.stat().st_size == 0:
+        return
+    try:
+        conn = _peek(db)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            ours = "meta" in tables and _format(conn) == "omnimem"
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise NotAStoreError(f"{db.parent} does not hold a readable omnimem store: {exc}") from exc
+    if tables and not ours:
+        raise NotAStoreError(f"{db.parent} holds a SQLite file that is not an omnimem store ({DB_NAME} was left "
+                             "unchanged); choose another folder")
+
+
+def _format(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='format'").fetchone()
+    except sqlite3.DatabaseError:  # a meta table of another shape
+        return None
+    return str(row[0]) if row else None
+
+
 def connect(db: Path, busy_timeout_ms: int, *, read_only: bool) -> sqlite3.Connection:
     """A connection in autocommit mode; read-only through SQLite's ``mode=ro`` (``immutable`` as a last resort)."""
     timeout = busy_timeout_ms / 1000
@@ -72,7 +110,7 @@ def read_meta(path: Path) -> dict[str, str]:
     if not db.is_file():
         return {}
     try:
-        conn = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        conn = _peek(db)
         try:
             return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
         finally:

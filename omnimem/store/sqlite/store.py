@@ -30,7 +30,7 @@ from omnimem.store.base import RowWriter, StoreMeta
 from omnimem.store.cold import ColdStore, FileColdStore, MemoryColdStore
 from omnimem.store.jobs import NewJob, insert_jobs
 from omnimem.store.sqlite.jobs import SQLiteJobQueue
-from omnimem.store.sqlite.opening import DB_NAME, check_writable, connect
+from omnimem.store.sqlite.opening import DB_NAME, check_store_file, check_writable, connect
 from omnimem.store.sqlite.admit import admit, drop_derived
 from omnimem.store.sqlite.audit_log import SQLiteAuditLog
 from omnimem.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
@@ -56,6 +56,7 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue, SQLiteAuditLog):
             self.cold = MemoryColdStore()
         else:
             self._check_folder(path)
+            check_store_file(path / DB_NAME)  # another program's SQLite file is refused before it is opened
             if not self.read_only:
                 check_writable(path)
             try:
