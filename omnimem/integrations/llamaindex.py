@@ -9,8 +9,8 @@
   (``BaseMemoryBlock[str]``): messages the memory flushes from its short-term
   queue are remembered in omnimem (one unit per message, its role the speaker,
   the LlamaIndex session id the unit's ``session_id``), and each turn the block
-  hands the chat the pyramid context of a search for the latest messages, from
-  every session of its user.
+  hands the chat the pyramid context of a search for the latest messages (their
+  newest ``max_query_chars``), from every session of its user.
 
 Both take any ``Memory``: in memory, a folder, PostgreSQL, or a server through
 ``Memory(url="http://...")``. ``docs/llamaindex.md`` shows them in chat engines.
@@ -35,6 +35,7 @@ except ImportError:
 
 from pydantic import Field
 
+from omnimem.config import Settings
 from omnimem.engine.ingest.prepare import make_scope
 from omnimem.engine.retrieval.pyramid import Context, Hit
 from omnimem.integrations import explicit_scope, hit_metadata
@@ -114,9 +115,21 @@ class OmnimemMemoryBlock(BaseMemoryBlock[str]):
         values: dict[str, Any] = {"memory": memory, "user_id": user_id, "agent_id": agent_id, **fields}
         super().__init__(**values)
 
-    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
-        recent = (messages or [])[-self.retrieval_context_window:]
+    def query(self, messages: list[ChatMessage]) -> str:
+        """The text a get searches for: the last ``retrieval_context_window`` messages' text, clipped to the
+        memory's ``max_query_chars`` (20,000 on a remote memory, the server's default), the newest text kept
+        and starting on a whole word, so a long paste never makes a turn's search fail."""
+        recent = messages[-self.retrieval_context_window:]
         query = " ".join(text for m in recent if (text := _text(m)))
+        settings = getattr(self.memory, "settings", None)
+        limit = settings.max_query_chars if settings is not None else _DEFAULT_QUERY_CHARS
+        if len(query) <= limit:
+            return query
+        clipped = query[-limit:]
+        return clipped if query[-limit - 1].isspace() else clipped.split(None, 1)[-1]
+
+    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
+        query = self.query(messages or [])
         if not query:
             return ""
         ctx = await asyncio.to_thread(self.memory.search, query, top_k=self.similarity_top_k, budget=self.budget,
@@ -135,6 +148,9 @@ class OmnimemMemoryBlock(BaseMemoryBlock[str]):
                 self.memory.add(text, time=now, speaker=str(message.role.value), user_id=self.user_id,
                                 agent_id=self.agent_id,
                                 session_id=session if isinstance(session, str) and session.strip() else None)
+
+
+_DEFAULT_QUERY_CHARS = Settings().max_query_chars
 
 
 def _text(message: ChatMessage) -> str:

@@ -126,6 +126,8 @@ def test_over_a_remote_memory(tmp_path: Path) -> None:
         block = OmnimemMemoryBlock(memory=remote, user_id="zoe")
         asyncio.run(block.aput([_message("user", "my bike is green")], session_id="s1"))
         assert "my bike is green" in asyncio.run(block.aget([_message("user", "what colour is my bike")]))
+        long_paste = [_message("user", "log line ok " * 5000), _message("user", "what colour is my bike")]
+        assert "my bike is green" in asyncio.run(block.aget(long_paste))  # clipped to the server's limit
         assert [u.scope.session_id for u in remote.units(user_id="zoe")] == ["s1"]
 
 
@@ -175,3 +177,27 @@ def test_searching_every_user_is_an_explicit_choice(mem: Memory) -> None:
         OmnimemRetriever(mem, user_id="ana", all_users=True)
     every = OmnimemRetriever(mem, all_users=True).retrieve("who rides what")
     assert {"ana", "bob"} <= {n.node.metadata["speaker"] for n in every}  # the fixture's users too
+
+
+def test_a_long_paste_clips_the_blocks_query_and_every_later_turn_still_recalls(tmp_path: Path) -> None:
+    """A 50,000-character paste is more than a search takes (max_query_chars, 20,000): the block searches the
+    newest 20,000 characters of its window, so the paste's turn and the turns after it all answer."""
+    paste = " ".join(f"line {n}: 2024-03-0{n % 9 + 1} INFO worker heartbeat ok" for n in range(1200))[:50_000]
+    assert len(paste) == 50_000
+    with Memory(tmp_path / "m", embedder="fake") as mem:
+        mem.add("my dog is called Rex and he is a beagle", user_id="ana", speaker="user")
+        llm = MockLLMWithChatMemoryOfLastCall(max_tokens=4)
+        chat = SimpleChatEngine.from_defaults(llm=llm, memory=ChatMemory.from_defaults(
+            session_id="s", token_limit=100_000, memory_blocks=[OmnimemMemoryBlock(memory=mem, user_id="ana")]))
+
+        chat.chat(f"here is my log, please look at it:\n{paste}")
+        for question in ["what is my dog called?", "which breed is my dog?"]:
+            chat.chat(question)  # the paste is still among the block's last five messages
+            assert "user: my dog is called Rex and he is a beagle" in llm_saw(llm)
+
+        block = OmnimemMemoryBlock(memory=mem, user_id="ana")
+        query = block.query([_message("user", paste), _message("assistant", "ok"),
+                             _message("user", "what is my dog called?")])
+        assert block.query([_message("user", "short"), _message("user", "question")]) == "short question"
+    assert len(query) <= 20_000 and query.endswith(f"{paste[-60:]} ok what is my dog called?")  # the newest text
+    assert query.split(" ", 1)[0] in paste.split()  # it starts on a whole word
