@@ -13,7 +13,10 @@ conversation in omnimem:
 - items are stored whole: the novelty filter, which drops text that repeats the
   last turns, is off for them (a conversation keeps every "yes");
 - only units this session wrote are read back, popped or cleared, and only from
-  its exact scope.
+  its exact scope;
+- positions are unique per conversation across session objects, threads and
+  processes: a position is part of its unit's id, so of two writers that take
+  the same one, the second stores nothing and tries again after the first.
 
 ``memory_tool(memory, user_id=...)`` is a function tool, ``search_memory``, that
 returns the pyramid context of a search in its scope. The session needs a
@@ -24,13 +27,15 @@ takes a remote ``Memory(url="http://...")``. ``docs/openai-agents.md`` shows bot
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from omnimem.errors import InvalidInputError, StoreError, missing_extra
+from omnimem.errors import InvalidInputError, NotFoundError, StoreError, WriteConflictError, missing_extra
 
 try:
     from agents import FunctionTool, function_tool
@@ -38,12 +43,14 @@ try:
 except ImportError:
     raise missing_extra("openai-agents", "openai-agents") from None
 
+from omnimem.engine.ingest.pipeline import BATCH  # a call of up to this many items is one transaction
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
 from omnimem.mau import MAU
 from omnimem.integrations import explicit_scope, needs_local
 
 META = "openai_agents"  # the metadata key that holds an item and its position: {"seq": n, "item": {...}}
 PAGE = 1000  # units read per page
+ATTEMPTS = 100  # tries of one batch against other writers taking the same positions
 
 
 class OmnimemSession:
@@ -66,7 +73,7 @@ class OmnimemSession:
         if not self.session_id:
             raise InvalidInputError("session_id must be a non-empty string")
         self.session_settings = session_settings
-        self._lock = threading.Lock()  # positions are read, then written: one change at a time
+        self._lock = threading.Lock()  # one change of this object at a time (other objects and processes: the ids)
 
     # -- the Session protocol ------------------------------------------------------------------------
     async def get_items(self, limit: int | None = None) -> list[Any]:
@@ -109,31 +116,63 @@ class OmnimemSession:
 
     def _add(self, items: list[Any]) -> None:
         checked = [_item(i, n) for n, i in enumerate(items)]
-        engine = self.memory.engine
         with self._lock:
+            for start in range(0, len(checked), BATCH):  # a batch is one transaction of the store
+                self._append(checked[start:start + BATCH])
+
+    def _append(self, items: list[dict[str, Any]]) -> None:
+        """Store ``items`` after the session's last position, in one transaction of the store.
+
+        A position is part of its unit's id (:meth:`_position_id`), so of two writers that read the same last
+        position (two sessions on one conversation, two processes) only one can store it: the other's
+        transaction fails on the store's unique unit id, stores nothing, and is tried again after the
+        positions the first one took.
+        """
+        engine = self.memory.engine
+        for _ in range(ATTEMPTS):
             units = self._units()
             start = _record(units[-1])["seq"] + 1 if units else 0
             now = datetime.now(timezone.utc)
             pending = []
-            for seq, item in enumerate(checked, start):
+            for seq, item in enumerate(items, start):
                 speaker = item.get("role") or item.get("type") or "item"
                 text = item_text(item) or str(speaker)
                 prepared = prepare(text, time=now, speaker=str(speaker), source_id=f"{self.session_id}#{seq}",
                                    scope=make_scope(**self._scope()), tz=engine.tz,
                                    metadata={META: {"seq": seq, "item": item}})
-                pending.append(replace(prepared, novelty=False))
-            for result in engine.ingest(pending, allow_forgotten=True, action="add"):
+                pending.append(replace(prepared, novelty=False, unit_id=self._position_id(seq)))
+            try:
+                results = engine.ingest(pending, allow_forgotten=True, action="add")
+            except StoreError:
+                if not {p.unit_id for p in pending} & {u.id for u in self._units()}:
+                    raise  # not a position another writer took
+                continue
+            for result in results:
                 if not result.accepted:
                     raise StoreError(f"the session {self.session_id!r} did not keep an item: {result.reason}")
+            return
+        raise WriteConflictError(f"the session {self.session_id!r} lost every position it tried to other writers "
+                                 f"({ATTEMPTS} tries); nothing of this add_items was stored; the call can be repeated")
+
+    def _position_id(self, seq: int) -> str:
+        """The unit id of position ``seq`` of this conversation: the same in every session object and process."""
+        key = json.dumps(["openai-agents", self.user_id, self.agent_id, self.session_id, seq])
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
     def _pop(self) -> Any:
         with self._lock:
-            units = self._units()
-            if not units:
-                return None
-            last = units[-1]
-            self.memory.delete(last.id, reason="openai-agents session pop_item", **self._scope())
-            return _record(last)["item"]
+            for _ in range(ATTEMPTS):
+                units = self._units()
+                if not units:
+                    return None
+                last = units[-1]
+                try:
+                    self.memory.delete(last.id, reason="openai-agents session pop_item", **self._scope())
+                except NotFoundError:  # another session object or process popped it first: pop the next one
+                    continue
+                return _record(last)["item"]
+            raise WriteConflictError(f"the session {self.session_id!r} lost every item it tried to pop to other "
+                                     f"writers ({ATTEMPTS} tries); the call can be repeated")
 
     def _clear(self) -> None:
         with self._lock:
