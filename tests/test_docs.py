@@ -605,6 +605,16 @@ FIGURES += [  # issues 37 and 39, stop 47: the default elide_speakers="auto" and
     ("benchmarks/results/PERF.md", "Target 1 (4 ms at 10k): still **not met** ({0} ms global, {1} ms scoped in the first run",
      [_ss47(1, "6000-global", "cpu_ms_p50"), _ss47(1, "6000-user", "cpu_ms_p50")]),
 ]
+FIGURES += [  # issue 49, a hostile model endpoint (python -m benchmarks hostile-model)
+    ("benchmarks/results/SECURITY.md", "whose model answers 1 MB of `{` / of `<think>` | {0} s / {1} s; the slowest "
+     "`/healthz` meanwhile {2} s / {3} s",
+     [("hostile-model.json", f"long_replies.planned_search.{f}.{k}") for k in ("s", "healthz_max_s") for f in ("{", "<think>")]),
+    ("benchmarks/results/SECURITY.md", "5xx other than `/v1/ask`'s 502 `LLMError` | {0} | 0 |",
+     [("hostile-model.json", "malformed_replies.totals.http_5xx")]),
+    ("benchmarks/results/SECURITY.md", "server threads before / right after / 2 s after; model requests | {0} / {1} / {2}; {3} |",
+     [("hostile-model.json", f"abandoned_calls.threads.{k}") for k in ("before", "right_after", "after_2s")]
+     + [("hostile-model.json", "abandoned_calls.model_requests")]),
+]
 
 
 def _value(file: str, path: str) -> Any:

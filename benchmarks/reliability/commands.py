@@ -20,6 +20,9 @@ SCRIPTS = {
     "scope-probe": ("benchmarks.reliability.scope_probe", "Adversarial scope probe over the embedded store and "
                     "PostgreSQL: LangGraph label spellings, import id takeover over HTTP, unscoped retriever (writes "
                     "scope-probe.json, SECURITY.md)."),
+    "hostile-model": ("benchmarks.reliability.hostile_model", "A hostile model endpoint: a planned search and an "
+                      "enrichment parse given 1 MB replies, 5xx over every malformed reply on HTTP, MCP and CLI, "
+                      "threads of calls abandoned at the deadline (writes hostile-model.json, hostile-model.md)."),
 }  # command -> (module with main(argv), one-line help)
 
 
