@@ -100,6 +100,15 @@ def note(value: object, what: str = "reason") -> str | None:
         return None
     if not isinstance(value, str) or not _utf8(value) or len(value) > 10_000:
         raise InvalidInputError(f"{what} must be text (valid UTF-8, at most 10,000 characters)")
+    return no_nul(value, what)
+
+
+def no_nul(value: str, what: str) -> str:
+    """``value`` unless it holds U+0000, which is refused in every text field (text, speaker, scope and source
+    ids, queries, reasons) on every backend: PostgreSQL cannot store it in a text column, and one rule on
+    SQLite too keeps a store movable between backends. Metadata may hold it (JSON escapes it)."""
+    if "\x00" in value:
+        raise InvalidInputError(f"{what} holds a NUL character (U+0000), which omnimem does not store")
     return value
 
 

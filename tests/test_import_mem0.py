@@ -1,6 +1,7 @@
 """Moving from mem0: ``Memory.import_mem0`` and ``omnimem import --format mem0`` read what mem0's ``get_all``
-returns (tests/data holds one export of its open-source ``Memory`` and one of its platform) and keep ids,
-times and scopes; a bad memory stores nothing and names the memory."""
+returns (tests/data holds one export of its open-source ``Memory`` and one of its platform) and keep ids (as
+source ids: each unit gets a fresh omnimem id, see tests/server/test_import_oracle.py), times and scopes; a bad
+memory stores nothing and names the memory."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from omnimem import Memory
 from omnimem.cli import app
 from omnimem.errors import MalformedDataError, ScopeError
+from omnimem.mau import MAU
 from tests.server.conftest import start, stop
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -27,18 +29,25 @@ def export(path: Path = OSS) -> Any:
     return json.loads(path.read_text())
 
 
+def imported(mem: Memory, **scope: str) -> dict[str, MAU]:
+    """The store's units by the mem0 id each was imported from."""
+    return {u.metadata["mem0"]["id"]: u for u in mem.units(limit=100, **scope)}
+
+
 def test_a_mem0_export_keeps_ids_times_and_scopes(mem: Memory) -> None:
     assert mem.import_mem0(export()) == {"units": 5, "stored": 5, "skipped": 0, "forgotten": 0, "events": 0}
+    units = imported(mem)
     for memory in export()["results"]:
-        unit = mem.get(memory["id"])
+        unit = units[memory["id"]]
+        assert unit.id != memory["id"] and unit.source_ids == (memory["id"],)  # mem0's id is the source id
         assert unit.summary == memory["memory"]
         assert (unit.user_id, unit.agent_id, unit.session_id) == (
             memory.get("user_id"), memory.get("agent_id"), memory.get("run_id"))
         assert unit.event_time == datetime.fromisoformat(memory["created_at"])
         assert unit.metadata["mem0"]["hash"] == memory["hash"]
         assert {k: v for k, v in unit.metadata.items() if k != "mem0"} == (memory["metadata"] or {})
-    allergy = mem.get("5c3f1e0a-8d47-4b8e-9a1b-2f6c7d8e9a01").metadata["mem0"]
-    assert allergy == {"hash": "943983c4c193ffe651ee6fcc5a8dc91b", "updated_at": "2025-04-02T18:30:05.004418-07:00",
+    allergy = units["5c3f1e0a-8d47-4b8e-9a1b-2f6c7d8e9a01"].metadata["mem0"]
+    assert allergy == {"id": "5c3f1e0a-8d47-4b8e-9a1b-2f6c7d8e9a01", "hash": "943983c4c193ffe651ee6fcc5a8dc91b", "updated_at": "2025-04-02T18:30:05.004418-07:00",
                        "actor_id": "alice", "role": "user"}
     assert mem.import_mem0(export())["stored"] == 0  # the same export twice adds nothing
 
@@ -50,12 +59,12 @@ def test_imported_memories_stay_in_their_scopes(mem: Memory) -> None:
                      "Prefers window seats on long flights"}
     assert [h.unit.summary for h in mem.search("dog", user_id="bob").hits] == ["Has a dog named Biscuit"]
     session = mem.search("seats", user_id="alice", session_id="booking-2025-03-20").hits
-    assert [h.unit.id for h in session] == ["d2a4b6c8-1e3f-4a5b-8c7d-9e0f1a2b3c4d"]
+    assert [h.unit.source_ids for h in session] == [("d2a4b6c8-1e3f-4a5b-8c7d-9e0f1a2b3c4d",)]
 
 
 def test_a_platform_export_is_a_list_and_keeps_its_app_and_categories(mem: Memory) -> None:
     assert mem.import_mem0(export(PLATFORM))["stored"] == 1
-    unit = mem.get("7e6d5c4b-3a29-4180-9f8e-7d6c5b4a3928")
+    unit = imported(mem)["7e6d5c4b-3a29-4180-9f8e-7d6c5b4a3928"]
     assert (unit.user_id, unit.agent_id, unit.session_id) == ("carol", None, None)
     assert unit.metadata["mem0"]["app_id"] == "care-app"
     assert unit.metadata["mem0"]["categories"] == ["professional_details"]
@@ -68,13 +77,15 @@ GOOD = {"id": "11111111-2222-4333-8444-555555555555", "memory": "Likes green tea
 @pytest.mark.parametrize(("bad", "words"), [
     ("not a memory", "record 2: not a JSON object"),
     ({"memory": "no id", "user_id": "dana"}, "record 2: no id"),
-    ({**GOOD, "id": "../../etc/passwd"}, "record 2: unit id must be"),
+    ({**GOOD, "id": "../../etc/passwd"}, "record 2 (id ../../etc/passwd): id must be 1-64 hex/-/_ characters"),
     ({**GOOD, "id": GOOD["id"]}, "record 2 (id 11111111-2222-4333-8444-555555555555): the same id as record 1"),
     ({**GOOD, "id": "22222222-2222-4333-8444-555555555555", "memory": "  "}, "no memory text"),
     ({**GOOD, "id": "33333333-2222-4333-8444-555555555555", "created_at": "yesterday-ish"}, "created_at"),
     ({**GOOD, "id": "44444444-2222-4333-8444-555555555555", "user_id": 7}, "user_id must be a string"),
     ({**GOOD, "id": "55555555-2222-4333-8444-555555555555", "metadata": ["a"]}, "metadata must be an object"),
     ({**GOOD, "id": "66666666-2222-4333-8444-555555555555", "metadata": {"mem0": 1}}, '"mem0" key'),
+    ({**GOOD, "id": "77777777-2222-4333-8444-555555555555", "memory": "a\x00b"}, "text holds a NUL character"),
+    ({**GOOD, "id": "88888888-2222-4333-8444-555555555555", "run_id": "r\x00"}, "session_id holds a NUL"),
 ])
 def test_a_bad_memory_is_named_and_nothing_is_stored(mem: Memory, bad: Any, words: str) -> None:
     with pytest.raises(MalformedDataError, match="record 2") as caught:
@@ -96,7 +107,7 @@ def test_the_cli_imports_a_mem0_file(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["stored"] == 5
     with Memory(tmp_path / "store", embedder="fake") as mem:
-        assert mem.get("0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f").session_id == "onboarding"
+        assert imported(mem)["0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f"].session_id == "onboarding"
     broken = tmp_path / "broken.json"
     broken.write_text('{"results": [')
     failed = runner.invoke(app, ["import", "--format", "mem0", str(broken), "--store", store])

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -67,8 +69,10 @@ def import_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Load a dump, with a progress bar; every record is validated before anything is stored; forgotten content
-    stays forgotten. ``--format mem0`` reads a mem0 export (docs/mem0.md)."""
-    from omnimem.errors import MalformedDataError
+    stays forgotten. ``--format mem0`` reads a mem0 export (docs/mem0.md). An import stopped part-way (killed,
+    a lost connection) keeps what it stored: run the same import again to complete it (what is stored is
+    skipped)."""
+    from omnimem.errors import MalformedDataError, StoreError
     from omnimem.engine.ingest.dump import parse_lines
 
     with _errors():
@@ -84,8 +88,9 @@ def import_cmd(
             memories = _mem0_json(text, str(file))
             with _memory(store, _writer_embedder(store, texts=len(memories))) as mem, _bar(as_json) as bar:
                 task = bar.add_task(f"importing {'stdin' if str(file) == '-' else file.name}", total=len(memories))
-                summary = mem.import_mem0(memories, allow_forgotten=allow_forgotten,
-                                          progress=lambda n: bar.advance(task, n))
+                with _rerun_completes(StoreError):
+                    summary = mem.import_mem0(memories, allow_forgotten=allow_forgotten,
+                                              progress=lambda n: bar.advance(task, n))
             _print_summary(summary, as_json)
             return
         records = parse_lines(text, source=str(file))
@@ -96,9 +101,22 @@ def import_cmd(
         units = sum(isinstance(r, dict) and r.get("kind") == "unit" for r in records)
         with _memory(store, _writer_embedder(store, texts=units)) as mem, _bar(as_json) as bar:
             task = bar.add_task(f"importing {'stdin' if str(file) == '-' else file.name}", total=units)
-            summary = mem.import_records(records, allow_forgotten=allow_forgotten,
-                                         progress=lambda n: bar.advance(task, n))
+            with _rerun_completes(StoreError):
+                summary = mem.import_records(records, allow_forgotten=allow_forgotten,
+                                             progress=lambda n: bar.advance(task, n))
     _print_summary(summary, as_json)
+
+
+@contextmanager
+def _rerun_completes(error: type[Exception]) -> Iterator[None]:
+    """A write that failed during an import (``error`` itself, not a read-only or a mismatched store) says that
+    what was stored stays, and that a rerun stores the rest."""
+    try:
+        yield
+    except error as exc:
+        if type(exc) is not error:
+            raise
+        raise error(f"{exc}; the units stored so far stay: run the same import again to complete it") from None
 
 
 def _print_summary(summary: dict[str, int], as_json: bool) -> None:

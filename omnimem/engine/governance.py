@@ -64,6 +64,11 @@ def import_records(
     their supersession links and their audit events.
 
     ``progress(n)`` is told of every unit dealt with: those skipped up front at once, then each stored batch.
+
+    A bad record refuses the whole dump before the first write (every backend's rules are checked then: a NUL
+    character is refused everywhere, not only by PostgreSQL). The writing itself is batch by batch, each batch
+    one transaction: an import stopped part-way (a killed process, a lost connection) keeps the batches it
+    stored, and running the same import again stores only the rest (what is present is skipped).
     """
     if not isinstance(allow_forgotten, bool):
         raise InvalidInputError("allow_forgotten must be True or False")
@@ -123,18 +128,22 @@ def _check_wav(data: bytes) -> None:
 
 
 def _not_forgotten(parts: Parts, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:
-    """Drop units recorded before their user/agent was forgotten as a whole (an old backup)."""
+    """Drop every unit of a user/agent that was forgotten as a whole here, whatever times the dump gives it.
+
+    The times a dump carries (``record_time``, mem0's ``updated_at``) are the importer's word: a later one
+    must not bring forgotten content back. Content added after the forget is live here already (skipped as
+    present); restoring anything else of a forgotten user or agent needs ``allow_forgotten``.
+    """
     if allow:
         return todo, 0
-    since: dict[tuple[str | None, str | None], datetime | None] = {}
+    forgotten: dict[tuple[str | None, str | None], bool] = {}
     kept: list[Checked] = []
     with parts.reading():
         for c in todo:
             owner = (c.item.scope.user_id, c.item.scope.agent_id)
-            if owner not in since:
-                since[owner] = parts.store.forgotten_since(c.item.scope)
-            when = since[owner]
-            if when is None or (c.recorded is not None and c.recorded > when):
+            if owner not in forgotten:
+                forgotten[owner] = parts.store.forgotten_since(c.item.scope) is not None
+            if not forgotten[owner]:
                 kept.append(c)
     return kept, len(todo) - len(kept)
 

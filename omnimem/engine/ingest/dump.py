@@ -17,7 +17,6 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from omnimem.errors import InvalidInputError, MalformedDataError
@@ -39,8 +38,7 @@ class Checked:
 
     item: Pending
     where: str  # "record 3 (id ab12...)", for messages
-    recorded: datetime | None  # the record time it had in the source store
-    superseded_by: str | None
+    superseded_by: str | None  # (its record time in the source store is checked, never trusted: see governance)
 
 
 def check_dump(records: Iterable[Mapping[str, Any]]) -> list[Checked]:
@@ -57,7 +55,7 @@ def check_dump(records: Iterable[Mapping[str, Any]]) -> list[Checked]:
                 raise MalformedDataError(f"record {n}: not an {FORMAT} v{VERSION} dump")
             header = True
         elif kind == "unit":
-            unit = _check_unit(record, n)
+            unit = check_unit(record, n)
             uid = unit.item.unit_id or ""
             if uid in seen:
                 raise MalformedDataError(f"{unit.where}: the same id as {seen[uid]}")
@@ -96,11 +94,12 @@ def parse_lines(text: str, source: str | None = None) -> list[dict[str, Any]]:
     return records
 
 
-def _check_unit(record: Mapping[str, Any], n: int) -> Checked:
+def check_unit(record: Mapping[str, Any], n: int, where: str | None = None) -> Checked:
+    """One unit record, validated (``where`` names it in messages; default ``record N (id ...)``)."""
     uid = record.get("id")
     if not isinstance(uid, str) or not uid or len(uid) > 64 or not set(uid) <= _HEX | set("-_"):
         raise MalformedDataError(f"record {n}: unit id must be 1-64 hex/-/_ characters")
-    where = f"record {n} (id {uid})"
+    where = where or f"record {n} (id {uid})"
     try:
         modality = Modality(record.get("modality", "text"))
     except ValueError:
@@ -112,7 +111,8 @@ def _check_unit(record: Mapping[str, Any], n: int) -> Checked:
         speaker = record.get("speaker")
         speaker = clean_text(speaker, what="speaker") if speaker is not None else None
         when = parse_time(record.get("event_time"))
-        recorded = parse_time(record.get("record_time")) if record.get("record_time") is not None else None
+        if record.get("record_time") is not None:
+            parse_time(record.get("record_time"))
         scope = make_scope(record.get("user_id"), record.get("agent_id"), record.get("session_id"))
         sources = record.get("source_ids") or []
         if not isinstance(sources, list):
@@ -131,7 +131,7 @@ def _check_unit(record: Mapping[str, Any], n: int) -> Checked:
         raise MalformedDataError(f"{where}: {exc}") from None
     item = Pending(text, speaker, when, scope, None, "", modality=modality, metadata=metadata, raw=raw,
                    novelty=False, unit_id=uid, source_ids=source_ids)
-    return Checked(item, where, recorded, successor)
+    return Checked(item, where, successor)
 
 
 def _raw(encoded: object) -> bytes | None:

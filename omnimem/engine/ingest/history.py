@@ -48,7 +48,8 @@ def check_events(records: Iterable[Mapping[str, Any]]) -> list[PastEvent]:
                 or not all(isinstance(t, str) and 0 < len(t) <= 200 for t in texts)
                 or not all(v is None or (isinstance(v, str) and len(v) <= _TEXT_LIMIT) for v in optional)
                 or not isinstance(details, Mapping) or not isinstance(seq, int) or isinstance(seq, bool)
-                or not isinstance(time, str) or not _is_time(time)):
+                or not isinstance(time, str) or not _is_time(time)
+                or any("\x00" in v for v in (*ids, *texts, *optional) if isinstance(v, str))):  # as validate.no_nul
             raise MalformedDataError(f"record {n}: not a valid audit event (kind, action, actor, unit_ids, seq, time)")
         try:  # the same size and depth bound as metadata, so the log always reads back
             details = json_field(dict(details), "details")

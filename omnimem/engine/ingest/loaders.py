@@ -110,7 +110,8 @@ def load_jsonl(path: str | Path) -> list[Dialogue]:
     """A JSONL file, one turn per line: ``text`` plus optional ``speaker``,
     ``time``, ``id``, ``user_id``, ``agent_id``, ``session_id``.
 
-    Consecutive lines with the same scope form one dialogue.
+    Consecutive lines with the same scope form one dialogue. A scope id must be a string (``5`` is refused,
+    not read as ``"5"``), as in ``add`` and every import.
     """
     path = Path(path)
     try:
@@ -135,6 +136,9 @@ def load_jsonl(path: str | Path) -> list[Dialogue]:
             parse_time(record.get("time"))
         except InvalidTimeError as exc:
             raise MalformedDataError(f"{path}:{lineno}: {exc}") from None
+        for key in ("user_id", "agent_id", "session_id"):  # 5 is not "5": the rule of add and every import
+            if record.get(key) is not None and not isinstance(record[key], str):
+                raise MalformedDataError(f"{path}:{lineno}: {key} must be a string, got {type(record[key]).__name__}")
         scope = tuple(record.get(k) for k in ("user_id", "agent_id", "session_id"))
         turn = {k: record[k] for k in ("text", "speaker", "time", "id", "metadata") if k in record}
         last = dialogues[-1] if dialogues else None

@@ -6,32 +6,40 @@ platform pages the list the same way). Each memory is an object with ``id``
 ``metadata``, ``created_at``, ``updated_at`` and ``hash``, and sometimes
 ``actor_id``, ``role``, ``app_id``, ``categories``. Each becomes one text unit of
 an ``omnimem-export`` dump, which :func:`omnimem.engine.governance.import_records`
-then validates and stores like any dump (all or nothing):
+then stores like any dump:
 
-* ``id`` stays the unit's id (importing the same export twice adds nothing);
+* the unit gets a fresh omnimem id; mem0's ``id`` is its source id (``source_ids``)
+  and ``metadata["mem0"]["id"]``. An id from outside never becomes a unit id, so an
+  import cannot learn whether another scope holds that id here (an existence
+  oracle otherwise). The source id is part of the unit's content hash: importing
+  the same export twice adds nothing (the second time, each memory is a duplicate);
 * ``memory`` is the text; ``user_id`` and ``agent_id`` keep their names,
   ``run_id`` becomes ``session_id``;
 * ``created_at`` is the event time (so time filters and "last week" see the
-  memory when mem0 made it), ``updated_at`` the record time;
+  memory when mem0 made it); the record time is the time of the import;
 * ``metadata`` stays the unit's metadata, with mem0's other fields under its
-  ``"mem0"`` key (``hash``, ``updated_at``, ``actor_id``, ``role``, ``app_id``,
-  ``categories``, as present).
+  ``"mem0"`` key (``id``, ``hash``, ``updated_at``, ``actor_id``, ``role``,
+  ``app_id``, ``categories``, as present).
 
-A memory that is not of that shape is a :class:`MalformedDataError` naming it
-(``record N (id ...)``, N counting from 1 in the export), before anything is stored.
+Every memory is checked by the rules of every omnimem import
+(:func:`omnimem.engine.ingest.dump.check_unit`) before anything is stored: one
+that is not of that shape is a :class:`MalformedDataError` naming it
+(``record N (id ...)``, N counting from 1 in the export, the id mem0's).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from omnimem.engine.ingest.dump import FORMAT, VERSION
+from omnimem.engine.ingest.dump import FORMAT, VERSION, check_unit
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.timeparse import parse_time
 
 _SCOPE = {"user_id": "user_id", "agent_id": "agent_id", "run_id": "session_id"}
-_KEPT = ("hash", "updated_at", "actor_id", "role", "app_id", "categories")  # under metadata["mem0"]
+_KEPT = ("hash", "updated_at", "actor_id", "role", "app_id", "categories")  # under metadata["mem0"], with "id"
+_ID_CHARS = frozenset("0123456789abcdef-_")
 
 
 def memories_of(export: object) -> list[Mapping[str, Any]]:
@@ -47,7 +55,15 @@ def memories_of(export: object) -> list[Mapping[str, Any]]:
 
 def to_dump(export: object) -> list[dict[str, Any]]:
     """An ``omnimem-export`` dump holding the memories of a mem0 export (unit record N is memory N)."""
-    units = [_unit(memory, n) for n, memory in enumerate(memories_of(export), start=1)]
+    units: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for n, memory in enumerate(memories_of(export), start=1):
+        unit = _unit(memory, n)
+        source = unit["source_ids"][0]
+        if source in seen:
+            raise MalformedDataError(f"record {n} (id {source}): the same id as record {seen[source]}")
+        seen[source] = n
+        units.append(unit)
     header = {"kind": "header", "format": FORMAT, "version": VERSION, "source": "mem0"}
     return [*units, header]  # the header last, so a dump's "record N" is the export's memory N
 
@@ -60,6 +76,8 @@ def _unit(memory: object, n: int) -> dict[str, Any]:
     try:
         if not isinstance(uid, str) or not uid:
             raise InvalidInputError("no id (a mem0 memory's id is a UUID)")
+        if len(uid) > 64 or not set(uid.lower()) <= _ID_CHARS:
+            raise InvalidInputError("id must be 1-64 hex/-/_ characters (a mem0 memory's id is a UUID)")
         text = memory.get("memory")
         if not isinstance(text, str) or not text.strip():
             raise InvalidInputError("no memory text")
@@ -79,9 +97,11 @@ def _unit(memory: object, n: int) -> dict[str, Any]:
             raise InvalidInputError('metadata already has a "mem0" key, where the import keeps mem0\'s fields')
     except InvalidInputError as exc:
         raise MalformedDataError(f"{where}: {exc}") from None
-    kept = {key: memory[key] for key in _KEPT if memory.get(key) is not None}
-    return {"kind": "unit", "id": uid, "modality": "text", "text": text, **scope, "event_time": created,
-            "record_time": updated or created, "metadata": {**metadata, **({"mem0": kept} if kept else {})}}
+    kept = {"id": uid, **{key: memory[key] for key in _KEPT if memory.get(key) is not None}}
+    unit = {"kind": "unit", "id": uuid.uuid4().hex, "modality": "text", "text": text, **scope,
+            "event_time": created, "source_ids": [uid], "metadata": {**metadata, "mem0": kept}}
+    check_unit(unit, n, where)  # every import's rules (a NUL character, sizes), named by mem0's id
+    return unit
 
 
 def _optional_text(memory: Mapping[str, Any], key: str) -> str | None:

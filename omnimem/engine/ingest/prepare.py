@@ -17,7 +17,7 @@ from omnimem.errors import InvalidInputError
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.results import AddResult as AddResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
-from omnimem.validate import metadata as clean_metadata
+from omnimem.validate import metadata as clean_metadata, no_nul
 
 
 MAX_TEXT_CHARS = 10_000_000  # one unit's text; export writes it and import reads it back
@@ -59,7 +59,7 @@ def clean_text(value: object, *, what: str = "text") -> str:
     text = value.strip()
     if not visible(text):
         raise InvalidInputError(f"{what} is empty")
-    return text
+    return no_nul(text, what)
 
 
 def visible(text: str) -> bool:
@@ -81,14 +81,15 @@ def clean_id(value: object, what: str) -> str | None:
     """A scope or source id: non-empty, valid UTF-8, NFC-normalised (so "Ánna" is one user however typed)."""
     if value is None:
         return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not visible(value):
+    if not isinstance(value, str):  # 5 is not "5": one rule for the API, ingest and every import
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    if not visible(value):
         raise InvalidInputError(f"{what} must be a non-empty string")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
+    no_nul(value, what)
     if len(value) > 1000:
         raise InvalidInputError(f"{what} is longer than 1000 characters")
     return unicodedata.normalize("NFC", value.strip())
