@@ -51,11 +51,14 @@ def create_key(target: list[str], *, name: str, role: str, user_id: str | None =
 
 
 @contextmanager
-def serving(target: list[str], *options: str, wait_s: float = 180) -> Iterator[int]:
-    """``omnimem serve`` on ``target`` with ``options`` on a free loopback port, ready; yields the port."""
+def serving(target: list[str], *options: str, wait_s: float = 180,
+            env: dict[str, str] | None = None) -> Iterator[int]:
+    """``omnimem serve`` on ``target`` with ``options`` (and ``env`` on top of :func:`cli_env`) on a free
+    loopback port, ready; yields the port."""
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "omnimem.cli", "serve", *target, "--port", str(port),
-                                *options], env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                *options], env={**cli_env(), **(env or {})}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + wait_s
         while True:

@@ -14,6 +14,8 @@ SCRIPTS = {
                      "lone add, interleaved: --rounds 8 --burst 24 (writes writer-burst.json, .md)."),
     "mcp-latency": ("benchmarks.serving.mcp_latency", "add and search over MCP (in-process and streamable HTTP) "
                     "against the facade in-process, interleaved (writes mcp-latency.json, .md)."),
+    "slow-model": ("benchmarks.serving.slow_model", "Plain search p95 while --planned 6 planned searches wait for a "
+                   "30 s model, against idle, same run (writes slow-model.json, .md)."),
 }  # command -> (module with main(argv), one-line help)
 
 

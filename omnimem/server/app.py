@@ -34,6 +34,7 @@ DEFAULT_MAX_BODY = 16 * 1024 * 1024  # JSON bodies: a large dialogue batch fits
 DEFAULT_MAX_UPLOAD = 256 * 1024 * 1024  # media uploads and imports (images are held to 50 MiB on top)
 UPLOAD_PATHS = ("/v1/images", "/v1/audio", "/v1/videos", "/v1/import")
 DEFAULT_SEARCH_CONCURRENCY = max(2, os.cpu_count() or 2)  # enough to keep the cores busy; the rest wait their turn
+MODEL_WAITS = 32  # searches and asks waiting for the model at once, a thread each (the rest wait without one)
 _DEFAULT_LIMIT = RateLimit()
 log = logging.getLogger("omnimem.server")
 
@@ -78,6 +79,8 @@ def create_app(
     the background; ``/readyz`` answers 200 once it has embedded once.
     At most ``search_concurrency`` searches run at once (``None``:
     only the thread pool's limit); writes never wait for one of those slots.
+    A search that waits for the model (``planner="llm"``, an ask) holds a
+    slot for its ranking and packing only, never while the model answers.
     """
     if max_body < 1 or max_upload < 1 or not session_ttl > 0:
         raise ConfigError("max_body, max_upload and session_ttl must be positive")
@@ -110,7 +113,8 @@ def create_app(
     state = ServerState(memory, keys, auth, RateLimiter(rate_limit) if rate_limit is not None else None, Metrics(),
                         max_body, max_upload, session_ttl,
                         FailureThrottle(auth_failures) if auth_failures is not None and auth else None,
-                        reads=anyio.CapacityLimiter(search_concurrency) if search_concurrency is not None else None)
+                        reads=anyio.CapacityLimiter(search_concurrency) if search_concurrency is not None else None,
+                        waits=anyio.CapacityLimiter(MODEL_WAITS))
     app.state.omnimem = state
     errors.install(app)
     for module in (units, media, search, governance, graph, session):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
+import anyio.from_thread
 
+from omnimem.engine.slots import search_slots
 from omnimem.server.limits import FailureThrottle, RateLimiter
 from omnimem.server.metrics import Metrics
 
@@ -34,6 +37,7 @@ class ServerState:
     ready: bool = False  # the embedder answered once (GET /readyz)
     not_ready: str = "the embedding model is loading"
     reads: anyio.CapacityLimiter | None = None  # searches at once (None: only the thread pool's limit)
+    waits: anyio.CapacityLimiter | None = None  # threads of searches and asks that wait for a model (None: the pool's)
 
     async def write(self, work: Callable[[], T]) -> T:
         """Run a write (an add) in a thread of the pool: it never waits for a read slot."""
@@ -42,3 +46,30 @@ class ServerState:
     async def read(self, work: Callable[[], T]) -> T:
         """Run a read (a search) in a thread, holding one of the read slots while it runs."""
         return await anyio.to_thread.run_sync(work, limiter=self.reads)
+
+    async def model_read(self, work: Callable[[], T]) -> T:
+        """Run a search that waits for a model (``planner="llm"``, an ask) in a thread of its own limiter.
+
+        The search takes one of the read slots for its ranking and packing only
+        (:mod:`omnimem.engine.slots`): a slow model holds no slot while other users' searches wait.
+        """
+        reads = self.reads
+        if reads is None:
+            return await anyio.to_thread.run_sync(work, limiter=self.waits)
+
+        def slotted() -> T:
+            with search_slots(lambda: _slot(reads)):
+                return work()
+
+        return await anyio.to_thread.run_sync(slotted, limiter=self.waits)
+
+
+@contextmanager
+def _slot(reads: anyio.CapacityLimiter) -> Iterator[None]:
+    """One of the read slots, held by a worker thread of the app (waited for on the event loop)."""
+    borrower = object()
+    anyio.from_thread.run(reads.acquire_on_behalf_of, borrower)
+    try:
+        yield
+    finally:
+        anyio.from_thread.run_sync(reads.release_on_behalf_of, borrower)

@@ -26,9 +26,11 @@ from omnimem.errors import InvalidInputError
 from omnimem.fusion import rrf_order
 from omnimem.mau import Scope
 from omnimem.engine.retrieval.search import Ranking, Retriever
+from omnimem.engine.slots import cpu
 from omnimem.results import Context, Plan, PlanRound
 
 PLANNED_WEIGHT = 0.5  # a planned query's ranking in the fusion, against the question's own at 1
+REASON_CHARS = 300  # of a round's reason (it may quote the model), what Context.plan keeps
 
 
 def planner_name(value: object) -> str | None:
@@ -56,10 +58,16 @@ class Query:
 
 @dataclass
 class Rounds:
-    """The rankings of a planned search so far, its rounds and the time each stage took (ms)."""
+    """The rankings of a planned search so far, its rounds and the time each stage took (ms).
+
+    ``deadline`` (``time.monotonic()``): no round's searches start after it; ``stopped`` then says
+    which round it cut, and is the plan's note.
+    """
 
     retriever: Retriever
     query: Query
+    deadline: float | None = None
+    stopped: str | None = None
     rankings: list[Ranking] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
     rounds: list[PlanRound] = field(default_factory=list)
@@ -70,11 +78,26 @@ class Rounds:
         """Rank the queries not searched before (all at once on threads with ``parallel``) as one round.
 
         The question itself (the first query of the first round) weighs 1 in the fusion, the others
-        ``PLANNED_WEIGHT``. Returns the queries searched (none: the round is not recorded).
+        ``PLANNED_WEIGHT``. A query (a model may propose any) is clipped to ``max_query_chars``, the
+        reason to ``REASON_CHARS``. The round holds the caller's search slot while it ranks
+        (:mod:`omnimem.engine.slots`); past the deadline a later round is not searched, and the first
+        searches the question alone. Returns the queries searched (none: the round is not recorded).
         """
-        fresh = [q for q in dict.fromkeys(" ".join(q.split()) for q in queries) if q and q not in self.searched]
+        limit = self.retriever.parts.settings.max_query_chars
+        fresh = [q for q in dict.fromkeys(clip(q, limit) for q in queries) if q and q not in self.searched]
         if not fresh:
             return []
+        with cpu():
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                if self.rounds:
+                    self.stopped = f"deadline reached before round {len(self.rounds) + 1}'s searches"
+                    return []
+                if len(fresh) > 1:
+                    self.stopped = "deadline reached before the first round's searches: the question searched alone"
+                    fresh = fresh[:1]
+            return self._ranked(fresh, clip(reason, REASON_CHARS, "…"), parallel)
+
+    def _ranked(self, fresh: list[str], reason: str, parallel: bool) -> list[str]:
         q = self.query
         started = time.perf_counter()
 
@@ -112,6 +135,10 @@ class Rounds:
 
     def context(self, plan: Callable[[dict[str, float]], Plan]) -> Context:
         """The merged ranking packed once, with the plan ``plan`` makes of the stage times."""
+        with cpu():
+            return self._packed(plan)
+
+    def _packed(self, plan: Callable[[dict[str, float]], Plan]) -> Context:
         q = self.query
         started = time.perf_counter()
         ctx = self.retriever.pack(q.text, self.merged(), q.k, q.theta, q.budget, q.scope)
@@ -124,8 +151,20 @@ class Rounds:
         ctx = self.retriever.filled(ctx, self.rankings[0], self.rounds[0].queries[0], q.k, q.budget, q.scope,
                                     q.include_superseded, q.when, q.now, with_question)
         self.time("pack", started)
-        return replace(ctx, plan=plan(self.ms))
+        made = plan(self.ms)
+        return replace(ctx, plan=made if self.stopped is None else replace(made, note=self.stopped))
 
     def time(self, stage: str, started: float) -> None:
         self.ms[stage] = round(self.ms.get(stage, 0.0) + (time.perf_counter() - started) * 1000, 3)
 
+
+def clip(text: str, limit: int, mark: str = "") -> str:
+    """``text`` with its whitespace runs made single spaces, at most ``limit`` characters: a longer one is cut
+    (at a space when one is in the second half) and ends with ``mark``."""
+    window = text[: 2 * limit + 2]
+    short = " ".join(window.split())
+    if len(short) <= limit and len(window) == len(text):
+        return short
+    cut = short[: max(0, limit - len(mark))]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + mark

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import time
+
 from omnimem.engine.retrieval.plan_llm import llm_search
 from omnimem.engine.retrieval.plan_offline import offline_search
 from omnimem.engine.retrieval.planner import Query, Rounds
 from omnimem.engine.retrieval.search import Retriever
+from omnimem.engine.slots import cpu
 from omnimem.results import Context
 
 
 def planned_search(retriever: Retriever, planner: str | None, query: Query) -> Context:
-    """``query`` searched under ``planner`` (``None``: the one search every ``Memory.search`` was)."""
-    if planner is None:
-        q = query
-        return retriever.search(q.text, q.k, q.theta, q.budget, q.scope, q.include_superseded, q.when, q.now)
-    if planner == "offline":
-        return offline_search(Rounds(retriever, query))
-    return llm_search(Rounds(retriever, query))
+    """``query`` searched under ``planner`` (``None``: the one search every ``Memory.search`` was).
+
+    A search with no model to wait for holds the caller's search slot (:mod:`omnimem.engine.slots`)
+    throughout; the LLM planner's rounds take it for their ranking and packing only (:class:`Rounds`).
+    Planned rounds start before ``plan_deadline`` seconds have passed, or not at all.
+    """
+    deadline = time.monotonic() + retriever.parts.settings.plan_deadline
+    if planner == "llm":
+        return llm_search(Rounds(retriever, query, deadline=deadline))
+    with cpu():
+        if planner is None:
+            q = query
+            return retriever.search(q.text, q.k, q.theta, q.budget, q.scope, q.include_superseded, q.when, q.now)
+        return offline_search(Rounds(retriever, query, deadline=deadline))

@@ -4,8 +4,10 @@ Searches run in a thread under the app's read limiter (``--search-concurrency``,
 :attr:`ServerState.reads`): at most that many at once, the others wait
 their turn without a thread. Adds and other writes do not take a read slot,
 so under a flood of searches a write still gets a thread and the CPU at once
-instead of queueing behind every search in flight. ``ask`` takes no slot: it
-mostly waits for the LLM, and a few slow answers must not hold up searches.
+instead of queueing behind every search in flight. A search planned by the
+model (``planner="llm"``) and ``ask`` mostly wait for the LLM: they run on
+threads of their own (:meth:`ServerState.model_read`) and take a read slot
+for their ranking and packing only, so a slow model holds up no other search.
 """
 
 from __future__ import annotations
@@ -32,12 +34,18 @@ async def search(body: SearchBody, request: Request, principal: Principal = Depe
             **principal.scope(*body.scope_args()))
         return {**context.to_dict(), "rendered": context.render()}
 
-    return await state_of(request).read(run)
+    state = state_of(request)
+    settings = state.memory.settings
+    planner = body.planner if body.planner is not None else settings.planner if settings is not None else None
+    return await (state.model_read(run) if planner == "llm" else state.read(run))
 
 
 @router.post("/ask")
-def ask(body: AskBody, request: Request, principal: Principal = Depends(reader)) -> dict[str, Any]:
+async def ask(body: AskBody, request: Request, principal: Principal = Depends(reader)) -> dict[str, Any]:
     """Answer from memory with the server's LLM; without one, the evidence only (``Memory.ask``)."""
-    answer = memory_of(request).ask(body.question, top_k=body.top_k, budget=body.budget,
-                                    instructions=body.instructions, **principal.scope(*body.scope_args()))
-    return answer.to_dict()
+    def run() -> dict[str, Any]:
+        answer = memory_of(request).ask(body.question, top_k=body.top_k, budget=body.budget,
+                                        instructions=body.instructions, **principal.scope(*body.scope_args()))
+        return answer.to_dict()
+
+    return await state_of(request).model_read(run)
