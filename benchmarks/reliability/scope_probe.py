@@ -380,10 +380,16 @@ START = "<!-- security: written by benchmarks/reliability/scope_probe.py -->"
 END = "<!-- /security -->"
 
 
+# SECURITY.md's sections below this line are written by other commands (hostile-model, ...): kept as they are
+OTHERS = "<!-- sections below are written by their own commands; scope-probe keeps them -->"
+
+
 def write_page(folder: Path) -> Path:
     """Write ``SECURITY.md`` and its marked pointer section at the end of ``RELIABILITY.md``."""
     path = folder / "SECURITY.md"
-    path.write_text(page(folder), encoding="utf-8")
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    kept = text.split(OTHERS, 1)[1] if OTHERS in text else "\n"
+    path.write_text(page(folder).rstrip("\n") + "\n\n" + OTHERS + kept, encoding="utf-8")
     scope = _load(folder, "scope-probe.json")
     zeros = "" if scope is None else (
         " Scope probe totals over " + " and ".join(scope["backends"]) + " (target 0 each): "

@@ -41,5 +41,18 @@ def test_the_probe_counts_no_crossing_on_the_embedded_store_and_writes_the_page(
 
 
 def test_the_committed_security_page_matches_the_committed_result_files() -> None:
-    assert (RESULTS / "SECURITY.md").read_text(encoding="utf-8") == scope_probe.page(RESULTS), (
+    ours = (RESULTS / "SECURITY.md").read_text(encoding="utf-8").split(scope_probe.OTHERS, 1)[0]
+    assert ours.rstrip("\n") == scope_probe.page(RESULTS).rstrip("\n"), (
         "rerun: python -m benchmarks scope-probe --page-only")
+
+
+def test_rewriting_the_page_keeps_the_sections_other_commands_wrote(tmp_path: Path) -> None:
+    for name in ("scope-probe.json", "time-fuzz.json", "ingest-race.json"):
+        if (RESULTS / name).exists():
+            (tmp_path / name).write_text((RESULTS / name).read_text(encoding="utf-8"), encoding="utf-8")
+    first = scope_probe.write_page(tmp_path).read_text(encoding="utf-8")
+    assert scope_probe.OTHERS in first
+    (tmp_path / "SECURITY.md").write_text(first + "\n## Hostile model\n\n| a | b |\n", encoding="utf-8")
+    again = scope_probe.write_page(tmp_path).read_text(encoding="utf-8")
+    assert again.endswith("\n## Hostile model\n\n| a | b |\n")
+    assert again.count(scope_probe.OTHERS) == 1 and again.startswith(first.split(scope_probe.OTHERS)[0])
