@@ -616,6 +616,15 @@ FIGURES += [  # issue 49, a hostile model endpoint (python -m benchmarks hostile
      + [("hostile-model.json", "abandoned_calls.model_requests")]),
 ]
 
+FIGURES += [  # issue 49, imports with a NUL and imports after a forget (python -m benchmarks import-safety)
+    ("benchmarks/results/SECURITY.md", "(omnimem and mem0 fields): files / refused / half-stored | {0} / {1} / {2} | "
+     "{3} / {4} / {5} |", [("import-safety.json", f"results.{b}.half_stored.{k}") for b in ("sqlite", "postgresql")
+                           for k in ("files", "refused", "half_stored")]),
+    ("benchmarks/results/SECURITY.md", "a new unit recorded in 2099): units back / search hits | {0} / {1} | {2} / {3} |",
+     [("import-safety.json", f"results.{b}.forgotten.{k}") for b in ("sqlite", "postgresql")
+      for k in ("units_back", "search_hits_after")]),
+]
+
 
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))

@@ -23,6 +23,9 @@ SCRIPTS = {
     "hostile-model": ("benchmarks.reliability.hostile_model", "A hostile model endpoint: a planned search and an "
                       "enrichment parse given 1 MB replies, 5xx over every malformed reply on HTTP, MCP and CLI, "
                       "threads of calls abandoned at the deadline (writes hostile-model.json, hostile-model.md)."),
+    "import-safety": ("benchmarks.reliability.import_safety", "Imports with a NUL in their last record and imports "
+                      "after a forget, on SQLite and PostgreSQL: half-stored imports, forgotten units back (writes "
+                      "import-safety.json)."),
 }  # command -> (module with main(argv), one-line help)
 
 
