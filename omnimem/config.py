@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from omnimem.errors import ConfigError
+from omnimem.text import check_language
 
 VERSION = "0.1.0"  # omnimem.__version__; what the HTTP and MCP servers report
 ENV_PREFIX = "OMNIMEM_"
@@ -85,6 +86,9 @@ class Settings:
     """Every tunable of the core, with the paper's defaults."""
 
     embedder: str | None = None  # None: the store's own, or the default for a new store
+    language: str = "en"  # what BM25 tokenises, stems and drops stop words by: "en", "auto" (detected per unit and
+    #                       query) or a language code (omnimem.text.LANGUAGES); recorded by a new store, and a store
+    #                       opens only with its own (docs/retrieval.md, "Languages")
     novelty: bool = True
     novelty_threshold: float = 0.8
     novelty_window: int = 10
@@ -229,6 +233,8 @@ class Settings:
             try:
                 if f.name == "elide_speakers":
                     coerced[f.name] = _elide_mode(raw)
+                elif f.name == "language":
+                    coerced[f.name] = check_language(raw)
                 elif isinstance(default, bool):
                     coerced[f.name] = _to_bool(raw)
                 elif isinstance(default, int):
@@ -248,6 +254,7 @@ class Settings:
         return result
 
     def validate(self) -> None:
+        check_language(self.language)
         if not 0.0 <= self.novelty_threshold <= 1.0:
             raise ConfigError("novelty_threshold must be within [0, 1]")
         if self.novelty_window < 1 or self.top_k < 0 or self.budget < 1 or self.summary_words < 1:

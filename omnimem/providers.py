@@ -54,6 +54,7 @@ class SpeechDetector(Provider, Protocol):
 BUILTINS: tuple[tuple[Kind, str, str, tuple[str, ...]], ...] = (
     ("embedder", "all-MiniLM-L6-v2", "omnimem.embed.minilm:MiniLMEmbedder", ("minilm", "default")),
     ("embedder", "all-MiniLM-L6-v2-int8", "omnimem.embed.onnx:OnnxMiniLMEmbedder", ("minilm-onnx", "onnx")),
+    ("embedder", "multilingual-e5-small", "omnimem.embed.e5:E5Embedder", ("e5", "multilingual")),
     ("embedder", "fake", "omnimem.embed.fake:FakeEmbedder", ()),
     ("embedder", "fake-exact", "omnimem.embed.fake:ExactFakeEmbedder", ()),
     ("llm", "openai", "omnimem.llm.registry:openai_from_settings", ()),

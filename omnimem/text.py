@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from omnimem.errors import ConfigError, MissingDependencyError
 from omnimem.mau import Modality, Scope, embed_text, search_text
 
 
@@ -121,3 +122,121 @@ def query_stop() -> frozenset[str]:
     from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_EN_PLUS
 
     return frozenset(w.lower() for w in (*STOPWORDS_EN, *STOPWORDS_EN_PLUS, *_FRAME_WORDS))
+
+
+# -- languages: what BM25 tokenises, stems and drops per language (the ``language`` setting) ----------------------
+# "en" is :func:`tokenize` itself. Another language keeps words of two or more letters, drops that language's stop
+# words (bm25s's lists, where it has one) and stems with its Snowball stemmer (PyStemmer); Chinese, Japanese and
+# Korean text has no spaces to split at, so each run of their characters is indexed as overlapping character
+# pairs (a lone character alone), in every language. "auto" detects each text's language (py3langid, restricted to
+# these codes; a text with kana, hangul or mostly Han characters by its script). docs/retrieval.md, "Languages".
+
+ENGLISH = "en"
+AUTO = "auto"
+SNOWBALL = {
+    "ar": "arabic", "ca": "catalan", "cs": "czech", "da": "danish", "de": "german", "el": "greek",
+    "en": "english", "eo": "esperanto", "es": "spanish", "et": "estonian", "eu": "basque", "fa": "persian",
+    "fi": "finnish", "fr": "french", "ga": "irish", "hi": "hindi", "hu": "hungarian", "hy": "armenian",
+    "id": "indonesian", "it": "italian", "lt": "lithuanian", "ne": "nepali", "nl": "dutch", "no": "norwegian",
+    "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian", "sv": "swedish",
+    "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}
+CJK_LANGUAGES = ("ja", "ko", "zh")
+LANGUAGES = frozenset((*SNOWBALL, *CJK_LANGUAGES))
+_STOP_LISTS = {"da": "DANISH", "de": "GERMAN", "es": "SPANISH", "fr": "FRENCH", "it": "ITALIAN", "nl": "DUTCH",
+               "no": "NORWEGIAN", "pt": "PORTUGUESE", "ru": "RUSSIAN", "sv": "SWEDISH", "tr": "TURKISH"}
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_PIECE = re.compile(f"([{_CJK}]+)|([^\\W{_CJK}]{{2,}})")  # a run of CJK characters, or a word of 2+ letters
+_KANA, _HANGUL, _HAN = re.compile("[\u3040-\u30ff]"), re.compile("[\uac00-\ud7af]"), re.compile(f"[{_CJK}]")
+
+
+def check_language(value: object) -> str:
+    """``value`` as a language setting (``en``, ``auto`` or a code of :data:`LANGUAGES`), else a ConfigError."""
+    code = str(value).strip().lower()
+    if code == AUTO or code in LANGUAGES:
+        return code
+    raise ConfigError(f"language must be auto or one of {', '.join(sorted(LANGUAGES))}, not {value!r}")
+
+
+def check_store_language(recorded: str, wanted: str, where: object) -> None:
+    """A ConfigError unless a store whose BM25 postings were made for ``recorded`` is opened with ``wanted``."""
+    if recorded != wanted:
+        raise ConfigError(f"store {where} tokenises text for language {recorded!r}, not {wanted!r}; open it with "
+                          f"language={recorded!r} (or OMNIMEM_LANGUAGE={recorded})")
+
+
+def tokenize_in(texts: list[str], language: str = ENGLISH) -> list[list[str]]:
+    """BM25 tokens of ``texts`` in ``language`` (``auto``: each text in the language detected for it)."""
+    if language == ENGLISH:
+        return tokenize(texts)
+    if language != AUTO:
+        return _tokenize_as(texts, language)
+    found = [detect_language(text) for text in texts]
+    out: list[list[str]] = [[] for _ in texts]
+    for code in dict.fromkeys(found):
+        rows = [i for i, c in enumerate(found) if c == code]
+        for row, tokens in zip(rows, tokenize_in([texts[i] for i in rows], code)):
+            out[row] = tokens
+    return out
+
+
+def _tokenize_as(texts: list[str], language: str) -> list[list[str]]:
+    stop = _stop_words(language)
+    pieces = [_PIECE.findall(text.lower()) for text in texts]
+    words = list(dict.fromkeys(w for doc in pieces for cjk, w in doc if w and w not in stop))
+    name = SNOWBALL.get(language)
+    stems = dict(zip(words, _stemmer_for(name).stemWords(words))) if name else {w: w for w in words}
+    out: list[list[str]] = []
+    for doc in pieces:
+        tokens: list[str] = []
+        for cjk, word in doc:
+            if cjk:
+                tokens.extend([cjk] if len(cjk) == 1 else [cjk[i:i + 2] for i in range(len(cjk) - 1)])
+            elif word not in stop:
+                tokens.append(stems[word])
+        out.append(tokens)
+    return out
+
+
+@functools.cache
+def _stemmer_for(name: str) -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer(name)
+
+
+@functools.cache
+def _stop_words(language: str) -> frozenset[str]:
+    if language not in _STOP_LISTS:
+        return frozenset()
+    import bm25s.stopwords
+
+    return frozenset(w.lower() for w in getattr(bm25s.stopwords, "STOPWORDS_" + _STOP_LISTS[language]))
+
+
+def detect_language(text: str) -> str:
+    """The language code of :data:`LANGUAGES` ``text`` is most likely in (``en`` for text without letters)."""
+    han = len(_HAN.findall(text))
+    if han:
+        if _KANA.search(text):
+            return "ja"
+        if _HANGUL.search(text):
+            return "ko"
+        if 2 * han >= sum(ch.isalpha() for ch in text):
+            return "zh"
+    if not any(ch.isalpha() for ch in text):
+        return ENGLISH
+    code: str = _identifier().classify(text)[0]
+    return code
+
+
+@functools.cache
+def _identifier() -> Any:
+    try:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"{exc.name} is not installed; language='auto' needs it: pip install 'omnimem[multilingual]'") from exc
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE)
+    identifier.set_languages(sorted(LANGUAGES & set(identifier.nb_classes)))
+    return identifier

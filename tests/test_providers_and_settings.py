@@ -15,7 +15,7 @@ from omnimem.providers import KINDS, Registry
 def test_every_kind_has_built_ins_registered_like_plugins() -> None:
     registry = Registry(plugins=False)
     assert {kind: registry.names(kind) for kind in KINDS} == {
-        "embedder": ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8", "fake", "fake-exact"],
+        "embedder": ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8", "fake", "fake-exact", "multilingual-e5-small"],
         "llm": ["fake", "openai"],
         "captioner": ["vision-llm"],
         "transcriber": ["whisper"],

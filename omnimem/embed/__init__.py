@@ -1,12 +1,16 @@
 """Embedders: a Protocol and the built-in providers (registered in :mod:`omnimem.providers`)."""
 
 from omnimem.embed.base import (
+    NO_ROLES,
     Embedder,
+    RoleEmbedder,
     available_embedders,
     canonical_name,
     create_embedder,
+    embed_queries,
     normalise,
     register_embedder,
+    role_scheme,
 )
 from omnimem.embed.fake import FakeEmbedder
 from omnimem.embed.minilm import MODEL_NAME, MiniLMEmbedder
@@ -17,12 +21,16 @@ DEFAULT_EMBEDDER = MODEL_NAME
 
 __all__ = [
     "DEFAULT_EMBEDDER",
+    "NO_ROLES",
     "Embedder",
     "FakeEmbedder",
     "MiniLMEmbedder",
+    "RoleEmbedder",
     "available_embedders",
     "canonical_name",
     "create_embedder",
+    "embed_queries",
     "normalise",
     "register_embedder",
+    "role_scheme",
 ]

@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from omnimem.errors import EmbedderMismatchError
 from omnimem.providers import providers
 
 Vectors = npt.NDArray[np.float32]
@@ -25,6 +26,49 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+NO_ROLES = "none"
+"""The role scheme of a model that embeds queries and stored texts alike (what a store without one records)."""
+
+
+@runtime_checkable
+class RoleEmbedder(Embedder, Protocol):
+    """An embedder whose queries are embedded differently from what it stores (e5's ``query: `` and
+    ``passage: `` prefixes).
+
+    ``embed`` gives the vectors a store holds (passages), ``embed_query`` those searched with; ``roles``
+    names the scheme and is recorded in the store's meta beside ``name``, so a store is never searched with
+    vectors of another scheme. An embedder without these members has no roles: its ``embed`` serves both.
+    """
+
+    roles: str
+
+    def embed_query(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def role_scheme(embedder: Embedder) -> str:
+    """The role scheme ``embedder`` records: its ``roles``, or :data:`NO_ROLES` when it has none."""
+    roles = getattr(embedder, "roles", None)
+    return roles if isinstance(roles, str) and roles else NO_ROLES
+
+
+def check_roles(recorded: str, embedder: Embedder, where: object) -> None:
+    """An EmbedderMismatchError unless ``embedder`` has the role scheme a store recorded (``none`` for stores
+    made before role schemes were recorded)."""
+    if role_scheme(embedder) != recorded:
+        raise EmbedderMismatchError(
+            f"store {where} holds vectors of {embedder.name} with role scheme {recorded!r}, but this "
+            f"{embedder.name} embedder has {role_scheme(embedder)!r}: its query vectors would not match them")
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """Vectors of search queries: ``embed_query`` where the embedder has roles, else ``embed``."""
+    query = getattr(embedder, "embed_query", None)
+    if role_scheme(embedder) != NO_ROLES and callable(query):
+        vectors: Vectors = query(texts)
+        return vectors
+    return embedder.embed(texts)
 
 
 def register_embedder(name: str, factory: Callable[[], Embedder], *, aliases: Sequence[str] = (),

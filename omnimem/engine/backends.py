@@ -34,7 +34,8 @@ def open_store(path: Path | None, url: str | None, *, settings: Settings, read_o
 
         if local_server.is_local_server_url(url):
             url = local_server.resolve(url)
-        return PostgresStore(url, sparse_context=settings.sparse_context, read_only=read_only)
+        return PostgresStore(url, sparse_context=settings.sparse_context, read_only=read_only,
+                             language=settings.language)
     return SQLiteStore(path, read_only=open_read_only(path, read_only))
 
 

@@ -31,6 +31,7 @@ from omnimem.engine.contract import (
     ImageRequest, ImportRequest, ListRequest, LogRequest, ScopeRequest, SearchRequest, UnitRequest, UpdateRequest,
     VideoRequest,
 )
+from omnimem.embed.base import check_roles, role_scheme
 from omnimem.embed.query import query_compatible
 from omnimem.engine.parts import Parts
 from omnimem.engine.writer import Writer
@@ -46,6 +47,7 @@ from omnimem.llm.base import LLM
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.providers import create_provider
+from omnimem.text import check_store_language
 from omnimem.engine.retrieval.answer import answer_question
 from omnimem.engine.retrieval.planner import Query, planner_name
 from omnimem.engine.retrieval.planning import planned_search
@@ -73,7 +75,7 @@ class LocalEngine:
         try:
             where = path if url is None else getattr(store, "url", url)
             model = _resolve_embedder(store, where, embedder if embedder is not None else settings.embedder,
-                                      queries_only=store.read_only)
+                                      queries_only=store.read_only, language=settings.language)
             self._search = open_search(store, model.dim, path, settings)
             self.parts = Parts(
                 settings=settings, store=store, embedder=model, search=self._search, path=path,
@@ -352,7 +354,7 @@ def _graph_scope(scope: Scope) -> Scope:
 
 
 def _resolve_embedder(store: Store, path: Path | str | None, wanted: str | Embedder | None, *,
-                      queries_only: bool = False) -> Embedder:
+                      queries_only: bool = False, language: str = "en") -> Embedder:
     """The embedder the store was built with, or the one asked for if it matches (or the store is new).
 
     A store open read-only (``queries_only``) also takes a model measured to embed queries like its own
@@ -373,9 +375,11 @@ def _resolve_embedder(store: Store, path: Path | str | None, wanted: str | Embed
         if not fits(instance.name):
             raise EmbedderMismatchError(_mismatch(path, meta.embedder if meta else "", instance.name))
     if meta is None:
-        meta = store.init_meta(instance.name, instance.dim)
+        meta = store.init_meta(instance.name, instance.dim, roles=role_scheme(instance), language=language)
     if meta.dim != instance.dim:
         raise EmbedderMismatchError(f"store vectors have {meta.dim} dimensions, {instance.name} gives {instance.dim}")
+    check_roles(meta.roles, instance, path)
+    check_store_language(meta.language, language, path)
     return instance
 
 

@@ -58,10 +58,11 @@ class IndexSet:
         self.writable = writable  # a read-only store loads its index files (or rebuilds in memory), never saves
         self._lock = threading.RLock()
         self.dense = DenseIndex(dim)
-        self.sparse = SparseIndex()
+        meta = store.meta()
+        self.language = meta.language if meta else "en"  # the store's BM25 language (its meta records it)
+        self.sparse = SparseIndex(language=self.language)
         self._scopes: list[Scope | None] = []  # group -> scope (None: forgotten); a BM25 tag is group * 2 + is_text
         self._group: dict[Scope, int] = {}
-        meta = store.meta()
         self._embedder = meta.embedder if meta else None
         self.seen_seq = -1
         self.rebuilds = 0  # full rebuilds from the hot tier
@@ -125,7 +126,7 @@ class IndexSet:
                 log.info("index files on disk were made differently: rebuilding")
                 return False
             dense = DenseIndex.load(self.folder / "dense.faiss", self.dim)
-            sparse = SparseIndex.load(self.folder)
+            sparse = SparseIndex.load(self.folder, language=self.language)
             scopes = [None if s is None else Scope(*s)
                       for s in json.loads((self.folder / "scopes.json").read_text(encoding="utf-8"))]
         except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
@@ -150,7 +151,7 @@ class IndexSet:
                 dense.add(ids.tolist(), vecs)
             dense.optimize()
             self._scopes, self._group = [], {}
-            sparse = SparseIndex()
+            sparse = SparseIndex(language=self.language)
             sparse.reset(*self._all_documents())
             self.dense, self.sparse = dense, sparse
             self._embedder = meta.embedder if meta else None

@@ -2,9 +2,11 @@
 
 Documents are tokenised with bm25s's rules (lower case, English stop words:
 :func:`omnimem.text.tokenize`) and stemmed with PyStemmer, as before; the retriever drops a full English stop
-list from queries first (:func:`omnimem.text.content_words`). Instead of bm25s's static index, which
-bakes the corpus statistics into every stored score, the postings live in
-segments (document x term matrices of term counts, in compressed sparse column arrays):
+list from queries first (:func:`omnimem.text.content_words`). A store of another ``language`` tokenises
+its documents and queries by that language's rules instead (:func:`omnimem.text.tokenize_in`; ``auto``:
+each text by the language detected for it); the index records its language and loads only for the same one.
+Instead of bm25s's static index, which bakes the corpus statistics into every stored score, the postings
+live in segments (document x term matrices of term counts, in compressed sparse column arrays):
 
 - an add builds a small segment from just the new documents; segments of
   similar size are merged (the tail merges into its neighbour once it reaches
@@ -41,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.index.rwlock import RWLock
-from omnimem.text import tokenize
+from omnimem.text import ENGLISH, tokenize, tokenize_in  # tokenize: the tests import it from here
 
 TextSource = Callable[[], Iterable[tuple[int, str]]]
 Ids = npt.NDArray[np.int64]
@@ -124,8 +126,9 @@ class SparseIndex:
     """BM25 keyed by unit row id, in segments; safe for concurrent searches and one writer."""
 
     def __init__(self, source: TextSource | None = None, *, merge_factor: int = MERGE_FACTOR,
-                 background_at: int = BACKGROUND_AT) -> None:
+                 background_at: int = BACKGROUND_AT, language: str = ENGLISH) -> None:
         self._source = source
+        self.language = language  # what documents and queries are tokenised by (omnimem.text.tokenize_in)
         self.merge_factor = merge_factor
         self._vocab: dict[str, int] = {}
         self._segments: list[_Segment] = []
@@ -284,7 +287,7 @@ class SparseIndex:
 
     def _build(self, rids: Sequence[int], texts: Sequence[str], tags: Sequence[int] | None,
                vocab: dict[str, int]) -> _Segment:
-        tokens = tokenize(list(texts)) if texts else []
+        tokens = tokenize_in(list(texts), self.language) if texts else []
         ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
         lengths = np.fromiter((len(d) for d in ids), dtype=np.float64, count=len(ids))
         docs = np.repeat(np.arange(len(ids), dtype=np.int64), lengths.astype(np.int64))
@@ -377,7 +380,7 @@ class SparseIndex:
         self._ensure()
         if k <= 0:
             return []
-        terms = tokenize([query])[0]
+        terms = tokenize_in([query], self.language)[0]
         if not terms:
             return []
         admitted = None if allowed is None else np.unique(np.asarray(
@@ -457,21 +460,27 @@ class SparseIndex:
             (tmp / "vocab.json").write_text(json.dumps(list(self._vocab)), encoding="utf-8")
             (tmp / "omnimem_ids.json").write_text(json.dumps(seg.rids.tolist() if seg is not None else []),
                                                   encoding="utf-8")
-            (tmp / "format.json").write_text(json.dumps({"format": _FORMAT, "k1": K1, "b": B}), encoding="utf-8")
+            fmt: dict[str, Any] = {"format": _FORMAT, "k1": K1, "b": B}
+            if self.language != ENGLISH:  # English files stay as they were
+                fmt["language"] = self.language
+            (tmp / "format.json").write_text(json.dumps(fmt), encoding="utf-8")
             final = folder / "bm25"
             shutil.rmtree(final, ignore_errors=True)  # a folder cannot be replaced atomically: the
             tmp.replace(final)  # caller holds the index lock and writes state.json last
             return True
 
     @classmethod
-    def load(cls, folder: Path, source: TextSource | None = None) -> SparseIndex:
-        """Load a saved index; the caller checks it is current. Raises ValueError for another format."""
+    def load(cls, folder: Path, source: TextSource | None = None, *, language: str = ENGLISH) -> SparseIndex:
+        """Load a saved index; the caller checks it is current. Raises ValueError for another format or
+        another language."""
         final = folder / "bm25"
         fmt = json.loads((final / "format.json").read_text(encoding="utf-8")) if (final / "format.json").exists() \
             else {}
         if fmt.get("format") != _FORMAT:
             raise ValueError(f"BM25 files in {final} have another format ({fmt.get('format', 1)})")
-        index = cls(source)
+        if fmt.get("language", ENGLISH) != language:
+            raise ValueError(f"BM25 files in {final} are tokenised for language {fmt.get('language', ENGLISH)!r}")
+        index = cls(source, language=language)
         with np.load(final / "postings.npz") as arrays:
             shape = tuple(int(x) for x in arrays["shape"])
             # written canonical by save (and by the scipy-based format-2 code before it)

@@ -46,6 +46,16 @@ class StoreMeta:
     schema_version: int
     embedder: str
     dim: int
+    roles: str = "none"  # the embedder's role scheme (omnimem.embed.base.role_scheme); stores from before: none
+    language: str = "en"  # what BM25 tokenises and stems by (omnimem.text.tokenize_in); stores from before: en
+
+    @classmethod
+    def recorded(cls, rows: Mapping[str, str]) -> StoreMeta | None:
+        """The meta a store's ``meta`` table (key -> value) records; None before an embedder is recorded."""
+        if "embedder" not in rows:
+            return None
+        return cls(int(rows["schema_version"]), rows["embedder"], int(rows["dim"]),
+                   rows.get("embedder_roles", "none"), rows.get("language", "en"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +150,7 @@ class UnitStore(GraphSource, KeyStore, Protocol):
 
     def meta(self) -> StoreMeta | None: ...
 
-    def init_meta(self, embedder: str, dim: int) -> StoreMeta: ...
+    def init_meta(self, embedder: str, dim: int, *, roles: str = "none", language: str = "en") -> StoreMeta: ...
 
     def seq(self) -> int:
         """The change counter: moves on every write, by any process."""
@@ -219,8 +229,8 @@ class UnitStore(GraphSource, KeyStore, Protocol):
         ...
 
     def replace_vectors(self, rids: Sequence[int], vectors: Sequence[Vector], embedder: str, dim: int,
-                        event: AuditEvent) -> None:
-        """Swap every unit's embedding and the recorded embedder in one transaction."""
+                        event: AuditEvent, roles: str = "none") -> None:
+        """Swap every unit's embedding and the recorded embedder (and its role scheme) in one transaction."""
         ...
 
     def read_raw(self, ref: str) -> bytes: ...

@@ -22,6 +22,7 @@ import numpy as np
 from omnimem import otel
 from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
+from omnimem.embed.base import embed_queries
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper, first_depth
 from omnimem.engine.retrieval.rerank import Reranker
@@ -122,8 +123,9 @@ class Retriever:
             qvec, asked = vectors
         else:
             with otel.stage("omnimem.search.embed"):
-                qvec = m.embedder.embed([searched if settings.dense_without_names else text])[0]
-                asked = qvec if searched == text or not settings.dense_without_names else m.embedder.embed([text])[0]
+                qvec = embed_queries(m.embedder, [searched if settings.dense_without_names else text])[0]
+                asked = qvec if searched == text or not settings.dense_without_names else \
+                    embed_queries(m.embedder, [text])[0]
         first = (qvec, asked)
         with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
             if not again:  # while they store and index a batch, so this never indexes half a batch)
@@ -229,7 +231,7 @@ class Retriever:
             # names it holds (the speaker signal below makes them a field), or the query itself
             if settings.dense_without_names:  # else dense read the query as asked already
                 with otel.stage("omnimem.search.embed"):
-                    qvec = asked if rest == text else m.embedder.embed([rest])[0]
+                    qvec = asked if rest == text else embed_queries(m.embedder, [rest])[0]
                 dense = view.dense(qvec, depth) if settings.dense else []
             sparse = self._sparse(view, rest, depth)
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])

@@ -24,7 +24,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from omnimem.embed.base import Embedder
+from omnimem.embed.base import Embedder, role_scheme
 from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress, Rows, count
 from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
 from omnimem.engine.parts import Parts
@@ -330,7 +330,8 @@ class Writer:
             new = vectors(rows)
             p.store.replace_vectors([row[0] for row in rows], new, embedder.name, embedder.dim,
                                     AuditEvent("reembed", p.actor, (), details={"units": len(rows)},
-                                               reason=f"{p.embedder.name} -> {embedder.name}"))
+                                               reason=f"{p.embedder.name} -> {embedder.name}"),
+                                    role_scheme(embedder))
             p.embedder = embedder
             p.search = rebuild(embedder)
             p.search.save()

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from omnimem.text import tokenize
 from omnimem.store.base import SearchFilter, Vector
 from omnimem.store.postgres.store import PostgresStore, scope_sql
 
@@ -156,7 +155,7 @@ class PgCandidates:
         is the same either way. Scores are rounded to float4, as the embedded index scores: a sum's last bit
         depends on the order the plan adds the terms in, and ties must not.
         """
-        terms = tokenize([query])[0] if query.strip() else []
+        terms = self.store.terms.tokenize([query])[0] if query.strip() else []
         if not terms or k <= 0:
             return []
         weights: dict[str, int] = {}

@@ -70,14 +70,15 @@ def scope_sql(scope: Scope, *, exact: bool, prefix: str = "") -> tuple[str, list
 class PostgresStore(PgKeys, PgJobQueue):
     """Units, meta, audit log, tombstones, blobs and the graph in one PostgreSQL database."""
 
-    def __init__(self, url: str, *, sparse_context: int = 1, read_only: bool = False, pool_size: int = 8) -> None:
+    def __init__(self, url: str, *, sparse_context: int = 1, read_only: bool = False, pool_size: int = 8,
+                 language: str = "en") -> None:
         self.target = parse_url(url)
         self.path = None
         self.url = self.target.shown
         self.read_only = bool(read_only)
         self.last_write_seq = 0
         self.write_attempts = locks.ATTEMPTS  # tries of a transaction that loses deadlock or serialisation races
-        self.terms = TermIndexer(sparse_context)
+        self.terms = TermIndexer(sparse_context, language)
         self._psycopg, _ = psycopg_modules()
         self._migrate()
         self._pool = open_pool(self.target, max_size=pool_size, read_only=self.read_only)
@@ -212,19 +213,17 @@ class PostgresStore(PgKeys, PgJobQueue):
     def meta(self) -> StoreMeta | None:
         with self._read() as conn:
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        if "embedder" not in rows:
-            return None
-        return StoreMeta(int(rows["schema_version"]), rows["embedder"], int(rows["dim"]))
+        return StoreMeta.recorded(rows)
 
-    def init_meta(self, embedder: str, dim: int) -> StoreMeta:
+    def init_meta(self, embedder: str, dim: int, *, roles: str = "none", language: str = "en") -> StoreMeta:
         if self.read_only:
             raise ReadOnlyStoreError(f"database {self.target.shown} holds no memories yet (no embedder recorded); "
                                      "open it writable once to start the store")
         with self._tx("recording the embedder") as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (0x6F6D6E69,))
             if conn.execute("SELECT 1 FROM meta WHERE key = 'embedder'").fetchone() is None:
-                for key, value in (("embedder", embedder), ("dim", str(dim)),
-                                   ("sparse_context", str(self.terms.context))):
+                for key, value in (("embedder", embedder), ("dim", str(dim)), ("embedder_roles", roles),
+                                   ("language", language), ("sparse_context", str(self.terms.context))):
                     conn.execute("INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT DO NOTHING", (key, value))
                 for step in vector_index_ddl(dim):
                     conn.execute(step)
@@ -399,7 +398,7 @@ class PostgresStore(PgKeys, PgJobQueue):
         return removed
 
     def replace_vectors(self, rids: Sequence[int], vectors: Sequence[Vector], embedder: str, dim: int,
-                        event: AuditEvent) -> None:
+                        event: AuditEvent, roles: str = "none") -> None:
         def body(conn: Any) -> None:
             locks.lock_everything(conn)  # 1: every row changes; no other writer runs meanwhile
             conn.execute("DROP INDEX IF EXISTS units_embedding_hnsw")
@@ -410,7 +409,8 @@ class PostgresStore(PgKeys, PgJobQueue):
                                                                                              strict=True)])
             for step in vector_index_ddl(dim):
                 conn.execute(step)
-            conn.execute("UPDATE meta SET value = %s WHERE key = 'embedder'", (embedder,))
+            conn.execute("INSERT INTO meta(key, value) VALUES ('embedder', %s), ('embedder_roles', %s) "
+                         "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (embedder, roles))
             conn.execute("UPDATE meta SET value = %s WHERE key = 'dim'", (str(dim),))
             gov.log_event(conn, event)
             self._bump(conn)

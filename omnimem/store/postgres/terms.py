@@ -3,7 +3,8 @@
 A unit is found by the same text as in the embedded backend: its own line
 after the ``sparse_context`` text lines before it in its scope
 (:func:`omnimem.text.embed_texts`), tokenised by the same
-function (stop words out, Porter stems, :func:`omnimem.text.tokenize`).
+function (stop words out, Porter stems, :func:`omnimem.text.tokenize`; a store of another ``language``:
+:func:`omnimem.text.tokenize_in`).
 So BM25 in SQL (:mod:`omnimem.store.postgres.search`) ranks like bm25s.
 When a unit goes, the units whose text carried its words are re-indexed in
 the same transaction: no term of deleted text stays behind.
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from omnimem.text import tokenize
+from omnimem.text import ENGLISH, check_store_language, tokenize_in
 from omnimem.text import EmbedInput, embed_texts
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.store.postgres.governance_sql import tenant_of
@@ -41,8 +42,13 @@ class Reindex:
 class TermIndexer:
     """Writes and rewrites the ``terms`` postings and ``units.doc_len`` (inside the caller's transaction)."""
 
-    def __init__(self, context: int) -> None:
+    def __init__(self, context: int, language: str = ENGLISH) -> None:
         self.context = max(0, int(context))
+        self.language = language  # the store's BM25 language (recorded in its meta)
+
+    def tokenize(self, texts: list[str]) -> list[list[str]]:
+        """The BM25 terms of ``texts`` in this store's language."""
+        return tokenize_in(texts, self.language)
 
     def _history(self, conn: Any, scope: Scope, before_rid: int, skip: Sequence[int] = ()) -> list[str]:
         if not self.context:
@@ -61,7 +67,7 @@ class TermIndexer:
             first.setdefault(unit.scope, rid)
         history = {scope: self._history(conn, scope, rid) for scope, rid in first.items()}
         items = [EmbedInput(u.scope, u.speaker, u.summary, u.modality) for _, u in rows]
-        return tokenize(embed_texts(items, context=self.context, history=history))
+        return self.tokenize(embed_texts(items, context=self.context, history=history))
 
     def copy(self, conn: Any, keys: Sequence[tuple[int, Scope]], tokens: Sequence[list[str]]) -> None:
         """Write the postings of these units (one COPY), each with its unit's length (``units.doc_len``)."""
@@ -102,7 +108,7 @@ class TermIndexer:
             texts = embed_texts(items, context=self.context,
                                 history={scope: self._history(conn, scope, affected[0][0], gone)})
             plan.keys.extend((r[0], scope) for r in affected)
-            plan.tokens.extend(tokenize(texts))
+            plan.tokens.extend(self.tokenize(texts))
             plan.old_len += sum(r[4] for r in affected)
         return plan
 
@@ -117,12 +123,14 @@ class TermIndexer:
         return sum(len(words) for words in plan.tokens) - plan.old_len
 
     def rebuild(self, conn: Any) -> None:
-        """Every unit's postings again (after ``sparse_context`` changed)."""
+        """Every unit's postings again (after ``sparse_context`` changed), in the language the store recorded."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'language'").fetchone()
+        check_store_language(row[0] if row else ENGLISH, self.language, "in this database")
         conn.execute("DELETE FROM terms")
         rows = conn.execute("SELECT rid, user_id, agent_id, session_id, speaker, summary, modality FROM units "
                             "ORDER BY rid").fetchall()
         items = [EmbedInput(Scope(u, a, s), sp, t, Modality(m)) for _, u, a, s, sp, t, m in rows]
         self.apply(conn, Reindex([(r[0], Scope(r[1], r[2], r[3])) for r in rows],
-                                 tokenize(embed_texts(items, context=self.context)), 0))
+                                 self.tokenize(embed_texts(items, context=self.context)), 0))
         conn.execute("UPDATE counters SET docs = (SELECT COUNT(*) FROM units), "
                      "doc_len = (SELECT COALESCE(SUM(doc_len), 0) FROM units)")

@@ -134,13 +134,12 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue, SQLiteAuditLog):
     def meta(self) -> StoreMeta | None:
         with self._lock:
             rows = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        if "embedder" not in rows:
-            return None
-        return StoreMeta(int(rows["schema_version"]), rows["embedder"], int(rows["dim"]))
+        return StoreMeta.recorded(rows)
 
-    def init_meta(self, embedder: str, dim: int) -> StoreMeta:
+    def init_meta(self, embedder: str, dim: int, *, roles: str = "none", language: str = "en") -> StoreMeta:
         with self._lock, self._tx():
-            for key, value in (("embedder", embedder), ("dim", str(dim))):
+            for key, value in (("embedder", embedder), ("dim", str(dim)), ("embedder_roles", roles),
+                               ("language", language)):
                 self._conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
         meta = self.meta()
         assert meta is not None
@@ -525,7 +524,8 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue, SQLiteAuditLog):
         return {"units": units, "by_modality": by_modality, "users": users, "sessions": sessions}
 
     def replace_vectors(
-        self, rids: Sequence[int], vectors: Sequence[Any], embedder: str, dim: int, event: AuditEvent
+        self, rids: Sequence[int], vectors: Sequence[Any], embedder: str, dim: int, event: AuditEvent,
+        roles: str = "none",
     ) -> None:
         """Swap every unit's embedding and the recorded embedder in one transaction."""
         with self._lock, self._tx() as conn:
@@ -535,6 +535,7 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue, SQLiteAuditLog):
             )
             conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (embedder,))
             conn.execute("UPDATE meta SET value = ? WHERE key = 'dim'", (str(dim),))
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder_roles', ?)", (roles,))
             log_event(conn, event)
             self._bump()
 
