@@ -624,6 +624,17 @@ FIGURES += [  # issue 49, imports with a NUL and imports after a forget (python 
      [("import-safety.json", f"results.{b}.forgotten.{k}") for b in ("sqlite", "postgresql")
       for k in ("units_back", "search_hits_after")]),
 ]
+FIGURES += [  # issue 49 items 3-4, a slow model and another user's searches (python -m benchmarks slow-model)
+    ("benchmarks/results/SECURITY.md", "6 planned searches wait for a 30 s model | {0} ms against {1} ms idle, {2}x | "
+     "within 3x | p50 {3} ms", [("slow-model.json", "result.loaded.p95_ms"), ("slow-model.json", "result.idle.p95_ms"),
+                                ("slow-model.json", "result.loaded_p95_over_idle_p95"),
+                                ("slow-model-before.json", "result.loaded.p50_ms")]),
+    ("benchmarks/results/SECURITY.md", "slower (p50 {0} ms) than the later ones (idle p95 {1} ms and {2} ms in rounds 2 "
+     "and 3, loaded p95 {3} ms and {4} ms beside them)",
+     [("slow-model.json", "result.rounds.0.idle.p50_ms"), ("slow-model.json", "result.rounds.1.idle.p95_ms"),
+      ("slow-model.json", "result.rounds.2.idle.p95_ms"), ("slow-model.json", "result.rounds.1.loaded.p95_ms"),
+      ("slow-model.json", "result.rounds.2.loaded.p95_ms")]),
+]
 
 
 def _value(file: str, path: str) -> Any:
