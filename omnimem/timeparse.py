@@ -1,4 +1,9 @@
-"""Turn the time strings people and data sets use into aware datetimes."""
+"""Turn the time strings people and data sets use into aware datetimes.
+
+The relative times read in a query (:func:`query_window`: "yesterday", "last week", "in May", ...) are
+English expressions only, whatever the store's ``language`` setting: a query in another language gets no
+time window (its search is otherwise unchanged).
+"""
 
 from __future__ import annotations
 

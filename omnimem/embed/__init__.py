@@ -12,6 +12,7 @@ from omnimem.embed.base import (
     register_embedder,
     role_scheme,
 )
+from omnimem.embed.e5 import E5Embedder
 from omnimem.embed.fake import FakeEmbedder
 from omnimem.embed.minilm import MODEL_NAME, MiniLMEmbedder
 
@@ -21,6 +22,7 @@ DEFAULT_EMBEDDER = MODEL_NAME
 
 __all__ = [
     "DEFAULT_EMBEDDER",
+    "E5Embedder",
     "NO_ROLES",
     "Embedder",
     "FakeEmbedder",

@@ -80,7 +80,7 @@ class E5Embedder:
     dim = 384
     roles = E5_ROLES
 
-    def __init__(self, batch_size: int = 64, threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 16, threads: int | None = None) -> None:
         if batch_size < 1 or (threads is not None and threads < 1):
             raise InvalidInputError(f"batch_size and threads must be >= 1, not {batch_size} and {threads}")
         self.batch_size = batch_size
