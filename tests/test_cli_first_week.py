@@ -67,7 +67,7 @@ def test_declining_a_wipe_is_an_answer_not_an_error(tmp_path: Path) -> None:
     os.close(terminal)
     seen = b""
     deadline = time.monotonic() + 120
-    while b"cannot be undone" not in seen and time.monotonic() < deadline:
+    while b"[y/N]: " not in seen and time.monotonic() < deadline:  # the whole prompt, so the echo comes after it
         seen += os.read(controller, 1024)
     os.write(controller, b"n\n")
     assert proc.wait(timeout=120) == 1
