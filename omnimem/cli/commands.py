@@ -463,6 +463,7 @@ def demo(
     """Ingest the bundled sample conversation and show what it recalls (--store DIR keeps the store)."""
     import tempfile
 
+    from omnimem.context import primary_score, ranked_by
     from omnimem.engine.ingest.loaders import load_jsonl
     from omnimem.memory import LocalMemory
     from omnimem.timeparse import format_time
@@ -481,11 +482,14 @@ def demo(
                   f"{file.name if file else 'the sample conversation'} with {mem.embedder.name} in {where}",
                   markup=False, highlight=False)
         ctx = mem.search(question, budget=400)
-        out.print(f"[bold]{question}[/bold]  (fused score, dense rank, BM25 rank, cosine)")
+        by = ranked_by(ctx.hits, ctx.plan)  # what ranked the hits first, as every surface shows it
+        out.print(f"[bold]{question}[/bold]  ({'fused score' if by == 'fused' else 'rank'}, dense rank, BM25 rank, "
+                  "cosine)")
         for hit in sorted(ctx.hits, key=lambda h: h.rank)[:5]:
             u = hit.unit
-            fused, dense, sparse, cosine = hit_scores(hit)
-            out.print(f"  {fused}  d#{dense:<2} b#{sparse:<2} {cosine}  [{format_time(u.event_time)}] {u.speaker}: "
+            _, dense, sparse, cosine = hit_scores(hit)
+            out.print(f"  {primary_score(hit, by)}  d#{dense:<2} b#{sparse:<2} {cosine}  [{format_time(u.event_time)}] "
+                      f"{u.speaker}: "
                       f"{u.summary}", markup=False, highlight=False)
     kept = str(store) if store else "./mem"
     steps = [] if store else [f"omnimem demo --store {kept}   (keeps the store to explore)"]
