@@ -675,7 +675,7 @@ FIGURES += [  # stop 48: the signals' margin moves a few hits, none that count
 RERUNS_48 = [  # stop 48's default (signal_margin=0.15: a signal re-orders near ties only) re-run on every split
     (f"final/default-48/{data}-{split}.json", f"final/default-47/{data}-{split}.json")
     for data, split in (("locomo", "dev"), ("locomo", "test"), ("memgallery", "dev"), ("memgallery", "test"),
-                        ("longmemeval", "dev"))
+                        ("longmemeval", "dev"), ("longmemeval", "test"))
 ]
 
 
