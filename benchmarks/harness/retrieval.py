@@ -20,6 +20,8 @@ of systems that need it.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -279,9 +281,16 @@ class CachedEmbedder:
             return
         self.file.parent.mkdir(parents=True, exist_ok=True)
         keys = list(self._memo)
-        partial = self.file.with_name(self.file.name + ".partial.npz")
-        np.savez(partial, keys=np.array(keys), vectors=np.stack([self._memo[k] for k in keys]))
-        partial.replace(self.file)  # a run killed mid-write leaves the old cache whole
+        # a temporary file of its own: a run killed mid-write leaves the old cache whole, and two runs saving the
+        # shared cache at once never write the same temporary file (the later replace wins)
+        handle, name = tempfile.mkstemp(prefix=self.file.name + ".", suffix=".partial.npz", dir=self.file.parent)
+        partial = Path(name)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, keys=np.array(keys), vectors=np.stack([self._memo[k] for k in keys]))
+            partial.replace(self.file)
+        finally:
+            partial.unlink(missing_ok=True)
         self._saved = len(keys)
 
     def embed(self, texts: Sequence[str]) -> Vectors:

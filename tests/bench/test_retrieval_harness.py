@@ -280,3 +280,28 @@ def test_questions_with_an_image_search_with_its_caption():
     assert q.query == "Which day was about the picture? [image: a red kayak on a lake]"
     [plain] = select_questions(raw, {"D1:1"}, Counter())
     assert plain.query == plain.question
+
+
+def test_two_runs_saving_one_vector_cache_at_once_leave_it_whole(tmp_path: Path) -> None:
+    import threading
+
+    file = tmp_path / "vectors.npz"
+    errors: list[BaseException] = []
+
+    def save_often(tag: str) -> None:
+        cache = CachedEmbedder(FakeEmbedder(), file)
+        try:
+            for i in range(25):
+                cache.embed([f"{tag} text {i}"])
+                cache.save()
+        except BaseException as exc:  # noqa: BLE001 - the test reports any failure of either writer
+            errors.append(exc)
+
+    writers = [threading.Thread(target=save_often, args=(tag,)) for tag in ("a", "b")]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    assert errors == []
+    assert [p.name for p in tmp_path.iterdir()] == ["vectors.npz"]  # no temporary file left behind
+    assert CachedEmbedder(FakeEmbedder(), file)._saved >= 25  # one writer's vectors whole (the later replace wins)
