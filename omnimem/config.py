@@ -86,6 +86,8 @@ class Settings:
     """Every tunable of the core, with the paper's defaults."""
 
     embedder: str | None = None  # None: the store's own, or the default for a new store
+    fast_queries: bool = True  # embed search queries with the store model's faster equivalent where one is
+    #                           installed (omnimem.embed.query: all-MiniLM-L6-v2's int8 ONNX copy); never stored
     language: str = "en"  # what BM25 tokenises, stems and drops stop words by: "en", "auto" (detected per unit and
     #                       query) or a language code (omnimem.text.LANGUAGES); recorded by a new store, and a store
     #                       opens only with its own (docs/retrieval.md, "Languages")

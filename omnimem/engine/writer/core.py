@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from omnimem.embed.base import Embedder, role_scheme
+from omnimem.embed.query import with_fast_queries
 from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress, Rows, count
 from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
 from omnimem.engine.parts import Parts
@@ -332,7 +333,7 @@ class Writer:
                                     AuditEvent("reembed", p.actor, (), details={"units": len(rows)},
                                                reason=f"{p.embedder.name} -> {embedder.name}"),
                                     role_scheme(embedder))
-            p.embedder = embedder
+            p.embedder = with_fast_queries(embedder, p.settings.fast_queries)  # queries by a faster model, if any
             p.search = rebuild(embedder)
             p.search.save()
             if p.graph is not None:  # entity resolution compares names with the same model
