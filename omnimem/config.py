@@ -209,6 +209,8 @@ class Settings:
     max_media_pixels: int = 50_000_000  # per image or video frame, checked from headers before decoding
     max_media_seconds: float = 14_400.0  # per audio or video input (4 hours)
     trace_content: bool = False  # OpenTelemetry spans also carry texts, queries, answers and ids (omnimem.otel)
+    redact_pii: bool = False  # personal data (emails, phones, cards, accounts, addresses, names) is replaced by
+    #                           typed placeholders before anything is stored (omnimem.engine.ingest.redact)
 
     @classmethod
     def load(cls, *, config_file: str | Path | None = None, **overrides: Any) -> Settings:

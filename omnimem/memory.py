@@ -34,6 +34,7 @@ from omnimem.engine.contract import (
 from omnimem.engine.ingest import mem0
 from omnimem.engine.ingest.pipeline import Progress
 from omnimem.engine.ingest.prepare import clean_caption, clean_id, clean_text, make_scope
+from omnimem.engine.ingest.redact import redaction
 from omnimem.engine.lifecycle import check_id
 from omnimem.engine.listing import MAX_PAGE
 from omnimem.engine.local import LocalEngine
@@ -160,10 +161,11 @@ class Memory:
         can be replaced. Content that was deleted is not stored again unless
         ``allow_forgotten`` (see "What remains after a forget" in the README).
         """
+        pii = redaction(self.settings)  # redact_pii: the original text goes no further than this
         return self.engine.add(AddRequest(
-            clean_text(text), make_scope(user_id, agent_id, session_id), time,
+            pii.text(clean_text(text)), make_scope(user_id, agent_id, session_id), time,
             None if speaker is None else clean_text(speaker, what="speaker"), clean_id(source_id, "source_id"),
-            None if metadata is None else validate.metadata(metadata),
+            None if metadata is None else pii.metadata(validate.metadata(metadata)),
             None if supersedes is None else tuple(validate.unit_ids(supersedes, "supersedes")),
             allow_forgotten,
         ))
@@ -179,7 +181,7 @@ class Memory:
         """
         return self.engine.update(UpdateRequest(
             check_id(unit_id), make_scope(user_id, agent_id, session_id),
-            None if text is None else clean_text(text), time,
+            None if text is None else redaction(self.settings).text(clean_text(text)), time,
             None if speaker is None else clean_text(speaker, what="speaker"), validate.note(reason),
         ))
 
@@ -197,7 +199,7 @@ class Memory:
         if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
             raise InvalidInputError("turns must be a list of mappings")
         return self.engine.add_dialogue(DialogueRequest(
-            _turns(turns), make_scope(user_id, agent_id, session_id), restate,
+            redaction(self.settings).turns(_turns(turns)), make_scope(user_id, agent_id, session_id), restate,
             allow_forgotten, progress,
         ))
 
@@ -213,7 +215,8 @@ class Memory:
         the same scope is skipped. With ``clip_model`` set, the image also gets a
         CLIP vector for text-to-image search.
         """
-        scope, caption = make_scope(user_id, agent_id, session_id), clean_caption(caption)
+        scope = make_scope(user_id, agent_id, session_id)
+        caption = redaction(self.settings).optional(clean_caption(caption))
         source = None if source_id is None else clean_text(source_id, what="source_id")
         return self.engine.add_image(ImageRequest(validate.media_file(image), scope, caption, time, source))
 
@@ -417,7 +420,7 @@ class Memory:
         ``units`` count in all). Returns counts: units, stored, skipped, forgotten.
         """
         return self.engine.import_records(ImportRequest(
-            validate.records(records), allow_forgotten, progress))
+            redaction(self.settings).records(validate.records(records)), allow_forgotten, progress))
 
     def import_mem0(self, export: object, *, allow_forgotten: bool = False,
                     progress: Progress | None = None) -> dict[str, int]:

@@ -26,6 +26,8 @@ SCRIPTS = {
     "import-safety": ("benchmarks.reliability.import_safety", "Imports with a NUL in their last record and imports "
                       "after a forget, on SQLite and PostgreSQL: half-stored imports, forgotten units back (writes "
                       "import-safety.json)."),
+    "redaction": ("benchmarks.reliability.redaction", "redact_pii: precision, recall and leak rate per kind of "
+                  "personal data on a seeded synthetic set, and the cost per add (writes redaction.json, .md)."),
 }  # command -> (module with main(argv), one-line help)
 
 
