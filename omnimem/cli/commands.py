@@ -550,6 +550,10 @@ from omnimem.cli.mcp import mcp_command  # noqa: E402  (omnimem mcp: the MCP ser
 
 app.command("mcp")(mcp_command)
 
+from omnimem.cli.hook import hook_command  # noqa: E402  (omnimem hook claude-code | codex)
+
+app.command("hook")(hook_command)
+
 from omnimem.cli import postgres as cli_postgres  # noqa: E402 - `omnimem migrate`
 
 cli_postgres.register(app)

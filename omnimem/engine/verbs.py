@@ -110,6 +110,7 @@ OTHER_COMMANDS: dict[str, str] = {
     "bench": "the benchmarks of a source checkout",
     "serve": "runs the HTTP server",
     "mcp": "runs the MCP server on stdio",
+    "hook": "a coding agent's hook: recall before a prompt, capture a session (search and add_dialogue)",
     "worker": "runs enrichment workers",
     "queue": "shows the enrichment queue",
     "migrate": "brings a PostgreSQL database to this schema",
