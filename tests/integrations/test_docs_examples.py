@@ -69,6 +69,13 @@ def test_crewai_example(tmp_path: Path) -> None:
     assert "omnimem finds: Ana prefers window seats on long flights" in shown
 
 
+def test_pydantic_ai_example(tmp_path: Path) -> None:
+    lines = run("pydantic-ai.md", tmp_path).splitlines()
+    assert lines[:4] == ["Saved: Remembered", "Memories that may be relevant:", "[2024-05-01 12:00]",
+                         "ana: I am allergic to peanuts."]
+    assert re.fullmatch(r"\[\d{4}-\d\d-\d\d \d\d:\d\d\]", lines[4]) and lines[5:] == ["ana: My sister is called Rita."]
+
+
 def test_typescript_example_is_the_tested_file() -> None:
     """The TypeScript client's tests run examples/quickstart.ts against a live server; the page shows that file."""
     shown = re.search(r"```typescript\n(.*?)```", (ROOT / "docs" / "typescript.md").read_text(), re.S)
