@@ -1,5 +1,6 @@
 """Framework integrations, each behind its own extra: LangChain (``[langchain]``), LangGraph (``[langgraph]``),
-LlamaIndex (``[llamaindex]``), the OpenAI Agents SDK (``[openai-agents]``), CrewAI (``[crewai]``).
+LlamaIndex (``[llamaindex]``), the OpenAI Agents SDK (``[openai-agents]``), CrewAI (``[crewai]``),
+Google ADK (``[adk]``), AutoGen (``[autogen]``).
 
 Importing a submodule without its extra raises :class:`omnimem.errors.MissingDependencyError`
 naming the ``pip install`` that fixes it; ``import omnimem`` never imports these.
@@ -7,7 +8,8 @@ naming the ``pip install`` that fixes it; ``import omnimem`` never imports these
 
 from typing import Any
 
-from omnimem.errors import ConfigError
+from omnimem.config import Settings
+from omnimem.errors import ConfigError, InvalidInputError
 
 
 def explicit_scope(owner: str, user_id: str | None, all_users: bool) -> None:
@@ -40,6 +42,24 @@ def hit_metadata(hit: Any) -> dict[str, Any]:
         "tokens": hit.tokens,
         "modality": unit.modality.value,
     }
+
+
+def clip_query(memory: Any, text: object) -> str:
+    """``text`` as a search query: its newest ``max_query_chars`` characters (the memory's setting; on a remote
+    memory the server's default), starting on a whole word, so a long paste never makes a search fail; a query
+    that is not a string, or has no words, is an InvalidInputError."""
+    if not isinstance(text, str):
+        raise InvalidInputError(f"query must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidInputError("query must be a non-empty string")
+    settings = getattr(memory, "settings", None)
+    limit = (settings or Settings()).max_query_chars
+    if len(text) <= limit:
+        return text.strip()
+    kept = text[-limit:]
+    if not text[-limit - 1].isspace() and any(c.isspace() for c in kept):
+        kept = kept.split(None, 1)[-1] if kept.split() else ""  # the cut word's rest left out
+    return kept.strip()
 
 
 def needs_local(memory: Any, owner: str, also: str = "") -> None:

@@ -76,6 +76,28 @@ def test_pydantic_ai_example(tmp_path: Path) -> None:
     assert re.fullmatch(r"\[\d{4}-\d\d-\d\d \d\d:\d\d\]", lines[4]) and lines[5:] == ["ana: My sister is called Rita."]
 
 
+def installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package (google) is missing too
+        return False
+
+
+@pytest.mark.skipif(not installed("google.adk"), reason="google-adk runs in its own venv: docs/adk.md")
+def test_adk_example(tmp_path: Path) -> None:
+    assert run("adk.md", tmp_path).splitlines() == [
+        "assistant: Noted.", "assistant: Here is a peanut-free snack.",
+        "the model was shown: ['user: I am allergic to peanuts.']", "user I am allergic to peanuts. 1"]
+
+
+@pytest.mark.skipif(not installed("autogen_core"), reason="autogen runs in its own venv: docs/autogen.md")
+def test_autogen_example(tmp_path: Path) -> None:
+    assert run("autogen.md", tmp_path).splitlines() == [
+        "assistant: Here is a peanut-free snack.",
+        "the model was shown: Relevant memory content: ['Ana is allergic to peanuts.', '{\"seat\": \"window\"}']",
+        "application/json {'seat': 'window'} 1", "text/plain Ana is allergic to peanuts. 2"]
+
+
 def test_typescript_example_is_the_tested_file() -> None:
     """The TypeScript client's tests run examples/quickstart.ts against a live server; the page shows that file."""
     shown = re.search(r"```typescript\n(.*?)```", (ROOT / "docs" / "typescript.md").read_text(), re.S)
