@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from benchmarks.harness.retrieval import BUDGETS, BenchConversation, MemoryPool, Retrieved, Searcher
-from omnimem.embed.base import Embedder
+from omnimem.embed.base import Embedder, embed_queries
 from omnimem.fusion import rrf_merge, union_merge
 from omnimem.index.dense import DenseIndex
 from omnimem.index.sparse import SparseIndex
@@ -123,7 +123,7 @@ class _RawSearcher:
         dense: list[int] = []
         sparse: list[int] = []
         if self.mode != "bm25":
-            dense = [i for i, _ in self.dense.search(self.embedder.embed([question])[0], self.k)]
+            dense = [i for i, _ in self.dense.search(embed_queries(self.embedder, [question])[0], self.k)]
         if self.mode != "dense":  # BM25 on the question's content words, as omnimem's default searches
             sparse = [i for i, _ in self.sparse.search(content_words(question), self.k)]
         if self.mode == "rrf":

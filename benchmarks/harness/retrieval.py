@@ -39,7 +39,7 @@ from benchmarks.harness.evidence import EvidenceParse
 from benchmarks.harness.scoring import LOCOMO_CATEGORIES
 from benchmarks.harness.sessions import session_metrics
 from omnimem import Context, Memory, NotFoundError
-from omnimem.embed.base import Embedder, Vectors
+from omnimem.embed.base import NO_ROLES, Embedder, Vectors, embed_queries, role_scheme
 from omnimem.ingest.loaders import Dialogue, load_locomo
 from omnimem.timeparse import parse_time
 from omnimem.tokens import count_tokens
@@ -266,6 +266,7 @@ class CachedEmbedder:
         self.base = base
         self.name = base.name
         self.dim = base.dim
+        self.roles = role_scheme(base)  # queries of a model with roles are embedded (and cached) as queries
         self._memo: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}  # cache_key -> vector
         self.embedded = 0
         self.file = file  # an optional vector cache kept between runs
@@ -294,10 +295,19 @@ class CachedEmbedder:
         self._saved = len(keys)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        keys = [cache_key(self.name, t) for t in texts]
+        return self._cached(texts, self.name, self.base.embed)
+
+    def embed_query(self, texts: Sequence[str]) -> Vectors:
+        """Query vectors: the base's ``embed_query`` (cached apart from passages) where it has roles."""
+        if self.roles == NO_ROLES:
+            return self.embed(texts)
+        return self._cached(texts, f"{self.name}\0query:{self.roles}", lambda batch: embed_queries(self.base, batch))
+
+    def _cached(self, texts: Sequence[str], model: str, embed: Callable[[list[str]], Vectors]) -> Vectors:
+        keys = [cache_key(model, t) for t in texts]
         missing = {k: t for k, t in zip(keys, texts) if k not in self._memo}
         if missing:
-            for key, vector in zip(missing, self.base.embed(list(missing.values()))):
+            for key, vector in zip(missing, embed(list(missing.values()))):
                 self._memo[key] = vector
             self.embedded += len(missing)
         if not texts:
@@ -572,7 +582,7 @@ def run(
     ingest: dict[str, Counter[str]] = defaultdict(Counter)
     saved_at = 0
     for conv in dataset.conversations:
-        cache.embed([q.query for q in conv.questions])  # one batch, not one call per question
+        cache.embed_query([q.query for q in conv.questions])  # one batch, not one call per question
         texts = conv.turn_texts()
         pool = MemoryPool(conv, cache, databases)
         try:

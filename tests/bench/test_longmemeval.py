@@ -46,6 +46,25 @@ def test_the_disk_cache_is_keyed_by_model_and_text(tmp_path: Path):
     assert cache_key("fake", "alpha") != cache_key("other-model", "alpha")
 
 
+class _Prefixed(FakeEmbedder):
+    """A fake model with roles: a query is embedded as e5 embeds one, after a prefix."""
+
+    roles = "prefix"
+
+    def embed_query(self, texts):
+        return self.embed([f"query: {t}" for t in texts])
+
+
+def test_a_model_with_roles_is_cached_and_searched_with_its_query_vectors():
+    base = _Prefixed(dim=8)
+    cached = CachedEmbedder(base)
+    assert cached.roles == "prefix"  # a store made through the cache records the model's role scheme
+    query, passage = cached.embed_query(["alpha"])[0], cached.embed(["alpha"])[0]
+    assert (query == base.embed(["query: alpha"])[0]).all() and (passage == base.embed(["alpha"])[0]).all()
+    assert cached.embedded == 2  # the query and the passage of one text are two vectors, cached apart
+    assert (CachedEmbedder(FakeEmbedder(dim=8)).embed_query(["alpha"]) == FakeEmbedder(dim=8).embed(["alpha"])).all()
+
+
 def test_real_questions_load_with_their_haystack_under_their_own_user(data_dir: Path):
     folder = data_dir / "longmemeval"
     if not (folder / "longmemeval_s_dev.json").exists():
