@@ -63,14 +63,11 @@ def check_roles(recorded: str, embedder: Embedder, where: object) -> None:
 
 
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
-    """Vectors of search queries: those of its ``query_model`` where it has one (a faster model measured
-    equivalent for queries, :class:`omnimem.embed.query.FastQueries`), ``embed_query`` where the embedder has
-    roles, else ``embed``."""
-    model = getattr(embedder, "query_model", None)
-    if model is not None:
-        return embed_queries(model, texts)
+    """Vectors of search queries: ``embed_query`` where the embedder has roles or a query model of its own (a
+    faster model measured equivalent for queries, :class:`omnimem.embed.query.FastQueries`), else ``embed``."""
     query = getattr(embedder, "embed_query", None)
-    if role_scheme(embedder) != NO_ROLES and callable(query):
+    routed = getattr(embedder, "query_model", None) is not None
+    if (routed or role_scheme(embedder) != NO_ROLES) and callable(query):
         vectors: Vectors = query(texts)
         return vectors
     return embedder.embed(texts)

@@ -32,7 +32,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib.util import find_spec
 
-from omnimem.embed.base import NO_ROLES, Embedder, Vectors, create_embedder, role_scheme
+import numpy as np
+
+from omnimem.embed.base import NO_ROLES, Embedder, Vectors, create_embedder, embed_queries, role_scheme
+from omnimem.embed.gate import GATE, SLICE, ModelGate
+
+SLICE_IDLE = 32  # a write's slice with no query about (the MiniLM's batch of 16 on its 2 threads)
 
 QUERY_EQUIVALENTS: dict[str, str] = {"all-MiniLM-L6-v2": "all-MiniLM-L6-v2-int8"}
 """Stored model -> a faster model that may embed its queries (never what is stored)."""
@@ -56,21 +61,45 @@ def fast_query_embedder(stored: str) -> str | None:
 
 
 class FastQueries:
-    """A store's own model for every vector that is stored, and a faster one measured to embed its queries alike.
+    """A store's own model for every vector that is stored, and a faster one measured to embed its queries alike,
+    with the queries served first (:mod:`omnimem.embed.gate`).
 
-    ``embed`` (what adds, updates, re-embedding and the graph call) is the stored model's; search queries go to
-    ``query_model`` (:func:`omnimem.embed.base.embed_queries` reads it). ``name``, ``dim`` and the role scheme
-    are the stored model's, so the store records and checks that model only.
+    ``embed`` (what adds, updates, re-embedding and the graph call) is the stored model's, in slices that take
+    the gate as writes: :data:`~omnimem.embed.gate.SLICE` texts at a time while queries are about, else
+    :data:`SLICE_IDLE` (the MiniLM's two parallel batches of 16: no slower than one call), so a query waits
+    for one slice, never for a whole batch. Search queries go to ``query_model``, one text per call, each
+    taking the gate as a query (:func:`omnimem.embed.base.embed_queries` calls :meth:`embed_query`).
+    ``name``, ``dim`` and the role scheme are the stored model's, so the store records and checks that model
+    only.
     """
 
-    def __init__(self, stored: Embedder, query_model: Embedder) -> None:
+    queries_first = True  # it slices its writes and yields to queries itself (the ingest pipeline reads this)
+
+    def __init__(self, stored: Embedder, query_model: Embedder, gate: ModelGate = GATE) -> None:
         self.stored = stored
         self.query_model = query_model
+        self.gate = gate
         self.name = stored.name
         self.dim = stored.dim
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        return self.stored.embed(texts)
+        """The stored model's vectors of ``texts``, in order, slice by slice."""
+        parts: list[Vectors] = []
+        start = 0
+        while not parts or start < len(texts):  # one call at least (no texts: the model's empty answer)
+            stop = start + (SLICE if self.gate.queries_about() else SLICE_IDLE)
+            with self.gate.passage():
+                parts.append(self.stored.embed(texts[start:stop]))
+            start = stop
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def embed_query(self, texts: Sequence[str]) -> Vectors:
+        """Query vectors of the query model, each text alone (a batch would change int8 vectors)."""
+        vectors: list[Vectors] = []
+        for text in texts:
+            with self.gate.query():
+                vectors.append(embed_queries(self.query_model, [text]))
+        return np.concatenate(vectors) if vectors else np.zeros((0, self.dim), dtype=np.float32)
 
     def __repr__(self) -> str:
         return f"FastQueries({self.stored!r}, queries by {self.query_model.name})"

@@ -1,0 +1,108 @@
+"""One model call at a time, queries first: the order in which a process's searches and writes use the cores.
+
+A model call (a query's embedding, or a slice of a write's texts) already spreads over every core (torch's and
+onnxruntime's own threads), so two calls at once only make each wait for the other and their thread pools
+spin against each other. Under a mixed load on 2 cores a search's query embedding then took most of its time
+(benchmarks/results/PERF.md, issue 51). The :class:`ModelGate` runs one call at a time:
+
+- a query takes the gate as soon as the call running ends: it never waits for a write's whole batch, only for
+  the slice being embedded (:meth:`omnimem.embed.query.FastQueries.embed` cuts a write's texts into slices
+  of :data:`SLICE` while queries are about);
+- a write's slice waits while queries are waiting, at most ``passage_wait`` seconds; after that it goes next,
+  before queries that come later, so a stream of searches slows writes but never stops them;
+- queries are embedded one by one, never together: the int8 model quantises a batch's activations with one
+  scale, so a query's vector would depend on the queries that share its call.
+
+Waits are bounded either way: a query waits for at most the call running and the writes past their bound (one
+slice each), a slice for at most ``passage_wait`` and the call running.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+SLICE = 8  # while queries are about, a write's texts are embedded this many at a time
+PASSAGE_WAIT_S = 0.1  # the longest a write's slice waits for queries before it goes next
+QUERIES_ABOUT_S = 0.25  # queries are "about" when one is waiting or one took the gate this recently
+
+
+class ModelGate:
+    """A lock for model calls with two kinds of callers: queries first, then writes' slices (bounded waits)."""
+
+    def __init__(self, passage_wait: float = PASSAGE_WAIT_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.passage_wait = passage_wait
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._busy = False
+        self._queries = 0  # queries waiting for the gate
+        self._passages = 0  # slices waiting for the gate
+        self._overdue = 0  # of which waited past passage_wait: they go before any query that has not the gate yet
+        self._last_query = float("-inf")
+        self.served = {"queries": 0, "slices": 0, "slices_overdue": 0}
+
+    @contextmanager
+    def query(self) -> Iterator[None]:
+        """Hold the gate for one query's model call: after the call running and any overdue slice, before
+        every other slice."""
+        with self._cond:
+            self._queries += 1
+            self._last_query = self._clock()
+            try:
+                self._cond.wait_for(lambda: not self._busy and not self._overdue)
+            finally:
+                self._queries -= 1
+            self._busy = True
+            self.served["queries"] += 1
+        try:
+            yield
+        finally:
+            self._release()
+
+    @contextmanager
+    def passage(self) -> Iterator[None]:
+        """Hold the gate for one slice of stored texts: once no query waits, or ``passage_wait`` after it came."""
+        with self._cond:
+            deadline = self._clock() + self.passage_wait
+            overdue = False
+            self._passages += 1
+            try:
+                while self._busy or (self._queries and not overdue):
+                    left = deadline - self._clock()
+                    if not overdue and left <= 0:
+                        overdue = True
+                        self._overdue += 1
+                        continue
+                    self._cond.wait(None if overdue else left)
+            finally:
+                self._passages -= 1
+                if overdue:
+                    self._overdue -= 1
+            self._busy = True
+            self.served["slices"] += 1
+            self.served["slices_overdue"] += overdue
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()
+
+    def queries_about(self, within: float = QUERIES_ABOUT_S) -> bool:
+        """Whether a query is waiting or took the gate in the last ``within`` seconds."""
+        with self._cond:
+            return self._queries > 0 or self._clock() - self._last_query < within
+
+    def waiting(self) -> tuple[int, int]:
+        """How many queries and slices are waiting for the gate now (for stats and tests)."""
+        with self._cond:
+            return self._queries, self._passages
+
+
+GATE = ModelGate()
+"""The process's gate: the models are loaded once per process and shared by every ``Memory`` in it."""
