@@ -664,6 +664,21 @@ def test_the_default_re_run_after_stop_47_recalls_every_question_as_committed(re
     assert _value(rerun, "systems.omnimem.overall") == _value(committed, "systems.omnimem.overall")
 
 
+FIGURES += [  # issue 52: what omnimem hook claude-code costs (python -m benchmarks hook-cost)
+    ("docs/claude-code.md", "Measured on 2 shared cores at a load average of {0} (`python -m benchmarks hook-cost`",
+     [("hook-cost.json", "load_average.0")]),
+    ("docs/claude-code.md", "a prompt waited {0} s for its memory from a store folder ({1} s of CPU: the imports, "
+     "the query model, one search) and {2} s from a running `omnimem serve` ({3} s of CPU). The first prompt after "
+     "a capture took {4} s.",
+     [("hook-cost.json", "recall_folder.warm_median_s"), ("hook-cost.json", "recall_folder.warm_cpu_median_s"),
+      ("hook-cost.json", "recall_server.warm_median_s"), ("hook-cost.json", "recall_server.warm_cpu_median_s"),
+      ("hook-cost.json", "recall_folder.cold_s")]),
+    ("docs/claude-code.md", "Storing a session of {0} turns took {1} s ({2} s of CPU, most of it the embedding "
+     "model), storing it again {3} s, and storing {4} new turns {5} s.",
+     [("hook-cost.json", "turns"), ("hook-cost.json", "capture_new_store_s"),
+      ("hook-cost.json", "capture_new_store_cpu_s"), ("hook-cost.json", "capture_nothing_new_s"),
+      ("hook-cost.json", "grown_new_turns"), ("hook-cost.json", "capture_grown_s")]),
+]
 FIGURES += [  # stop 48: the signals' margin moves a few hits, none that count
     ("benchmarks/results/CURRENT.md", "a few hits move (Mem-Gallery test recall@5 {0} -> {1}, LongMemEval dev NDCG@10 {2} "
      "-> {3}).", [("final/default-47/memgallery-test.json", "systems.omnimem.overall.@5"),

@@ -40,6 +40,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
     "mem0-compare": ("benchmarks.speed.mem0_compare", "omnimem against mem0 (in its own virtual environment) back "
                      "to back: ingest turns/s and search latency: --mem0-python PYTHON (writes mem0-compare.json, "
                      ".md)."),
+    "hook-cost": ("benchmarks.speed.hook_cost", "What `omnimem hook claude-code` costs per prompt (cold, warm; a "
+                  "store folder and a running server) and per captured session (writes hook-cost.json, .md)."),
     "perf-table": ("benchmarks.speed.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
 }
 

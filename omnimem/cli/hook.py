@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from omnimem.integrations.transcripts import Captured
 
 TOOLS = ("claude-code", "codex")
+FEW_TURNS = 4  # new turns a capture embeds with the numpy MiniLM: about a second each for a long turn, where
+#                torch's load (5 s of CPU) then embeds a session's turns in well under a second (hook-cost.md)
 REMOTE = ("http://", "https://")
 
 
@@ -110,27 +112,28 @@ class Target:
 
     def capture(self, turns: Sequence[Mapping[str, Any]], agent_id: str | None, session_id: str) -> Captured:
         """Store what the session gained; a folder store is created on the first capture."""
-        from omnimem.cli.oneshot import SMALL_WRITE
         from omnimem.integrations.transcripts import capture, new_turns
 
         user = self.user_id
         if self.remote:
             with self._server(timeout=60.0, retries=2) as mem:
                 return capture(mem, turns, user_id=user, agent_id=agent_id, session_id=session_id)
-        with self._writer(1) as mem:  # a few new turns embed without torch; more open again with its batches
+        with self._writer(True) as mem:  # a few new turns embed without torch; more open again with its batches
             fresh = new_turns(mem, turns, user_id=user, agent_id=agent_id, session_id=session_id)
             self.where = _where(mem)
-            if len(fresh) <= SMALL_WRITE:
+            if len(fresh) <= FEW_TURNS:
                 return capture(mem, turns, fresh=fresh, user_id=user, agent_id=agent_id, session_id=session_id)
-        with self._writer(len(fresh)) as mem:
+        with self._writer(False) as mem:
             return capture(mem, turns, fresh=fresh, user_id=user, agent_id=agent_id, session_id=session_id)
 
     def shown(self) -> str:
         return getattr(self, "where", None) or (self.url if self.remote else None) or str(store_path(self.store))
 
     @contextmanager
-    def _writer(self, texts: int) -> Iterator[Any]:
-        with _memory(self.store, _writer_embedder(self.store, self.url, texts=texts), url=self.url) as mem:
+    def _writer(self, few: bool) -> Iterator[Any]:
+        """The store opened to write: with the numpy MiniLM for a few texts (no torch import), else with the
+        store's own model, whose batches embed a session's turns far faster once loaded."""
+        with _memory(self.store, _writer_embedder(self.store, self.url) if few else None, url=self.url) as mem:
             yield mem
 
     @contextmanager

@@ -140,7 +140,8 @@ def capture(memory: Any, turns: Sequence[Mapping[str, Any]], *, user_id: str | N
             if result.accepted:
                 stored += 1
             else:
-                reasons[result.reason] = reasons.get(result.reason, 0) + 1
+                why = result.reason.split(":")[0]  # "redundant", "duplicate" (the rest names the unit)
+                reasons[why] = reasons.get(why, 0) + 1
     return Captured(len(turns), stored, len(turns) - len(todo), sum(reasons.values()), reasons)
 
 

@@ -229,3 +229,33 @@ def test_a_prompt_recalls_its_own_project_only(tmp_path: Path) -> None:
     other_user = CliRunner().invoke(app, ["hook", "claude-code", "--store", str(store), "--user-id", "bo"],
                                     input=json.dumps(event), env={"OMNIMEM_EMBEDDER": "fake"})
     assert other_user.exit_code == 0 and other_user.stdout == ""
+
+
+@pytest.mark.slow
+def test_the_hook_reaches_a_running_server_with_its_key(tmp_path: Path) -> None:
+    from tests.server.test_serve_cli import _serving
+
+    store = tmp_path / "served"
+    with Memory(store, embedder="fake"):  # a store for the server (its keys live in it)
+        pass
+    made = CliRunner().invoke(app, ["keys", "create", "--name", "hooks", "--user-id", "ana", "--role", "write",
+                                    "--store", str(store), "--json"])
+    key = json.loads(made.stdout)["api_key"]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(transcript_line(0, "The release train leaves every Thursday at noon.") + "\n")
+    end = {"session_id": "s-1", "transcript_path": str(transcript), "cwd": "/work/acme",
+           "hook_event_name": "SessionEnd", "reason": "other"}
+    prompt = {"session_id": "s-2", "cwd": "/work/acme", "hook_event_name": "UserPromptSubmit",
+              "prompt": "when does the release train leave?"}
+    with _serving(store, "--embedder", "fake") as url:
+        env = {"OMNIMEM_URL": url, "OMNIMEM_API_KEY": key, "OMNIMEM_USER_ID": "ana"}
+        hook = ["hook", "claude-code"]
+        stored = CliRunner().invoke(app, hook, input=json.dumps(end), env=env)
+        assert stored.exit_code == 0 and stored.stdout == f"omnimem: 1 of 1 turns stored (0 held already) from " \
+                                                          f"{transcript} -> {url}\n"
+        assert "0 of 1 turns stored (1 held already)" in CliRunner().invoke(app, hook, input=json.dumps(end),
+                                                                              env=env).stdout
+        recalled = CliRunner().invoke(app, hook, input=json.dumps(prompt), env=env)
+        assert "every Thursday at noon" in json.loads(recalled.stdout)["hookSpecificOutput"]["additionalContext"]
+        wrong_key = CliRunner().invoke(app, hook, input=json.dumps(prompt), env={**env, "OMNIMEM_API_KEY": "x"})
+        assert wrong_key.exit_code == 0 and wrong_key.stdout == "" and "no memory recalled" in wrong_key.stderr
