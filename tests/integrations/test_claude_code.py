@@ -259,3 +259,20 @@ def test_the_hook_reaches_a_running_server_with_its_key(tmp_path: Path) -> None:
         assert "every Thursday at noon" in json.loads(recalled.stdout)["hookSpecificOutput"]["additionalContext"]
         wrong_key = CliRunner().invoke(app, hook, input=json.dumps(prompt), env={**env, "OMNIMEM_API_KEY": "x"})
         assert wrong_key.exit_code == 0 and wrong_key.stdout == "" and "no memory recalled" in wrong_key.stderr
+
+
+def test_the_runnable_example_runs_in_an_empty_folder(tmp_path: Path) -> None:
+    block = re.findall(r"```python\n(.*?)```", PAGE.split("## Runnable example", 1)[1], re.S)[0]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    env.pop("OMNIMEM_EMBEDDER", None)  # the default model, as a reader runs it
+    out = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, cwd=tmp_path, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "Captured(turns=2, stored=2, held=0, skipped=0, reasons={})",
+        "Captured(turns=2, stored=0, held=2, skipped=0, reasons={})",
+        "Memory of this project from omnimem (its earlier sessions and this one):",
+        "[2026-12-01 10:00]",
+        "user: Our staging database is acme-stage-7.",
+        "assistant: Noted: staging is acme-stage-7.",
+        "[('user', ['u-1']), ('assistant', ['a-1'])]"]
