@@ -42,6 +42,7 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                      ".md)."),
     "hook-cost": ("benchmarks.speed.hook_cost", "What `omnimem hook claude-code` costs per prompt (cold, warm; a "
                   "store folder and a running server) and per captured session (writes hook-cost.json, .md)."),
+    "query-recall": ("benchmarks.speed.query_recall", "Recall question by question of the six retrieval runs with torch and with ONNX query embeddings: --before DIR --after DIR --out FILE.json (and .md)."),
     "perf-table": ("benchmarks.speed.perf_table", "Print the PERF.md table from perf-*.json [FOLDER]."),
 }
 

@@ -10,8 +10,9 @@ spin against each other. Under a mixed load on 2 cores a search's query embeddin
   of :data:`SLICE` while queries are about);
 - a write's slice waits while queries are waiting, at most ``passage_wait`` seconds; after that it goes next,
   before queries that come later, so a stream of searches slows writes but never stops them;
-- queries are embedded one by one, never together: the int8 model quantises a batch's activations with one
-  scale, so a query's vector would depend on the queries that share its call.
+- queries are embedded one call each, in turn: a server runs at most its search slots' worth of searches
+  at once (2 on 2 cores), so a batch of waiting queries would save little (one call's overhead), and one
+  query's call is a few milliseconds.
 
 Waits are bounded either way: a query waits for at most the call running and the writes past their bound (one
 slice each), a slice for at most ``passage_wait`` and the call running.

@@ -94,7 +94,7 @@ class FastQueries:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def embed_query(self, texts: Sequence[str]) -> Vectors:
-        """Query vectors of the query model, each text alone (a batch would change int8 vectors)."""
+        """Query vectors of the query model, one text per call, each call taking the gate as a query."""
         vectors: list[Vectors] = []
         for text in texts:
             with self.gate.query():
