@@ -120,6 +120,9 @@ class Settings:
     #                               times of their own, as chat messages do ("auto": transcripts whose turns share
     #                               their session's time keep every name, where leaving them out measured no
     #                               better), or never (False); short-message chats: benchmarks/results/packing-cost.md
+    fence_untrusted: bool = True  # a rendered context puts text below trusted (tool output, documents, imports)
+    #                               between <untrusted> and </untrusted>, under a line saying it is data, not
+    #                               instructions; charged in the budget like every line (docs/security.md)
     summary_words: int = 100  # text up to this many words is kept whole; longer text gets a summary line, what
     #                           dense and BM25 index of it (100 rather than 150: LongMemEval dev, 36 questions,
     #                           0.787 -> 0.825 within 1k and 0.947 -> 0.972 within 6k; on all 91 dev questions

@@ -17,6 +17,35 @@ import numpy as np
 import numpy.typing as npt
 
 
+SOURCES = ("user", "assistant", "tool", "document", "import", "derived")  # what kind of text a unit holds
+TRUST_LEVELS = ("untrusted", "trusted")  # lowest first; levels may be added between the two
+TRUSTED = "trusted"
+UNTRUSTED = "untrusted"
+_DEFAULT_TRUST = {"user": TRUSTED, "assistant": TRUSTED, "derived": TRUSTED,
+                  "tool": UNTRUSTED, "document": UNTRUSTED, "import": UNTRUSTED}
+
+
+def trust_rank(trust: str) -> int:
+    """A trust level's place, lowest first (``untrusted`` is 0); ValueError for an unknown level."""
+    return TRUST_LEVELS.index(trust)
+
+
+def default_trust(source: str) -> str:
+    """The trust a unit of this source kind gets when the writer names none: the user's and the assistant's
+    own words (and notes derived from them) are trusted, text from tools, documents and imports is not."""
+    return _DEFAULT_TRUST[source]
+
+
+def trusted_at(trust: str, floor: str | None) -> bool:
+    """Whether a unit of ``trust`` passes a ``min_trust`` floor (None: every unit)."""
+    return floor is None or TRUST_LEVELS.index(trust) >= TRUST_LEVELS.index(floor)
+
+
+def levels_from(floor: str) -> tuple[str, ...]:
+    """The trust levels at or above ``floor`` (what a search with ``min_trust=floor`` admits)."""
+    return TRUST_LEVELS[TRUST_LEVELS.index(floor):]
+
+
 class Modality(str, Enum):
     """What kind of thing a unit remembers."""
 
@@ -74,6 +103,17 @@ class MAU:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
     superseded_by: str | None = None  # the unit that replaced this one (kept for history)
     superseded_at: datetime | None = None  # record time of the replacement
+    source: str = "user"  # what kind of text it is (SOURCES): the user's words, a tool's output, an import ...
+    trust: str = TRUSTED  # TRUST_LEVELS: from the source kind, capped by the writer's key
+    surface: str | None = None  # how it arrived: python, cli, http, mcp, integration:<name>, import (None: unknown)
+    actor: str | None = None  # who wrote it: a server's key:<name>, local:<user> (None: written before provenance)
+    origin: str | None = None  # an imported unit: the source kind its file claimed (informational only)
+
+    @property
+    def provenance(self) -> dict[str, str | None]:
+        """Where the unit came from: source kind, trust, surface, actor (and an import's claimed origin)."""
+        return {"source": self.source, "trust": self.trust, "surface": self.surface, "actor": self.actor,
+                "origin": self.origin}
 
     @property
     def active(self) -> bool:
@@ -113,6 +153,7 @@ class MAU:
             "superseded_by": self.superseded_by,
             "superseded_at": self.superseded_at.isoformat() if self.superseded_at else None,
             "metadata": dict(self.metadata),
+            **self.provenance,
         }
 
     @classmethod
@@ -138,6 +179,8 @@ def unit_from_dict(data: Mapping[str, Any]) -> MAU:
         links=Links(data.get("prev_id"), data.get("next_id"), tuple(data.get("source_ids") or ())),
         metadata=dict(data.get("metadata") or {}), superseded_by=data.get("superseded_by"),
         superseded_at=_when(data.get("superseded_at")),
+        source=str(data.get("source") or "user"), trust=str(data.get("trust") or TRUSTED),
+        surface=data.get("surface"), actor=data.get("actor"), origin=data.get("origin"),
     )
 
 

@@ -29,13 +29,14 @@ from omnimem.engine.backends import is_database_url
 from omnimem.engine.contract import (
     AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, Engine, EntityRequest, ExportRequest,
     ForgetRequest, ImageRequest, ImportRequest, ListRequest, LogRequest, ScopeRequest, SearchRequest, UnitRequest,
-    UpdateRequest, VideoRequest,
+    TrustRequest, UpdateRequest, VideoRequest,
 )
 from omnimem.engine.ingest import mem0
 from omnimem.engine.ingest.pipeline import Progress
 from omnimem.engine.ingest.prepare import clean_caption, clean_id, clean_text, make_scope
 from omnimem.engine.ingest.redact import redaction
 from omnimem.engine.lifecycle import check_id
+from omnimem.engine.provenance import check_floor, check_source, check_trust
 from omnimem.engine.listing import MAX_PAGE
 from omnimem.engine.local import LocalEngine
 from omnimem.errors import ConfigError, InvalidInputError
@@ -153,13 +154,15 @@ class Memory:
     def add(self, text: str | bytes, *, time: str | datetime | None = None, speaker: str | None = None,
             source_id: str | None = None, user_id: str | None = None, agent_id: str | None = None,
             session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
-            supersedes: Sequence[str] | None = None, allow_forgotten: bool = False) -> AddResult:
+            supersedes: Sequence[str] | None = None, allow_forgotten: bool = False, source: str | None = None,
+            trust: str | None = None) -> AddResult:
         """Remember one piece of text; returns its id or why it was skipped.
 
         ``supersedes`` names units this one replaces: they stay for history
         but are withheld from search; only units of the same user and agent
         can be replaced. Content that was deleted is not stored again unless
-        ``allow_forgotten`` (see "What remains after a forget" in the README).
+        ``allow_forgotten`` (see "What remains after a forget" in the README). ``source`` (default ``"user"``)
+        and ``trust`` (up to what the caller's key allows): docs/security.md.
         """
         pii = redaction(self.settings)  # redact_pii: the original text goes no further than this
         return self.engine.add(AddRequest(
@@ -167,7 +170,7 @@ class Memory:
             None if speaker is None else clean_text(speaker, what="speaker"), clean_id(source_id, "source_id"),
             None if metadata is None else pii.metadata(validate.metadata(metadata)),
             None if supersedes is None else tuple(validate.unit_ids(supersedes, "supersedes")),
-            allow_forgotten,
+            allow_forgotten, check_source(source), None if trust is None else check_trust(trust),
         ))
 
     def update(self, unit_id: str, *, text: str | None = None, time: str | datetime | None = None,
@@ -189,7 +192,7 @@ class Memory:
     def add_dialogue(self, turns: Iterable[Mapping[str, Any]], *, user_id: str | None = None,
                      agent_id: str | None = None, session_id: str | None = None, restate: bool = False,
                      allow_forgotten: bool = False, progress: Progress | None = None) -> list[AddResult]:
-        """Remember a list of turns (``text``, ``speaker``, ``time``, optional ``id``).
+        """Remember a list of turns (``text``, ``speaker``, ``time``, optional ``id``, ``source``, ``trust``, ``role``).
 
         Every turn is validated before any is stored. Turns are written in
         batches, each atomic; re-running after a crash skips what was stored.
@@ -251,6 +254,12 @@ class Memory:
         """
         self.engine.delete(DeleteRequest(check_id(unit_id), make_scope(user_id, agent_id, session_id),
                                          validate.note(reason), chain))
+
+    def set_trust(self, unit_id: str, trust: str, *, reason: str | None = None, user_id: str | None = None,
+                  agent_id: str | None = None, session_id: str | None = None) -> MAU:
+        """An admin's change of a unit's trust (``trusted``, ``untrusted``), with an audit entry; the unit."""
+        return self.engine.set_trust(TrustRequest(check_id(unit_id), make_scope(user_id, agent_id, session_id),
+                                                  check_trust(trust), validate.note(reason)))
 
     @otel.traced("omnimem.forget", otel.describe_forget, static=otel.memory_static)
     def forget(self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
@@ -322,7 +331,7 @@ class Memory:
     def search(self, query: str, *, top_k: int | None = None, theta: float | None = None, budget: int | None = None,
                user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
                include_superseded: bool = False, as_of: str | datetime | None = None,
-               now: str | datetime | None = None, planner: str | None = None) -> Context:
+               now: str | datetime | None = None, planner: str | None = None, min_trust: str | None = None) -> Context:
         """Hybrid retrieval (dense + BM25, fused) packed into a pyramid context.
 
         ``top_k`` bounds the hits: the context holds at most the ``top_k`` best
@@ -334,12 +343,12 @@ class Memory:
         are read against, when the ``time_weight`` setting favours the units inside that window.
         ``planner`` (default: the ``planner`` setting, whose default is none) plans the search: ``"none"``
         one search, ``"offline"`` rewritten queries and a second hop, ``"llm"`` the configured model's
-        analysis and adequacy check; what it did and cost is ``Context.plan`` (docs/planner.md).
+        analysis and adequacy check; what it did and cost is ``Context.plan`` (docs/planner.md); ``min_trust``.
         """
         return self.engine.search(SearchRequest(
             clean_text(query, what="query"), make_scope(user_id, agent_id, session_id), _top_k(top_k),
             None if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0), _budget(budget),
-            include_superseded, as_of, now, _planner(planner),
+            include_superseded, as_of, now, _planner(planner), check_floor(min_trust),
         ))
 
     # -- graph API ------------------------------------------------------------
@@ -411,16 +420,17 @@ class Memory:
         return self.engine.export(ExportRequest(scope, everything))
 
     def import_records(self, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
-                       progress: Progress | None = None) -> dict[str, int]:
+                       progress: Progress | None = None, trust: str | None = None) -> dict[str, int]:
         """Load a dump made by :meth:`export`; every record is validated before any is stored.
 
         Units already present are skipped; so is content that was deleted here,
         and units recorded before their user or agent was forgotten, unless
         ``allow_forgotten``. ``progress(n)`` is called as units are dealt with (n of them at a time, the
-        ``units`` count in all). Returns counts: units, stored, skipped, forgotten.
+        ``units`` count in all). Returns counts: units, stored, skipped, forgotten. Source ``"import"``, ``trust``.
         """
         return self.engine.import_records(ImportRequest(
-            redaction(self.settings).records(validate.records(records)), allow_forgotten, progress))
+            redaction(self.settings).records(validate.records(records)), allow_forgotten, progress,
+            None if trust is None else check_trust(trust)))
 
     def import_mem0(self, export: object, *, allow_forgotten: bool = False,
                     progress: Progress | None = None) -> dict[str, int]:

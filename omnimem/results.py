@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import Any
 
 from omnimem.context import (
-    PACKINGS, STAMP_GAP, Context, Hit, Plan, PlanRound, RawContent, day_key, elide_mode, elided,
-    group_header, group_key, grouping, media_label, minute_of_day, primary_score, ranked_by, session_line, speaker_of,
+    FENCE_CLOSE, FENCE_OPEN, FENCE_RULE, PACKINGS, STAMP_GAP, Context, Hit, Plan, PlanRound, RawContent, day_key,
+    elide_mode, elided, fence, fenced_session_line, fenced_unit_line, group_header, group_key, grouping, media_label, minute_of_day, primary_score, ranked_by, session_line, speaker_of,
     spoken_order, stamped, time_stamp, unit_line,
 )
 from omnimem.entities import (
@@ -34,10 +34,10 @@ from omnimem.entities import (
 from omnimem.mau import Scope
 
 __all__ = [
-    "MAX_NAME_CHARS", "PACKINGS", "PERSON_TITLES", "STAMP_GAP", "AddResult", "Answer", "AnswerUsage", "AuditRecord",
+    "FENCE_CLOSE", "FENCE_OPEN", "FENCE_RULE", "MAX_NAME_CHARS", "PACKINGS", "PERSON_TITLES", "STAMP_GAP", "AddResult", "Answer", "AnswerUsage", "AuditRecord",
     "Context", "Entity", "EntityType", "ExpansionResult", "ExtractedEntity", "ExtractedRelation", "Extraction", "Hit",
     "MediaResult", "Neighbor", "Plan", "PlanRound", "RawContent", "Reached", "Relation", "day_key", "elide_mode",
-    "elided", "group_header", "group_key", "grouping", "media_label", "minute_of_day", "name_key", "normalize_name",
+    "elided", "fence", "fenced_session_line", "fenced_unit_line", "group_header", "group_key", "grouping", "media_label", "minute_of_day", "name_key", "normalize_name",
     "primary_score", "ranked_by", "session_line", "speaker_of", "spoken_order", "stamped", "time_stamp", "unit_line",
 ]
 

@@ -53,6 +53,8 @@ FAST_FILES: frozenset[str] = frozenset({
     "test_incremental_indexes.py",
     "test_listing.py",
     "test_memory.py",
+    "test_trust.py",
+    "test_fencing.py",
     "test_novelty.py",
     "test_providers_and_settings.py",
     "test_pyramid.py",

@@ -152,12 +152,15 @@ def add(
     agent_id: AgentOpt = None,
     session_id: SessionOpt = None,
     as_json: JsonOpt = False,
+    source: Annotated[str | None, typer.Option(help="What it is: user (default), assistant, tool, document, "
+                                                    "import, derived.")] = None,
+    trust: Annotated[str | None, typer.Option(help="trusted or untrusted (default: from --source).")] = None,
 ) -> None:
     """Remember one piece of text."""
     with _errors(), _memory(store, _writer_embedder(store)) as mem:
         result = mem.add(
             text, speaker=speaker, time=time, source_id=source_id,
-            user_id=user_id, agent_id=agent_id, session_id=session_id,
+            user_id=user_id, agent_id=agent_id, session_id=session_id, source=source, trust=trust,
         )
     if as_json:
         _print_json(result.to_dict())
@@ -268,12 +271,15 @@ def search(
                                                 "plan is in --json (default: the planner setting).")] = None,
     url: UrlOpt = None,
     as_json: JsonOpt = False,
+    min_trust: Annotated[str | None, typer.Option("--min-trust", help="Only memories at least this trusted "
+                                                                     "(trusted: no tool output, documents or "
+                                                                     "imports).")] = None,
 ) -> None:
     """The best memories for a query, with time, speaker and score (--json: the whole context)."""
     with _errors(), _reader(store, url) as mem:
         ctx = mem.search(
             query, top_k=top_k, theta=theta, budget=budget,
-            user_id=user_id, agent_id=agent_id, session_id=session_id, now=now, planner=planner,
+            user_id=user_id, agent_id=agent_id, session_id=session_id, now=now, planner=planner, min_trust=min_trust,
         )
         held = mem.count_units(user_id=user_id, agent_id=agent_id, session_id=session_id) if not ctx.hits else None
     if held is not None and not as_json and not context:
@@ -338,6 +344,19 @@ def delete(
     with _errors(), _memory(store, existing=True) as mem:
         mem.delete(unit_id, chain=chain)
     out.print(f"deleted {unit_id}")
+
+
+@app.command("trust")
+def set_trust(
+    unit_id: str,
+    level: Annotated[str, typer.Argument(help="trusted or untrusted.")],
+    reason: Annotated[str | None, typer.Option(help="Why (recorded in the audit log).")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Change a unit's trust (an admin's verb, recorded in the audit log); untrusted text is fenced in contexts."""
+    with _errors(), _memory(store, existing=True) as mem:
+        unit = mem.set_trust(unit_id, level, reason=reason)
+    out.print(f"{unit.id} is {unit.trust}")
 
 
 @app.command()

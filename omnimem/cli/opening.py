@@ -42,7 +42,16 @@ def _memory(
     **settings: Any,
 ) -> Iterator[LocalMemory]:
     """The store at ``--store`` (or the database of ``url``, else the global ``--url`` / $OMNIMEM_URL when
-    there is no ``--store``); with ``existing``, a path that holds none fails instead of becoming one."""
+    there is no ``--store``); with ``existing``, a path that holds none fails instead of becoming one. What the
+    command writes through it arrives over ``cli`` (its units' surface)."""
+    from omnimem.engine.provenance import writing_via
+
+    with writing_via("cli"):
+        yield from _opened(store, embedder, existing, url, settings)
+
+
+def _opened(store: Path | None, embedder: str | Embedder | None, existing: bool, url: str | None,
+            settings: dict[str, Any]) -> Iterator[LocalMemory]:
     from omnimem.memory import LocalMemory
 
     if store is not None and url is not None:

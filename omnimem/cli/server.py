@@ -159,17 +159,20 @@ def keys_create(
     url: UrlOpt = None,
     init: InitOpt = False,
     as_json: JsonOpt = False,
+    max_trust: Annotated[str, typer.Option("--max-trust", help="trusted | untrusted: the highest trust the key's "
+                                                               "writes may have (docs/security.md).")] = "trusted",
 ) -> None:
     """Create a key and print it once (only its hash is stored); --init: in a new store, before serving it."""
     from omnimem.engine.apikeys import create_key
 
     with _errors(), _key_store(store, url, init) as keys:
-        key, record = create_key(keys, name=name, role=role, user_id=user_id, agent_id=agent_id)
+        key, record = create_key(keys, name=name, role=role, user_id=user_id, agent_id=agent_id, max_trust=max_trust)
     if as_json:
         _print_json({"api_key": key, **record.to_dict()})
     else:
         out.print(key, markup=False, highlight=False)
-        typer.echo(f"key {record.key_id} ({record.role}) created; it is shown only this once", err=True)
+        limit = "" if record.max_trust == "trusted" else f", writes at most {record.max_trust}"
+        typer.echo(f"key {record.key_id} ({record.role}{limit}) created; it is shown only this once", err=True)
 
 
 @keys_app.command("list")

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 
 from omnimem.errors import AuthError, InvalidInputError
 from omnimem.engine.ingest.prepare import clean_id
+from omnimem.mau import TRUST_LEVELS, TRUSTED
 from omnimem.store.base import KeyStore
 from omnimem.store.keys import ROLES, ApiKey
 
@@ -35,8 +36,11 @@ def digest(key: str) -> str:
 
 
 def create_key(store: KeyStore, *, name: str, role: str, user_id: str | None = None,
-               agent_id: str | None = None) -> tuple[str, ApiKey]:
-    """Make and store a new key; returns the key (shown once, never stored) and its record."""
+               agent_id: str | None = None, max_trust: str = TRUSTED) -> tuple[str, ApiKey]:
+    """Make and store a new key; returns the key (shown once, never stored) and its record.
+
+    ``max_trust`` is the highest trust the key's writes may have: a key limited to ``untrusted`` stores
+    everything it writes as untrusted, and asking for ``trusted`` with it is a ForbiddenError (403)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidInputError("a key name is 1-100 letters, digits, spaces or ._@:- (starting with a letter or digit)")
     if role not in ROLES:
@@ -46,11 +50,13 @@ def create_key(store: KeyStore, *, name: str, role: str, user_id: str | None = N
         raise InvalidInputError("a key without --user-id acts on the whole store and must have role admin")
     if user is None and agent is not None:
         raise InvalidInputError("an --agent-id key also needs a --user-id")
+    if not isinstance(max_trust, str) or max_trust not in TRUST_LEVELS:
+        raise InvalidInputError(f"max_trust must be one of {', '.join(TRUST_LEVELS)}, got {max_trust!r}")
     if any(k.name == name and k.active for k in store.list_keys()):
         raise InvalidInputError(f"an active key is already called {name!r}; revoke it or pick another name")
     key_id = secrets.token_hex(8)
     key = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-    record = ApiKey(key_id, digest(key), name, role, user, agent, datetime.now(timezone.utc))
+    record = ApiKey(key_id, digest(key), name, role, user, agent, datetime.now(timezone.utc), max_trust=max_trust)
     store.put_key(record)
     return key, record
 

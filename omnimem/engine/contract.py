@@ -47,6 +47,8 @@ class AddRequest:
     metadata: dict[str, Any] | None = None
     supersedes: tuple[str, ...] | None = None
     allow_forgotten: bool = False
+    source: str | None = None  # None: "user"
+    trust: str | None = None  # None: the source kind's default, capped by the caller's key
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,16 @@ class UnitRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class TrustRequest:
+    """An admin's change of one unit's trust (``set_trust``)."""
+
+    unit_id: str
+    scope: Scope
+    trust: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DeleteRequest:
     unit_id: str
     scope: Scope
@@ -154,6 +166,7 @@ class SearchRequest:
     as_of: When = None
     now: When = None  # what relative times in the query are read against (None: the wall clock)
     planner: str | None = None  # None: the engine's planner setting; "none", "offline" or "llm"
+    min_trust: str | None = None  # only units at least this trusted (None: every unit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +195,7 @@ class ImportRequest:
     records: Iterable[Mapping[str, Any]]
     allow_forgotten: bool = False
     progress: Progress | None = None
+    trust: str | None = None  # what the imported units are trusted as (None: untrusted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +238,8 @@ class Engine(Protocol):
     def add_video(self, request: VideoRequest) -> MediaResult: ...
 
     def delete(self, request: DeleteRequest) -> None: ...
+
+    def set_trust(self, request: TrustRequest) -> MAU: ...
 
     def forget(self, request: ForgetRequest) -> int: ...
 

@@ -21,13 +21,14 @@ from typing import Any
 
 from omnimem.embed.base import Embedder
 from omnimem.engine.parts import Parts
-from omnimem.errors import InvalidInputError, MalformedDataError
+from omnimem.engine.provenance import Channel, current_channel, imported
+from omnimem.errors import ForbiddenError, InvalidInputError, MalformedDataError
 from omnimem.engine.ingest import history
 from omnimem.engine.ingest.dump import FORMAT, VERSION, Checked, check_dump
 from omnimem.text import EmbedInput, embed_texts
 from omnimem.engine.ingest.pipeline import Progress
 from omnimem.engine.writer import Changes, Writer
-from omnimem.mau import Modality, Scope
+from omnimem.mau import MAU, Modality, Scope, trust_rank
 from omnimem.engine.retrieval.search import full_text
 from omnimem.store.audit import AuditEvent
 
@@ -58,7 +59,7 @@ def export_records(parts: Parts, scope: Scope) -> Iterator[dict[str, Any]]:
 
 def import_records(
     parts: Parts, writer: Writer, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
-    progress: Progress | None = None,
+    progress: Progress | None = None, trust: str | None = None,
 ) -> dict[str, int]:
     """Validate a whole dump, then have the writer store its units (skipping ones already present or forgotten),
     their supersession links and their audit events.
@@ -68,12 +69,16 @@ def import_records(
     A bad record refuses the whole dump before the first write (every backend's rules are checked then: a NUL
     character is refused everywhere, not only by PostgreSQL). The writing itself is batch by batch, each batch
     one transaction: an import stopped part-way (a killed process, a lost connection) keeps the batches it
-    stored, and running the same import again stores only the rest (what is present is skipped).
+    stored, and running the same import again stores only the rest (what is present is skipped). Every unit is
+    stored as an import (source and surface ``import``, the importer as its actor; the source kind the file names
+    is kept as its ``origin``), trusted as ``trust`` says (default: untrusted; above the importer's key's limit:
+    ForbiddenError before any write).
     """
     if not isinstance(allow_forgotten, bool):
         raise InvalidInputError("allow_forgotten must be True or False")
     records = list(records)
-    checked = _checked_media(parts, check_dump(records))
+    checked = [replace(c, item=replace(c.item, provenance=imported(c.claimed, trust, parts.actor)))
+               for c in _checked_media(parts, check_dump(records))]  # an import, whatever the file says
     past = history.check_events(records)  # the source's audit events, checked before anything is stored
     with parts.reading():
         todo = history.new_units(parts.store, checked)  # refuses ids another scope holds or held
@@ -174,6 +179,19 @@ def _link(parts: Parts, changes: Changes, pairs: list[tuple[str, str]]) -> None:
         replaced = tuple(o for olds in todo.values() for o in olds)
         changes.supersede(todo, AuditEvent("supersede", parts.actor, (*todo, *replaced), reason="import",
                                            details={"supersedes": todo}))
+
+
+def set_trust(parts: Parts, writer: Writer, unit: MAU, trust: str, reason: str | None) -> MAU:
+    """An admin's change of ``unit``'s trust, logged (action ``trust``, from and to); the unit as it now is.
+
+    Raising it above what the current channel's key may write is a ForbiddenError, as for a write."""
+    if trust_rank(trust) > trust_rank((current_channel() or Channel("python")).max_trust):
+        raise ForbiddenError(f"this key may not make a memory {trust!r}")
+    if unit.trust == trust:
+        return unit
+    event = AuditEvent("trust", parts.actor, (unit.id,), unit.scope, reason, {"from": unit.trust, "to": trust})
+    writer.change(lambda changes: changes.set_trust([unit.id], trust, event))
+    return replace(unit, trust=trust)
 
 
 def new_vectors(parts: Parts, embedder: Embedder, rows: list[Any], *, batch: int = 256) -> list[Any]:

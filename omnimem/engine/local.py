@@ -29,7 +29,7 @@ from omnimem.engine.backends import open_search, open_store
 from omnimem.engine.contract import (
     AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, EntityRequest, ExportRequest, ForgetRequest,
     ImageRequest, ImportRequest, ListRequest, LogRequest, ScopeRequest, SearchRequest, UnitRequest, UpdateRequest,
-    VideoRequest,
+    TrustRequest, VideoRequest,
 )
 from omnimem.embed.base import check_roles, role_scheme
 from omnimem.embed.query import query_compatible, with_fast_queries
@@ -43,6 +43,7 @@ from omnimem.engine.ingest import media, media_adds
 from omnimem.results import AddResult, MediaResult
 from omnimem.engine.ingest.pipeline import Ingestor, Progress
 from omnimem.engine.ingest.prepare import Pending, prepare, prepare_turn
+from omnimem.engine.provenance import kept, stamp, turn_stamp
 from omnimem.llm.base import LLM
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.ingest.novelty import NoveltyFilter
@@ -144,6 +145,7 @@ class LocalEngine:
         r = request
         item = prepare(r.text, time=r.time, speaker=r.speaker, source_id=r.source_id, scope=r.scope, tz=self.tz,
                        metadata=r.metadata)
+        item = replace(item, provenance=stamp(r.source, r.trust, self.parts.actor))
         if r.supersedes:
             self.check_supersedable(r.supersedes, r.scope)
             item = replace(item, supersedes=r.supersedes)
@@ -151,7 +153,8 @@ class LocalEngine:
 
     def add_dialogue(self, request: DialogueRequest) -> list[AddResult]:
         """Turns validated as a whole, then stored in batches or restated first (see :meth:`Memory.add_dialogue`)."""
-        items = [prepare_turn(t, i, scope=request.scope, tz=self.tz) for i, t in enumerate(request.turns)]
+        items = [replace(prepare_turn(t, i, scope=request.scope, tz=self.tz), provenance=turn_stamp(t, i, self.parts.actor))
+                 for i, t in enumerate(request.turns)]
         if request.restate:
             return self.restate(items, request.scope, request.progress)
         return self.ingest(items, request.progress, allow_forgotten=request.allow_forgotten)
@@ -181,7 +184,7 @@ class LocalEngine:
         )
         if item.content_hash == old.content_hash:
             raise InvalidInputError("the update changes nothing")
-        item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,))
+        item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,), provenance=kept(old, self.parts.actor))
         return self.ingest([item], action="update", reason=reason, allow_forgotten=True)[0]
 
     def add_image(self, request: ImageRequest) -> AddResult:
@@ -208,6 +211,11 @@ class LocalEngine:
         """Wait for the enrichment queue to drain (see :meth:`Memory.flush`)."""
         return self.enricher.flush(timeout)
 
+    def set_trust(self, request: TrustRequest) -> MAU:
+        """An admin's change of a unit's trust, with an audit entry (see :meth:`Memory.set_trust`)."""
+        unit = lifecycle.scoped_unit(self.parts, request.unit_id, request.scope)
+        return governance.set_trust(self.parts, self.writer, unit, request.trust, request.reason)
+
     def delete(self, request: DeleteRequest) -> None:
         lifecycle.delete(self.parts, self.writer, request.unit_id, request.scope, request.reason, request.chain)
 
@@ -220,7 +228,8 @@ class LocalEngine:
     def import_records(self, request: ImportRequest) -> dict[str, int]:
         self.parts.check_open(write=True)
         return governance.import_records(self.parts, self.writer, request.records,
-                                         allow_forgotten=request.allow_forgotten, progress=request.progress)
+                                         allow_forgotten=request.allow_forgotten, progress=request.progress,
+                                         trust=request.trust)
 
     def reembed(self, embedder: Embedder) -> int:
         """Rebuild every vector with ``embedder``; then the engine, its indexes and its graph use it."""
@@ -273,7 +282,7 @@ class LocalEngine:
         planner = settings.planner if r.planner is None else planner_name(r.planner)
         with self.parts.reading(search=True):
             return planned_search(self.retriever, planner, Query(text, k, theta, budget, r.scope,
-                                                                 r.include_superseded, as_of, now))
+                                                                 r.include_superseded, as_of, now, r.min_trust))
 
     def ask(self, request: AskRequest) -> Answer:
         """Search, then answer from the context with this engine's LLM (the evidence only without one)."""

@@ -60,6 +60,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("add_audio", Route("POST", "/v1/audio", "writer"), UPLOAD, "add-audio"),
     Verb("add_video", Route("POST", "/v1/videos", "writer"), UPLOAD, "add-video"),
     Verb("delete", Route("DELETE", "/v1/units/{unit_id}", "writer"), "delete", "delete"),
+    Verb("set_trust", Route("POST", "/v1/units/{unit_id}/trust", "admin"), NO_TOOL, "trust"),
     Verb("forget", Route("POST", "/v1/forget", "admin"), "forget", "forget"),
     Verb("preview_forget", Route("POST", "/v1/forget", "admin"),
          Excluded("not an agent tool: the preview serves the console's confirmation"),

@@ -39,13 +39,15 @@ class EmbeddedSearch:
     def within(self, where: SearchFilter) -> EmbeddedCandidates:
         if where.as_of is not None:  # a point in time: read each time
             return EmbeddedCandidates(self, self.store.rids_in_scope(
-                where.scope, include_superseded=where.include_superseded, as_of=where.as_of))
+                where.scope, include_superseded=where.include_superseded, as_of=where.as_of,
+                min_trust=where.min_trust))
         key = where  # the whole filter (frozen): a field added to it is part of the key
         seq = self.store.seq()  # read before the rows: a write after it makes the entry stale, never wrong
         cached = self._allowed.get(key)
         if cached is not None and cached[0] == seq:
             return EmbeddedCandidates(self, cached[1])
-        allowed = self.store.rids_in_scope(where.scope, include_superseded=where.include_superseded)
+        allowed = self.store.rids_in_scope(where.scope, include_superseded=where.include_superseded,
+                                           min_trust=where.min_trust)
         if allowed is not None:
             allowed.setflags(write=False)  # shared by the searches that follow
         if len(self._allowed) >= _REMEMBERED:

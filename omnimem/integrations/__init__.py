@@ -28,6 +28,8 @@ def hit_metadata(hit: Any) -> dict[str, Any]:
     ``rank`` is what ordered the hits (1 first); ``fused`` the fused score that ranking sorted by in a plain
     search (None for a unit no ranked retriever found); ``similarity`` the query's cosine similarity, shown
     second: it need not fall in rank order (LangChain's ``score`` and LlamaIndex's node score are the same).
+    ``source``, ``trust``, ``surface`` and ``actor`` are the unit's provenance (docs/security.md): text a framework
+    puts into a prompt should be fenced as data where ``trust`` is not ``trusted``.
     """
     unit = hit.unit
     return {
@@ -41,6 +43,10 @@ def hit_metadata(hit: Any) -> dict[str, Any]:
         "similarity": float(hit.score),
         "tokens": hit.tokens,
         "modality": unit.modality.value,
+        "source": unit.source,
+        "trust": unit.trust,
+        "surface": unit.surface,
+        "actor": unit.actor,
     }
 
 

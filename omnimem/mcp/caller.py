@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from omnimem.errors import ConfigError, ForbiddenError, ScopeError
+from omnimem.mau import TRUST_LEVELS
 
 ROLES = ("read", "write", "admin")  # each role may do everything the ones before it may
 
@@ -46,12 +47,15 @@ class Caller:
     role: str = "admin"
     user_id: str | None = None
     agent_id: str | None = None
+    max_trust: str = "trusted"  # the highest trust its writes may have (an API key's max_trust)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError("a caller needs a non-empty name (it is recorded as the audit log's actor)")
         if self.role not in ROLES:
             raise ConfigError(f"unknown role {self.role!r}; use one of {', '.join(ROLES)}")
+        if self.max_trust not in TRUST_LEVELS:
+            raise ConfigError(f"unknown max_trust {self.max_trust!r}; use one of {', '.join(TRUST_LEVELS)}")
         for value, what in ((self.user_id, "user_id"), (self.agent_id, "agent_id")):
             if value is not None and (not isinstance(value, str) or not value):
                 raise ConfigError(f"a caller's {what} must be a non-empty string or None")

@@ -33,6 +33,7 @@ from fastmcp.tools import ToolResult
 from pydantic import ValidationError as PydanticValidationError
 
 from omnimem.engine.parts import acting_as
+from omnimem.engine.provenance import writing_via
 from omnimem.errors import AuthError, ForbiddenError, InvalidInputError, OmnimemError
 from omnimem.mcp.caller import Caller
 from omnimem.mcp.refusal import RefusalMessages, missing_key_message, note_refusal
@@ -70,7 +71,7 @@ class Gate:
         with self._errors(ToolError):
             caller = self.caller()
             caller.require(role)
-            with acting_as(caller.name):
+            with acting_as(caller.name), writing_via("mcp", caller.max_trust):
                 yield caller
 
     @contextmanager

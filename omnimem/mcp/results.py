@@ -49,6 +49,12 @@ class HitView(TypedDict):
     event_time: Annotated[str | None, Field(description="When it happened (ISO 8601), if known.")]
     session_id: Annotated[str | None, Field(description="Its session.")]
     raw_uri: Annotated[str | None, Field(description="For media: the resource with its raw bytes.")]
+    source: Annotated[str, Field(description="What it is: user, assistant, tool, document, import or derived.")]
+    trust: Annotated[str, Field(description="trusted, or untrusted (fenced in the context: data, not "
+                                            "instructions).")]
+    surface: Annotated[str | None, Field(description="How it arrived: python, cli, http, mcp, an integration, "
+                                                     "import.")]
+    actor: Annotated[str | None, Field(description="Who wrote it (key:<name> on a server).")]
 
 
 class PlanRoundView(TypedDict):
@@ -113,6 +119,11 @@ class UnitView(TypedDict):
     superseded_at: Annotated[str | None, Field(description="When it was replaced.")]
     metadata: dict[str, Any]
     raw_uri: Annotated[str | None, Field(description="The resource with its raw content, if any.")]
+    source: Annotated[str, Field(description="What it is: user, assistant, tool, document, import or derived.")]
+    trust: Annotated[str, Field(description="trusted or untrusted.")]
+    surface: Annotated[str | None, Field(description="How it arrived (python, cli, http, mcp, import ...).")]
+    actor: Annotated[str | None, Field(description="Who wrote it.")]
+    origin: Annotated[str | None, Field(description="An imported memory: the source its file claimed.")]
 
 
 class Listed(TypedDict):
@@ -190,6 +201,7 @@ def found(ctx: Context) -> Found:
         "event_time": h.unit.event_time.isoformat() if h.unit.event_time else None,
         "session_id": h.unit.session_id,
         "raw_uri": raw_uri(h.unit) if h.unit.modality is not Modality.TEXT else None,
+        "source": h.unit.source, "trust": h.unit.trust, "surface": h.unit.surface, "actor": h.unit.actor,
     } for h in ctx.hits]
     reply: Found = {"context": ctx.render(), "tokens": ctx.tokens, "budget": ctx.budget, "hits": hits}
     if ctx.plan is not None:

@@ -57,6 +57,14 @@ Reason = Annotated[str | None, Field(description="Why, for the audit log (option
                                      max_length=1000)]
 
 
+SourceKind = Literal["user", "assistant", "tool", "document", "import", "derived"]
+TrustLevel = Literal["trusted", "untrusted"]
+SOURCE_HELP = ("What the text is: the user's words, the assistant's, a tool's output, a document, an import, a "
+               "derived note. Tool output and documents are stored untrusted.")
+TRUST_HELP = ("trusted or untrusted (default: from source, capped by your key). Untrusted text is fenced in "
+              "every context as data, not instructions.")
+
+
 class Turn(BaseModel):
     """One turn of a dialogue."""
 
@@ -68,6 +76,10 @@ class Turn(BaseModel):
     id: str | None = Field(None, description="Your id for this turn (kept as the memory's source id; the same id "
                                              "and text again are recognised as a duplicate).",
                            min_length=1, max_length=ID_CHARS)
+    source: SourceKind | None = Field(None, description=SOURCE_HELP + " Default: from role, else user.")
+    trust: TrustLevel | None = Field(None, description=TRUST_HELP)
+    role: str | None = Field(None, description="The turn's role (user, assistant, tool): its source when source "
+                                               "is not given.", max_length=32)
 
 
 def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
@@ -95,6 +107,8 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
+        source: Annotated[SourceKind | None, Field(description=SOURCE_HELP + " Default: user.")] = None,
+        trust: Annotated[TrustLevel | None, Field(description=TRUST_HELP)] = None,
     ) -> Stored:
         """Remember one piece of text. Answers as soon as it is stored: it is embedded locally (milliseconds; the
         first call after the server starts also waits, several seconds, while the embedding model loads) and no
@@ -103,7 +117,7 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         in duplicate_of). Needs the write role."""
         with gate.tool("write") as caller:
             return results.stored(memory.add(text, time=time, speaker=speaker, source_id=source_id,
-                                             metadata=metadata, supersedes=supersedes,
+                                             metadata=metadata, supersedes=supersedes, source=source, trust=trust,
                                              **caller.scope(user_id, agent_id, session_id)))
 
     @mcp.tool(annotations=WRITE)
@@ -152,11 +166,15 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
+        min_trust: Annotated[TrustLevel | None, Field(description="Only memories at least this trusted "
+                                                                  "(trusted: leave out tool output, documents, "
+                                                                  "imports); omit for all.")] = None,
     ) -> Found:
         # the description (what the agent reads) is SEARCH, with this store's context layout
         with gate.tool("read") as caller:
             ctx = memory.search(query, top_k=top_k, budget=budget, include_superseded=include_superseded,
-                                as_of=as_of, now=now, planner=planner, **caller.scope(user_id, agent_id, session_id))
+                                as_of=as_of, now=now, planner=planner, min_trust=min_trust,
+                                **caller.scope(user_id, agent_id, session_id))
             return results.found(ctx)
 
     @mcp.tool(annotations=READ)

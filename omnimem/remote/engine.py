@@ -23,7 +23,7 @@ from urllib.parse import quote
 from omnimem.engine.contract import (
     AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, EntityRequest, ExportRequest, ForgetRequest,
     ImageRequest, ImportRequest, ListRequest, LogRequest, Media, ScopeRequest, SearchRequest, UnitRequest,
-    UpdateRequest, VideoRequest,
+    TrustRequest, UpdateRequest, VideoRequest,
 )
 from omnimem.engine.ingest.media import ANONYMOUS_UPLOAD
 from omnimem.errors import InvalidInputError, MalformedDataError, missing_extra
@@ -71,7 +71,8 @@ class RemoteEngine:
         r = request
         body = {"text": r.text, "time": _when(r.time), "speaker": r.speaker, "source_id": r.source_id,
                 "metadata": r.metadata, "supersedes": None if r.supersedes is None else list(r.supersedes),
-                "allow_forgotten": r.allow_forgotten, **_scope(r.scope)}
+                "allow_forgotten": r.allow_forgotten, **_scope(r.scope),
+                **{k: v for k, v in (("source", r.source), ("trust", r.trust)) if v is not None}}
         return AddResult.from_dict(self._http.json("POST", "/v1/units", idempotent=False, json=body))
 
     def update(self, request: UpdateRequest) -> AddResult:
@@ -119,6 +120,11 @@ class RemoteEngine:
             params["reason"] = request.reason
         self._http.call("DELETE", f"/v1/units/{_id(request.unit_id)}", idempotent=False, params=params)
 
+    def set_trust(self, request: TrustRequest) -> MAU:
+        body = {"trust": request.trust, "reason": request.reason, **_scope(request.scope)}
+        return MAU.from_dict(self._http.json("POST", f"/v1/units/{_id(request.unit_id)}/trust", idempotent=True,
+                                             json=body))
+
     def forget(self, request: ForgetRequest) -> int:
         return int(self._http.json("POST", "/v1/forget", idempotent=False,
                                    json=_forget_body(request, preview=False))["forgotten"])
@@ -133,7 +139,8 @@ class RemoteEngine:
         except (TypeError, ValueError, RecursionError) as exc:
             raise MalformedDataError(f"a record cannot be written as JSON: {exc}") from None
         data = self._http.json("POST", "/v1/import", idempotent=False, content=body,
-                               params={"allow_forgotten": _flag(request.allow_forgotten)},
+                               params={"allow_forgotten": _flag(request.allow_forgotten),
+                                       **({"trust": request.trust} if request.trust is not None else {})},
                                headers={"content-type": "application/x-ndjson"})
         if request.progress is not None:  # one request: every unit is dealt with when it answers
             request.progress(int(data.get("units", 0)))
@@ -161,7 +168,8 @@ class RemoteEngine:
         r = request
         body = {"query": r.query, "top_k": r.top_k, "theta": r.theta, "budget": r.budget,
                 "include_superseded": r.include_superseded, "as_of": _when(r.as_of), "now": _when(r.now),
-                **_scope(r.scope), **({"planner": r.planner} if r.planner is not None else {})}
+                **_scope(r.scope), **({"planner": r.planner} if r.planner is not None else {}),
+                **({"min_trust": r.min_trust} if r.min_trust is not None else {})}
         return Context.from_dict(self._http.json("POST", "/v1/search", idempotent=True, json=body))
 
     def ask(self, request: AskRequest) -> Answer:

@@ -185,6 +185,6 @@ def _mcp_app(memory: LocalMemory, keys: KeyStore, auth: bool) -> Any:
         if not token:
             raise AuthError("missing API key: send Authorization: Bearer <key>")
         record = check_key(keys, token)
-        return Caller(f"key:{record.name}", record.role, record.user_id, record.agent_id)
+        return Caller(f"key:{record.name}", record.role, record.user_id, record.agent_id, record.max_trust)
 
     return create_mcp(memory, authorize=authorize if auth else None).http_app(path="/")

@@ -38,6 +38,7 @@ class Principal:
     actor: str | None  # None: the Memory's own actor (--no-auth)
     key_id: str | None = None
     csrf_token: str | None = None  # set when authenticated by a session cookie
+    max_trust: str = "trusted"  # the highest trust the key's writes may have
 
     @property
     def store_wide(self) -> bool:
@@ -72,7 +73,8 @@ NO_AUTH = Principal("admin", None, None, None)
 
 
 def from_key(record: ApiKey, csrf_token: str | None = None) -> Principal:
-    return Principal(record.role, record.user_id, record.agent_id, f"key:{record.name}", record.key_id, csrf_token)
+    return Principal(record.role, record.user_id, record.agent_id, f"key:{record.name}", record.key_id, csrf_token,
+                     record.max_trust)
 
 
 def token_digest(token: str) -> str:

@@ -34,6 +34,8 @@ class AddBody(Scoped):
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = None
     allow_forgotten: bool = False
+    source: str | None = None  # user, assistant, tool, document, import, derived (None: user)
+    trust: str | None = None  # trusted or untrusted (None: the source's default, capped by the key's max_trust)
 
 
 class Turn(Body):
@@ -42,6 +44,9 @@ class Turn(Body):
     time: str | None = None
     id: str | None = None
     metadata: dict[str, Any] | None = None
+    source: str | None = None  # None: from role (or a speaker that is a role), else user
+    trust: str | None = None
+    role: str | None = None  # user, assistant, tool ...: the turn's source kind when source is not given
 
 
 class DialogueBody(Scoped):
@@ -59,6 +64,7 @@ class SearchBody(Scoped):
     as_of: str | None = None
     now: str | None = None
     planner: str | None = None  # none, offline or llm (None: the server's planner setting)
+    min_trust: str | None = None  # only units at least this trusted (trusted, untrusted; None: every unit)
 
 
 class AskBody(Scoped):
@@ -72,6 +78,11 @@ class UpdateBody(Scoped):
     text: str | None = None
     time: str | None = None
     speaker: str | None = None
+    reason: str | None = None
+
+
+class TrustBody(Scoped):
+    trust: str  # trusted or untrusted
     reason: str | None = None
 
 

@@ -60,11 +60,13 @@ class StoreMeta:
 
 @dataclass(frozen=True, slots=True)
 class SearchFilter:
-    """Which units a search may return: in ``scope``, current (or ``include_superseded``), as held at ``as_of``."""
+    """Which units a search may return: in ``scope``, current (or ``include_superseded``), as held at ``as_of``,
+    at least ``min_trust`` trusted (None: any trust)."""
 
     scope: Scope
     include_superseded: bool = False
     as_of: datetime | None = None
+    min_trust: str | None = None
 
 
 class GraphRows(Protocol):
@@ -207,6 +209,10 @@ class UnitStore(GraphSource, KeyStore, Protocol):
     def supersede(self, pairs: Mapping[str, Sequence[str]], event: AuditEvent) -> None: ...
 
     def log(self, event: AuditEvent) -> None: ...
+
+    def set_trust(self, ids: Sequence[str], trust: str, event: AuditEvent) -> int:
+        """Give these units ``trust`` (an admin's change), logging ``event``, in one transaction; how many changed."""
+        ...
 
     def events(
         self, *, unit_id: str | None = None, scope: Scope | None = None, limit: int | None = None

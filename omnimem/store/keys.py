@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 ROLES = ("read", "write", "admin")
+ADD_MAX_TRUST = "ALTER TABLE api_keys ADD COLUMN max_trust TEXT NOT NULL DEFAULT 'trusted'"  # stores from before
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS api_keys (
@@ -26,7 +27,7 @@ SCHEMA = [
         agent_id TEXT,
         created_at TEXT NOT NULL,
         revoked_at TEXT
-    )""",
+    )""",  # max_trust: added by a later migration (ADD_MAX_TRUST)
     """CREATE TABLE IF NOT EXISTS api_sessions (
         token_hash TEXT PRIMARY KEY,
         key_id TEXT NOT NULL,
@@ -48,6 +49,7 @@ class ApiKey:
     agent_id: str | None
     created_at: datetime
     revoked_at: datetime | None = None
+    max_trust: str = "trusted"  # the highest trust its writes may have (omnimem.mau.TRUST_LEVELS)
 
     @property
     def active(self) -> bool:
@@ -58,7 +60,7 @@ class ApiKey:
         return {
             "key_id": self.key_id, "name": self.name, "role": self.role, "user_id": self.user_id,
             "agent_id": self.agent_id, "created_at": self.created_at.isoformat(),
-            "revoked_at": self.revoked_at.isoformat() if self.revoked_at else None,
+            "revoked_at": self.revoked_at.isoformat() if self.revoked_at else None, "max_trust": self.max_trust,
         }
 
 
@@ -72,14 +74,14 @@ class ApiSession:
     expires_at: datetime
 
 
-_KEY_COLUMNS = "key_id, key_hash, name, role, user_id, agent_id, created_at, revoked_at"
+_KEY_COLUMNS = "key_id, key_hash, name, role, user_id, agent_id, created_at, revoked_at, max_trust"
 
 
 def put_key(conn: sqlite3.Connection, key: ApiKey) -> None:
     conn.execute(
-        f"INSERT INTO api_keys({_KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+        f"INSERT INTO api_keys({_KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
         (key.key_id, key.key_hash, key.name, key.role, key.user_id, key.agent_id, key.created_at.isoformat(),
-         key.revoked_at.isoformat() if key.revoked_at else None),
+         key.revoked_at.isoformat() if key.revoked_at else None, key.max_trust),
     )
 
 
@@ -120,4 +122,4 @@ def drop_session(conn: sqlite3.Connection, token_hash: str) -> None:
 
 def _key(row: Any) -> ApiKey:
     return ApiKey(row[0], row[1], row[2], row[3], row[4], row[5], datetime.fromisoformat(row[6]),
-                  datetime.fromisoformat(row[7]) if row[7] else None)
+                  datetime.fromisoformat(row[7]) if row[7] else None, row[8])

@@ -277,6 +277,7 @@ export interface paths {
         /**
          * Import Records
          * @description Load a dump made by export; every record is validated before any is stored (``Memory.import_records``).
+         *     The units are marked as imported (source ``import``) and ``untrusted`` unless ``trust`` says otherwise.
          */
         post: operations["import_records_v1_import_post"];
         delete?: never;
@@ -465,6 +466,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/units/{unit_id}/trust": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set Trust
+         * @description Change a unit's trust, with an audit entry (``Memory.set_trust``; an admin's verb).
+         */
+        post: operations["set_trust_v1_units__unit_id__trust_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/videos": {
         parameters: {
             query?: never;
@@ -504,6 +525,8 @@ export interface components {
             } | null;
             /** Session Id */
             session_id?: string | null;
+            /** Source */
+            source?: string | null;
             /** Source Id */
             source_id?: string | null;
             /** Speaker */
@@ -514,6 +537,8 @@ export interface components {
             text: string;
             /** Time */
             time?: string | null;
+            /** Trust */
+            trust?: string | null;
             /** User Id */
             user_id?: string | null;
         };
@@ -685,6 +710,8 @@ export interface components {
              * @default false
              */
             include_superseded: boolean;
+            /** Min Trust */
+            min_trust?: string | null;
             /** Now */
             now?: string | null;
             /** Planner */
@@ -716,6 +743,19 @@ export interface components {
             /** User Id */
             user_id: string | null;
         };
+        /** TrustBody */
+        TrustBody: {
+            /** Agent Id */
+            agent_id?: string | null;
+            /** Reason */
+            reason?: string | null;
+            /** Session Id */
+            session_id?: string | null;
+            /** Trust */
+            trust: string;
+            /** User Id */
+            user_id?: string | null;
+        };
         /** Turn */
         Turn: {
             /** Id */
@@ -724,12 +764,18 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** Role */
+            role?: string | null;
+            /** Source */
+            source?: string | null;
             /** Speaker */
             speaker?: string | null;
             /** Text */
             text: string;
             /** Time */
             time?: string | null;
+            /** Trust */
+            trust?: string | null;
         };
         /** UpdateBody */
         UpdateBody: {
@@ -2172,6 +2218,7 @@ export interface operations {
         parameters: {
             query?: {
                 allow_forgotten?: boolean;
+                trust?: string | null;
             };
             header?: never;
             path?: never;
@@ -3925,6 +3972,142 @@ export interface operations {
                 content: {
                     "application/json": unknown;
                     "application/octet-stream": unknown;
+                };
+            };
+            /** @description Bad input (InvalidInputError and subclasses) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid API key or session (AuthError) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Role too low, scope not allowed, or CSRF token missing (ForbiddenError, ScopeError, CsrfError) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or not in the key's scope (NotFoundError) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Store state conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body or upload too large (PayloadTooLargeError) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Wrong content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body does not match the schema (InvalidInputError) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (RateLimitError) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not available on this server (MissingDependencyError, LLMNotConfiguredError) */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An LLM behind the server failed (LLMError) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An LLM behind the server is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    set_trust_v1_units__unit_id__trust_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                unit_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrustBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Bad input (InvalidInputError and subclasses) */

@@ -19,6 +19,7 @@ from omnimem.errors import ConfigError
 from omnimem.engine.ingest.pipeline import Ingestor, restated_metadata
 from omnimem.engine.writer import Writer
 from omnimem.engine.ingest.prepare import Pending
+from omnimem.engine.provenance import derived, stamp_of
 from omnimem.mau import MAU, Modality, content_hash
 from omnimem.store.audit import AuditEvent
 from omnimem.store.base import RowWriter
@@ -155,6 +156,7 @@ def restate_turns(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> 
     todo = turns_units[max(0, start - overlap):]
     offline = {u.source_ids[0]: u.id for u in todo if u.source_ids}
     covered = {u.source_ids[0] for u in todo if u.source_ids and not u.active}
+    by_turn = {u.source_ids[0]: u for u in todo if u.source_ids}
     scope = todo[0].scope
     restater = Restater(llm, window=parts.settings.restate_window, overlap=overlap,
                         workers=parts.settings.llm_workers, default_tz=parts.tz)
@@ -175,6 +177,7 @@ def restate_turns(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> 
                 metadata=restated_metadata(restated),
                 novelty=False,  # it restates turns already stored: similar on purpose
                 unit_id=enriched_id(f"{job.key}:{digest}"), source_ids=restated.source_ids, supersedes=replaced,
+                provenance=derived([stamp_of(by_turn.get(s)) for s in restated.source_ids], parts.actor),
             ))
         if pending:
             writer.ingest(pending, planner=planner, action="enrich", reason="restated by the model")

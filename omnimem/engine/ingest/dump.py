@@ -39,6 +39,7 @@ class Checked:
     item: Pending
     where: str  # "record 3 (id ab12...)", for messages
     superseded_by: str | None  # (its record time in the source store is checked, never trusted: see governance)
+    claimed: object = None  # the source kind the record says it had: kept only as the imported unit's origin
 
 
 def check_dump(records: Iterable[Mapping[str, Any]]) -> list[Checked]:
@@ -131,7 +132,7 @@ def check_unit(record: Mapping[str, Any], n: int, where: str | None = None) -> C
         raise MalformedDataError(f"{where}: {exc}") from None
     item = Pending(text, speaker, when, scope, None, "", modality=modality, metadata=metadata, raw=raw,
                    novelty=False, unit_id=uid, source_ids=source_ids)
-    return Checked(item, where, successor)
+    return Checked(item, where, successor, record.get("source"))
 
 
 def _raw(encoded: object) -> bytes | None:

@@ -19,6 +19,7 @@ import numpy as np
 
 from omnimem.embed.base import Vectors
 from omnimem.engine.parts import Parts
+from omnimem.engine.provenance import derived
 from omnimem.engine.ingest.plan import plan_jobs
 from omnimem.engine.ingest.prepare import AddResult, Pending
 from omnimem.text import EmbedInput, embed_texts
@@ -89,6 +90,7 @@ class Ingestor:
         deferred = self.parts.llm is not None and self.parts.settings.enrich != "sync"  # the LLM runs in a job
         turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
         said = {t.id: t.text for t in turns}
+        stamps = {t.id: p.provenance for t, p in zip(turns, items)}
         with self.parts.reading():
             covered = {s for u in self.parts.store.get(self.parts.store.ids_in_scope(scope)) for s in u.source_ids}
         start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
@@ -111,6 +113,7 @@ class Ingestor:
                     metadata=restated_metadata(unit) if not deferred else  # stored now, restated by the model in a job (omnimem.engine.enrich)
                     {"restated": "offline", "turn_text": said[unit.source_ids[0]]},
                     source_ids=unit.source_ids,
+                    provenance=derived([stamps.get(s) for s in unit.source_ids], self.parts.actor),
                 )
                 for unit in window.units
                 if not covered.issuperset(unit.source_ids)
@@ -230,7 +233,7 @@ class Ingestor:
                     id=unit_id, summary=summary, modality=item.modality, event_time=item.event_time,
                     record_time=now, scope=item.scope, content_hash=item.content_hash, speaker=item.speaker,
                     raw_ref=ref, links=Links(prev, None, item.source_ids or ((item.source_id,) if item.source_id else ())),
-                    embedding=vector, metadata=item.metadata,
+                    embedding=vector, metadata=item.metadata, **provenance_fields(item),
                 )
             )
             if item.chain:
@@ -264,6 +267,15 @@ class Ingestor:
         """After a write: the next chained unit follows the last one stored (or the unit that holds its content)."""
         chained = built.chain_tail
         self._chain_tail = chained if chained not in raced else holders.get(raced[chained].content_hash)
+
+
+def provenance_fields(item: Pending) -> dict[str, Any]:
+    """The MAU fields of an item's provenance (stamped by the writer before it is built)."""
+    stamp = item.provenance
+    if stamp is None:
+        return {}
+    return {"source": stamp.source, "trust": stamp.trust, "surface": stamp.surface, "actor": stamp.actor,
+            "origin": stamp.origin}
 
 
 def restated_metadata(unit: RestatedUnit) -> dict[str, Any]:

@@ -7,13 +7,14 @@ any of it is written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from typing import Any
 
 import unicodedata
 
 from omnimem.errors import InvalidInputError
+from omnimem.engine.provenance import Stamp, stamp
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.results import AddResult as AddResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
@@ -41,6 +42,7 @@ class Pending:
     unit_id: str | None = None  # a pre-assigned id, when other units must point at this one
     source_ids: tuple[str, ...] = ()  # several sources (a restated unit); else ``source_id``
     supersedes: tuple[str, ...] = ()  # ids of units this one replaces (kept for history, withheld from search)
+    provenance: Stamp | None = None  # source kind, trust, surface, actor (None: stamped when the writer takes it)
 
 
 def clean_text(value: object, *, what: str = "text") -> str:
@@ -118,6 +120,14 @@ def prepare(
     source = clean_id(source_id, "source_id")
     digest = content_hash(body, speaker=who, event_time=when, scope=scope, source_id=source)
     return Pending(body, who, when, scope, source, digest, metadata=clean_metadata(metadata))
+
+
+def stamped(items: Sequence[Pending], actor: str | None) -> Sequence[Pending]:
+    """Every item with its provenance: those without one get the current channel's (a user's words)."""
+    if all(item.provenance is not None for item in items):
+        return items
+    default = stamp(None, None, actor)
+    return [item if item.provenance is not None else replace(item, provenance=default) for item in items]
 
 
 def check_storable(items: Sequence[Pending]) -> None:

@@ -50,13 +50,20 @@ class LineFacts:
     order: tuple[int, int, bool, int] | None = None  # with elide_speakers: its place in its group (talk_order)
     when: int | None = None  # with elide_speakers: its time in microseconds ("auto" compares the line above's)
     short: bool = False  # a text unit without cold-tier content: its full text is its summary (never whole)
+    trust: str = "trusted"  # its unit's trust when its line was made (fenced below trusted, with fence on)
+
+    @property
+    def fenced(self) -> bool:
+        return self.trust != "trusted"
 
 
 class LineCosts:
     """Line facts per (row id, packing), and a counter that remembers short texts."""
 
-    def __init__(self, count: TokenCounter, *, limit: int = LIMIT, words: int = 0, elide: bool = False) -> None:
+    def __init__(self, count: TokenCounter, *, limit: int = LIMIT, words: int = 0, elide: bool = False,
+                 fence: bool = False) -> None:
         self.count = count
+        self.fence = fence  # the engine's fence_untrusted: the lines of units below trusted are fenced
         self.elide = elide  # the engine's elide_speakers: day packing also learns each line's speaker facts
         self.limit = limit
         self.words = words  # the engine's line_words (a summary of a longer text says at most this many words)
@@ -86,7 +93,7 @@ class LineCosts:
 
     def learn(self, units: Sequence[tuple[int | None, MAU]], packing: str) -> list[LineFacts]:
         """Count the lines of ``units`` and remember them (``None`` row ids are not remembered)."""
-        line = line_of(packing)
+        line = line_of(packing, self.fence)
         key, group_header = grouping(packing)
         day = packing == "day"
         texts = [line(unit, brief(unit, self.words)) for _, unit in units]
@@ -103,7 +110,8 @@ class LineCosts:
                                           else (None, 0, None, None))
             facts = LineFacts(unit.id, unit.scope, cost, key(unit), header, self(header), stamp,
                               0 if stamp is None else self(stamp), minute_of_day(unit) if day else None,
-                              speaker, save, order, when, unit.modality is Modality.TEXT and unit.raw_ref is None)
+                              speaker, save, order, when, unit.modality is Modality.TEXT and unit.raw_ref is None,
+                              unit.trust)
             if rid is not None:
                 facts_of[rid] = facts
                 lines_of[rid] = text  # what packing shows of it (:meth:`line`): made once
@@ -116,8 +124,16 @@ class LineCosts:
         table = self._lines.get(packing)
         text = None if table is None else table.get(rid)
         if text is None:
-            text = _table(self._lines, packing, 1, self.limit)[rid] = line_of(packing)(unit, brief(unit, self.words))
+            text = _table(self._lines, packing, 1, self.limit)[rid] = line_of(packing, self.fence)(
+                unit, brief(unit, self.words))
         return text
+
+    def forget(self, rids: Sequence[int]) -> None:
+        """Drop what is remembered of these rows (their trust changed, so their fenced lines did)."""
+        for tables in (self._facts, self._breaks, self._lines):
+            for table in tables.values():
+                for rid in rids:
+                    table.pop(rid, None)
 
     def with_breaks(self, rows: Sequence[tuple[int, str]], packing: str) -> list[int]:
         """``count(line + "\\n")`` of each (row id, its level-1 line), remembered per row id.
@@ -138,6 +154,10 @@ class LineCosts:
     def costs(self, units: Sequence[tuple[int | None, MAU]], packing: str) -> list[int]:
         """The cost of each unit's level-1 line."""
         known = self.known([rid for rid, _ in units if rid is not None], packing)
+        stale = [rid for rid, unit in units if rid is not None and rid in known and known[rid].trust != unit.trust]
+        if stale:  # an admin changed their trust: learnt again
+            self.forget(stale)
+            known = {rid: facts for rid, facts in known.items() if rid not in stale}
         todo = [(rid, unit) for rid, unit in units if rid is None or rid not in known]
         learnt = iter(self.learn(todo, packing))
         return [known[rid].cost if rid is not None and rid in known else next(learnt).cost for rid, _ in units]

@@ -54,6 +54,7 @@ class Query:
     include_superseded: bool
     when: datetime | None
     now: datetime | None
+    min_trust: str | None = None  # only units at least this trusted
 
 
 @dataclass
@@ -104,7 +105,8 @@ class Rounds:
         again = bool(self.rounds)  # a later round: the search is under way (close waits for it)
 
         def rank(text: str) -> Ranking:
-            return self.retriever.rank(text, q.k, q.budget, q.scope, q.include_superseded, q.when, q.now, again=again)
+            return self.retriever.rank(text, q.k, q.budget, q.scope, q.include_superseded, q.when, q.now, again=again,
+                                       min_trust=q.min_trust)
 
         if parallel and len(fresh) > 1:
             with ThreadPoolExecutor(max_workers=len(fresh)) as pool:
@@ -149,7 +151,7 @@ class Rounds:
 
         # every candidate fit with room left: the question is read deeper, as a search without a planner is
         ctx = self.retriever.filled(ctx, self.rankings[0], self.rounds[0].queries[0], q.k, q.budget, q.scope,
-                                    q.include_superseded, q.when, q.now, with_question)
+                                    q.include_superseded, q.when, q.now, with_question, min_trust=q.min_trust)
         self.time("pack", started)
         made = plan(self.ms)
         return replace(ctx, plan=made if self.stopped is None else replace(made, note=self.stopped))

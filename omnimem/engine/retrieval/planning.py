@@ -25,5 +25,6 @@ def planned_search(retriever: Retriever, planner: str | None, query: Query) -> C
     with cpu():
         if planner is None:
             q = query
-            return retriever.search(q.text, q.k, q.theta, q.budget, q.scope, q.include_superseded, q.when, q.now)
+            return retriever.search(q.text, q.k, q.theta, q.budget, q.scope, q.include_superseded, q.when, q.now,
+                                    q.min_trust)
         return offline_search(Rounds(retriever, query, deadline=deadline))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from omnimem.context import FENCE_RULE, fence as fence_text, fenced_session_line, fenced_unit_line
 from omnimem.engine.enrich.summarise import first_words
 from omnimem.mau import MAU, Modality
 # The value objects and their line rules are defined in omnimem.context; these paths keep working.
@@ -58,11 +59,22 @@ def brief(unit: MAU, words: int) -> str:
     return first_words(unit.summary, words)
 
 
-def line_of(packing: str) -> Line:
-    """How one hit's line is written: with its time (``line``), or under a group header."""
+def line_of(packing: str, fence: bool = False) -> Line:
+    """How one hit's line is written: with its time (``line``), or under a group header; with ``fence``, the
+    line of a unit below trusted is fenced (:func:`omnimem.context.fence`)."""
     if packing not in PACKINGS:
         raise ValueError(f"unknown packing {packing!r}")
+    if fence:
+        return fenced_unit_line if packing == "line" else fenced_session_line
     return unit_line if packing == "line" else session_line
+
+
+def fence_facts(units: Sequence[MAU], fence: bool, count: TokenCounter) -> tuple[list[bool] | None, int]:
+    """Which lines are fenced and what the fence rule costs (charged when the first of them enters)."""
+    if not fence:
+        return None, 0
+    fenced = [u.trust != "trusted" for u in units]
+    return fenced, count(FENCE_RULE) if any(fenced) else 0
 
 
 def build_context(
@@ -82,6 +94,7 @@ def build_context(
     line_words: int = 0,
     stamp_gap: int = STAMP_GAP,
     elide_speakers: bool | str = False,
+    fence: bool = False,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -103,9 +116,10 @@ def build_context(
     rendered text is then counted exactly, so ``Context.tokens`` is the real
     count of ``Context.render()`` and never exceeds ``budget``. ``costs``, when
     given, are the candidates' level-1 line costs, already counted (see
-    :mod:`omnimem.engine.retrieval.line_costs`).
+    :mod:`omnimem.engine.retrieval.line_costs`). With ``fence`` the lines of units below trusted are fenced
+    and the fence rule is charged when the first of them enters (:func:`fit_plan`).
     """
-    line = line_of(packing)
+    line = line_of(packing, fence)
     texts = [line(c.unit, brief(c.unit, line_words)) for c in candidates]
     costs = list(costs) if costs is not None else _counts(texts, count)
     if len(costs) != len(texts):
@@ -115,7 +129,8 @@ def build_context(
     talk = (talk_facts(units, [c.seq for c in candidates], texts, costs, count)
             if elide_speakers and packing == "day" else (None, None, None, None))
     wholes = WholeLines(lambda i: units[i], full_text, line, count)
-    plan = fit_plan(costs, *grouped, budget=budget,
+    fenced, rule_cost = fence_facts(units, fence, count)
+    plan = fit_plan(costs, *grouped, budget=budget, fenced=fenced, rule_cost=rule_cost,
                     whole=wholes.cost if max_level >= 2 and (whole_share > 0 or whole_top) else None,
                     allowance=int(budget * whole_share), top=whole_top if max_level >= 2 else 0, gap=stamp_gap,
                     speakers=talk[0], saves=talk[1], orders=talk[2],
@@ -134,7 +149,7 @@ def build_context(
             dropped.append(cand.unit.id)
     return finish_context(query, hits, plan.used, len(candidates), dropped, theta=theta, budget=budget,
                           full_text=full_text, raw_content=raw_content, max_level=max_level, packing=packing,
-                          count=count, stamp_gap=stamp_gap, elide_speakers=elide_speakers)
+                          count=count, stamp_gap=stamp_gap, elide_speakers=elide_speakers, fence=fence)
 
 
 class WholeLines:
@@ -211,7 +226,7 @@ def finish_context(
     query: str, hits: list[Hit], used: int, total: int, dropped: Sequence[str], *, theta: float, budget: int,
     full_text: Callable[[MAU], str | None], raw_content: Callable[[MAU], RawContent | None], max_level: int,
     packing: str, count: TokenCounter, measure: Callable[[Context], int] | None = None, stamp_gap: int = STAMP_GAP,
-    elide_speakers: bool | str = False,
+    elide_speakers: bool | str = False, fence: bool = False,
 ) -> Context:
     """Levels 2 and 3 on top of the level-1 ``hits`` (rank order, ``used`` tokens), then the exact count.
 
@@ -220,13 +235,13 @@ def finish_context(
     ``count(ctx.render())``); a caller that knows its lines' counts passes a
     faster one that gives the same number (:func:`omnimem.tokens.count_joined`).
     """
-    line = line_of(packing)
+    line = line_of(packing, fence)
     if max_level >= 2:
         used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count))
     if max_level >= 3:
-        used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count))
+        used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count, fence))
     ctx = Context(query, tuple(hits), used, budget, total, tuple(dropped), packing=packing, stamp_gap=stamp_gap,
-                  elide_speakers=elide_speakers)
+                  elide_speakers=elide_speakers, fence=fence)
     return _measured(ctx, measure or (lambda c: count(c.render())))
 
 
@@ -245,6 +260,7 @@ def fit_plan(
     whole: Callable[[int], int | None] | None = None, allowance: int = 0, top: int = 0, gap: int = STAMP_GAP,
     speakers: Sequence[str | None] | None = None, saves: Sequence[int] | None = None,
     orders: Sequence[Any] | None = None, times: Sequence[Any] | None = None,
+    fenced: Sequence[bool] | None = None, rule_cost: int = 0,
 ) -> Plan:
     """Which lines enter, in rank order, and the tokens they use: a tight loop over integers.
 
@@ -266,7 +282,9 @@ def fit_plan(
     goes on unstamped from a line of its speaker is charged ``saves[i]`` less,
     its group's lines kept in spoken order (``orders[i]``), which :class:`_Talk`
     charges exactly as :class:`_Day` does stamps; with ``times`` (``"auto"``)
-    only where the two lines' times differ. Needs only costs and groups, so a caller
+    only where the two lines' times differ. With ``fenced`` (each line's: whether it is
+    fenced) the fence rule (``rule_cost``) is charged, with its line break, when the
+    first fenced line enters. Needs only costs and groups, so a caller
     that remembers them can decide what fits before fetching any unit.
     """
     enter: list[bool] = []
@@ -275,8 +293,11 @@ def fit_plan(
     days: dict[object, _Day] = {}
     day = stamps is not None and stamp_costs is not None and header_costs is not None
     used = 0
+    ruled = fenced is None  # the fence rule is charged (or nothing is fenced)
     for i, cost in enumerate(costs):
         extra = NEWLINE
+        if not ruled and fenced is not None and fenced[i]:
+            extra += rule_cost + NEWLINE
         new: object = None
         timed: _Day | None = None
         if keys is not None and header_costs is not None:
@@ -304,6 +325,8 @@ def fit_plan(
         enter.append(entered)
         if not entered:
             continue
+        if not ruled and fenced is not None and fenced[i]:
+            ruled = True
         if new is not None:
             charged.add(new)
         elif timed is not None:
@@ -491,10 +514,13 @@ def _level2(
     return replace(hit, level=2, text=text, tokens=count(text))
 
 
-def _level3(hit: Hit, raw_content: Callable[[MAU], RawContent | None], count: TokenCounter) -> Hit | None:
+def _level3(hit: Hit, raw_content: Callable[[MAU], RawContent | None], count: TokenCounter,
+            fence: bool = False) -> Hit | None:
     raw = raw_content(hit.unit)
     if raw is None:
         return None
+    if fence and hit.fenced:  # its stand-in text is the unit's too: fenced like its line
+        raw = replace(raw, text=fence_text(raw.text))
     return replace(hit, level=3, raw=raw, tokens=hit.tokens + raw.cost(count) + NEWLINE)
 
 

@@ -30,6 +30,7 @@ from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, bo
                                               named_speakers, signals, wanted, without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.row_cache import RowCache
+from omnimem.context import FENCE_RULE
 from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, brief, build_context,
                                               finish_context, fit_plan, line_of)
 from omnimem.tokens import count_joined, raw_tokens
@@ -58,7 +59,8 @@ class Retriever:
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.line_costs = LineCosts(parts.count_tokens, words=parts.settings.line_words,
-                                    elide=bool(parts.settings.elide_speakers) and parts.settings.packing == "day")
+                                    elide=bool(parts.settings.elide_speakers) and parts.settings.packing == "day",
+                                    fence=parts.settings.fence_untrusted)
         self._reranker: Reranker | None = None
         # what the ranking signals read of each row (a unit's stated words only when that signal is on)
         self.facts = FactCache(statements=parts.settings.statement_weight > 0,
@@ -68,19 +70,21 @@ class Retriever:
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
-        now: datetime | None = None,
+        now: datetime | None = None, min_trust: str | None = None,
     ) -> Context:
         """Dense + BM25 fused, same-session neighbours, CLIP and graph candidates, then the pyramid.
 
-        ``now`` (default: the wall clock) is what relative times in the query ("last week") are read against.
+        ``now`` (default: the wall clock) is what relative times in the query ("last week") are read against;
+        ``min_trust`` admits only units at least that trusted.
         """
-        ranking = self.rank(text, k, limit, scope, include_superseded, when, now)
+        ranking = self.rank(text, k, limit, scope, include_superseded, when, now, min_trust=min_trust)
         return self.filled(self.pack(text, ranking, k, th, limit, scope), ranking, text, k, limit, scope,
-                           include_superseded, when, now, lambda deeper: self.pack(text, deeper, k, th, limit, scope))
+                           include_superseded, when, now, lambda deeper: self.pack(text, deeper, k, th, limit, scope),
+                           min_trust=min_trust)
 
     def filled(
         self, ctx: Context, ranking: Ranking, text: str, k: int, limit: int, scope: Scope, include_superseded: bool,
-        when: datetime | None, now: datetime | None, pack: Callable[[Ranking], Context],
+        when: datetime | None, now: datetime | None, pack: Callable[[Ranking], Context], min_trust: str | None = None,
     ) -> Context:
         """``ctx``, or where the depth and not the budget bounded it (short messages run out of candidates
         first: :mod:`omnimem.engine.retrieval.depth`), ``text`` ranked again, deeper, with ``ranking``'s
@@ -90,13 +94,14 @@ class Retriever:
             if not depth:
                 break
             ranking = self.rank(text, k, limit, scope, include_superseded, when, now, depth=depth,
-                                vectors=ranking.vectors, again=True)
+                                vectors=ranking.vectors, again=True, min_trust=min_trust)
             ctx = pack(ranking)
         return ctx
 
     def rank(
         self, text: str, k: int, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
         now: datetime | None = None, *, depth: int = 0, vectors: tuple[Any, Any] | None = None, again: bool = False,
+        min_trust: str | None = None,
     ) -> Ranking:
         """The fused ranking of one query (dense, BM25 and the signals), before anything is packed.
 
@@ -134,7 +139,7 @@ class Retriever:
             seq = m.store.seq()
         # no engine lock from here: the indexes let searches run together (FAISS and numpy release the GIL)
         # and the store guards its own connection
-        view = m.search.within(SearchFilter(scope, include_superseded, when))  # filtered inside the backend
+        view = m.search.within(SearchFilter(scope, include_superseded, when, min_trust))  # filtered in the backend
         dense, sparse = self._lists(view, qvec, searched, depth)
         full = len(dense) >= depth if settings.dense else len(sparse) >= depth  # the scope may hold more
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
@@ -198,7 +203,7 @@ class Retriever:
                 text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
                 max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
                 whole_share=settings.whole_share, whole_top=settings.whole_top, line_words=settings.line_words,
-                stamp_gap=settings.stamp_gap, elide_speakers=settings.elide_speakers,
+                stamp_gap=settings.stamp_gap, elide_speakers=settings.elide_speakers, fence=settings.fence_untrusted,
             )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
@@ -350,7 +355,7 @@ class Retriever:
         grouped = packing != "line"
         day = packing == "day"
         talk = day and m.settings.elide_speakers
-        line = line_of(packing)
+        line = line_of(packing, m.settings.fence_untrusted)
         share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
         allowance = int(limit * share)
         top = m.settings.whole_top if m.settings.max_level >= 2 else 0
@@ -372,6 +377,9 @@ class Retriever:
             return units[rid] if rid in units else _gone(rid)
 
         wholes = WholeLines(unit_at, self.full_text, line, lines)
+        fence = m.settings.fence_untrusted
+        fenced = [f.fenced for f in known] if fence else None
+        rule_cost = lines.count(FENCE_RULE) if fenced is not None and any(fenced) else 0
         try:
             with otel.stage("omnimem.search.fit"):
                 plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
@@ -383,7 +391,8 @@ class Retriever:
                                 gap=m.settings.stamp_gap, speakers=[f.speaker for f in known] if talk else None,
                                 saves=[f.save for f in known] if talk else None,
                                 orders=[f.order for f in known] if talk else None,
-                                times=[f.when for f in known] if talk == "auto" else None)
+                                times=[f.when for f in known] if talk == "auto" else None, fenced=fenced,
+                                rule_cost=rule_cost)
         except _Gone:
             return None
         enter, used = plan.enter, plan.used
@@ -391,6 +400,10 @@ class Retriever:
         with otel.stage("omnimem.search.rows"):  # the rows that fit, not read yet
             units.update(read([rid for rid in fitting if rid not in units]))
         if any(rid not in units for rid in fitting) or m.store.seq() != seq:
+            return None
+        stale = [rid for rid in fitting if units[rid].trust != facts[rid].trust]
+        if stale:  # an admin changed their trust since their lines were remembered: packed again, the slow way
+            lines.forget(stale)
             return None
         self.rows.keep(seq, units)  # every row was read while the store stood at ``seq``
         hits: list[Hit] = []
@@ -434,7 +447,7 @@ class Retriever:
                 text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
                 raw_content=self.raw, max_level=m.settings.max_level, packing=packing, count=lines,
                 measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count), stamp_gap=m.settings.stamp_gap,
-                elide_speakers=m.settings.elide_speakers,
+                elide_speakers=m.settings.elide_speakers, fence=fence,
             )
 
     def _with_neighbours(

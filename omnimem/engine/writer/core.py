@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from omnimem.embed.base import Embedder, role_scheme
 from omnimem.embed.query import with_fast_queries
 from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress, Rows, count
-from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable
+from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable, stamped
 from omnimem.engine.parts import Parts
 from omnimem.engine.writer.group import GroupCommit
 from omnimem.engine.writer.written import Verdict, Written
@@ -65,6 +65,12 @@ class Changes:
     def log(self, event: AuditEvent) -> None:
         self._parts.store.log(event)
 
+    def set_trust(self, ids: list[str], trust: str, event: AuditEvent) -> int:
+        """Give units another trust (their fenced lines change: packing learns them again), and log ``event``."""
+        changed = self._parts.store.set_trust(ids, trust, event)
+        self._parts.search.sync()
+        return changed
+
 
 class Writer:
     """The one writer of an engine (see :mod:`omnimem.engine.writer`)."""
@@ -85,6 +91,7 @@ class Writer:
         (``keep_chain`` or chained items) and calls of more than the group's ``max_items`` items.
         """
         check_storable(items)  # the caller's own bad input raises here, before it queues
+        items = stamped(items, self.parts.actor)  # in the caller's thread: its channel and actor
         if progress is not None or keep_chain or len(items) > self._group.max_items or any(i.chain for i in items):
             return self.ingest(items, progress, keep_chain=keep_chain, allow_forgotten=allow_forgotten,
                                action=action, reason=reason)
@@ -100,6 +107,7 @@ class Writer:
         writers' adds are written between two of its batches instead of waiting for the whole call.
         """
         check_storable(items)
+        items = stamped(items, self.parts.actor)
         planner = planner or self.ingestor
         if len(items) > BATCH and not keep_chain and not any(i.chain for i in items):
             return self._ingest_in_steps(planner, items, progress, allow_forgotten, action, reason)
@@ -109,6 +117,7 @@ class Writer:
     def add_unless(self, item: Pending, check: Callable[[], Verdict | None]) -> AddResult:
         """Store ``item`` unless ``check`` (run under the write lock, so no add slips in between) says why not."""
         check_storable([item])
+        item = stamped([item], self.parts.actor)[0]
         with self.parts.write_lock:
             self.parts.check_open(write=True)
             verdict = check()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Query, Request
 
 from omnimem.engine.parts import acting_as
+from omnimem.engine.provenance import writing_via
 from omnimem.server.auth import Principal, state_of
 
 if TYPE_CHECKING:
@@ -21,8 +22,9 @@ def memory_of(request: Request) -> LocalMemory:
 
 @contextmanager
 def acting(principal: Principal) -> Iterator[None]:
-    """Calls inside are logged with the principal's actor (``key:<name>``)."""
-    with acting_as(principal.actor):
+    """Calls inside are logged with the principal's actor (``key:<name>``); their writes arrive over ``http``,
+    trusted at most as the principal's key allows."""
+    with acting_as(principal.actor), writing_via("http", principal.max_trust):
         yield
 
 

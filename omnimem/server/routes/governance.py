@@ -66,9 +66,10 @@ def export(request: Request, where: ScopeQuery = Depends(), all: bool = False,
 
 @router.post("/import", openapi_extra={"requestBody": {"required": True, "content": {
     NDJSON: {"schema": {"type": "string", "description": "JSON Lines made by GET /v1/export"}}}}})
-async def import_records(request: Request, allow_forgotten: bool = False,
+async def import_records(request: Request, allow_forgotten: bool = False, trust: str | None = None,
                          principal: Principal = Depends(writer)) -> dict[str, Any]:
-    """Load a dump made by export; every record is validated before any is stored (``Memory.import_records``)."""
+    """Load a dump made by export; every record is validated before any is stored (``Memory.import_records``).
+    The units are marked as imported (source ``import``) and ``untrusted`` unless ``trust`` says otherwise."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind not in _NDJSON_TYPES:
         raise UnsupportedMediaError(f"import reads {NDJSON}, not {kind or 'a body without a content type'}")
@@ -76,7 +77,7 @@ async def import_records(request: Request, allow_forgotten: bool = False,
 
     def run() -> dict[str, int]:
         with acting(principal):
-            return memory_of(request).import_records(records, allow_forgotten=allow_forgotten)
+            return memory_of(request).import_records(records, allow_forgotten=allow_forgotten, trust=trust)
 
     return dict(await run_in_threadpool(run))
 

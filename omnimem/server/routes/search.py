@@ -31,7 +31,7 @@ async def search(body: SearchBody, request: Request, principal: Principal = Depe
         context = memory_of(request).search(
             body.query, top_k=body.top_k, theta=body.theta, budget=body.budget,
             include_superseded=body.include_superseded, as_of=body.as_of, now=body.now, planner=body.planner,
-            **principal.scope(*body.scope_args()))
+            min_trust=body.min_trust, **principal.scope(*body.scope_args()))
         return {**context.to_dict(), "rendered": context.render()}
 
     state = state_of(request)

@@ -12,9 +12,9 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from omnimem.server.auth import Principal, reader, state_of, writer
+from omnimem.server.auth import Principal, admin, reader, state_of, writer
 from omnimem.server.errors import ERROR_RESPONSES
-from omnimem.server.models import AddBody, AddResultBody, DialogueBody, UpdateBody
+from omnimem.server.models import AddBody, AddResultBody, DialogueBody, TrustBody, UpdateBody
 from omnimem.server.routes.common import ScopeQuery, acting, memory_of
 
 router = APIRouter(prefix="/v1", tags=["units"], responses=ERROR_RESPONSES)
@@ -27,8 +27,8 @@ async def add(body: AddBody, request: Request, principal: Principal = Depends(wr
         with acting(principal):
             return memory_of(request).add(
                 body.text, time=body.time, speaker=body.speaker, source_id=body.source_id, metadata=body.metadata,
-                supersedes=body.supersedes, allow_forgotten=body.allow_forgotten,
-                **principal.scope(*body.scope_args())).to_dict()
+                supersedes=body.supersedes, allow_forgotten=body.allow_forgotten, source=body.source,
+                trust=body.trust, **principal.scope(*body.scope_args())).to_dict()
 
     return await state_of(request).write(run)
 
@@ -97,6 +97,15 @@ def delete(unit_id: str, request: Request, where: ScopeQuery = Depends(), reason
     with acting(principal):
         memory_of(request).delete(unit_id, reason=reason, chain=chain, **where.bound(principal))
     return Response(status_code=204)
+
+
+@router.post("/units/{unit_id}/trust")
+def set_trust(unit_id: str, body: TrustBody, request: Request, principal: Principal = Depends(admin)) -> dict[str, Any]:
+    """Change a unit's trust, with an audit entry (``Memory.set_trust``; an admin's verb)."""
+    with acting(principal):
+        unit = memory_of(request).set_trust(unit_id, body.trust, reason=body.reason,
+                                            **principal.scope(*body.scope_args()))
+    return unit.to_dict()
 
 
 @router.get("/units/{unit_id}/history")

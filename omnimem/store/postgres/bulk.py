@@ -46,8 +46,8 @@ __all__ = ["BulkLoader", "build_vector_index"]
 
 _COPY_COLUMNS = ("tenant, doc_len, rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
                  "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
-                 "superseded_by, superseded_at, superseded_ts")
-_COPY_TYPES = ["text", "int4", "int8", *["text"] * 14, "vector", "float8", "text", "text", "float8"]
+                 "superseded_by, superseded_at, superseded_ts, source, trust, surface, actor, origin")
+_COPY_TYPES = ["text", "int4", "int8", *["text"] * 14, "vector", "float8", "text", "text", "float8", *["text"] * 5]
 
 
 class BulkLoader:
@@ -159,6 +159,6 @@ def _copy_row(rid: int, u: MAU, doc_len: int, vector: np.ndarray[Any, np.dtype[n
         u.scope.user_id, u.scope.agent_id, u.scope.session_id, u.links.prev_id, json.dumps(list(u.source_ids)),
         u.raw_ref, u.content_hash, json.dumps(u.metadata), vector, u.record_time.timestamp(),
         u.superseded_by, u.superseded_at.isoformat() if u.superseded_at else None,
-        u.superseded_at.timestamp() if u.superseded_at else None,
+        u.superseded_at.timestamp() if u.superseded_at else None, u.source, u.trust, u.surface, u.actor, u.origin,
     )
 

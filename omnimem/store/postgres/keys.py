@@ -24,7 +24,7 @@ SCHEMA = [
     "CREATE INDEX IF NOT EXISTS api_sessions_key ON api_sessions (key_id)",
 ]
 
-_COLUMNS = "key_id, key_hash, name, role, user_id, agent_id, created_at, revoked_at"
+_COLUMNS = "key_id, key_hash, name, role, user_id, agent_id, created_at, revoked_at, max_trust"
 
 
 class PgKeys:
@@ -36,9 +36,9 @@ class PgKeys:
 
     def put_key(self, key: ApiKey) -> None:
         with self._tx("storing an API key") as conn:
-            conn.execute(f"INSERT INTO api_keys({_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
+            conn.execute(f"INSERT INTO api_keys({_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
                          (key.key_id, key.key_hash, key.name, key.role, key.user_id, key.agent_id, key.created_at,
-                          key.revoked_at))
+                          key.revoked_at, key.max_trust))
 
     def find_key(self, key_id: str) -> ApiKey | None:
         with self._read() as conn:
@@ -78,4 +78,5 @@ def _utc(value: datetime) -> datetime:
 
 
 def _key(row: Any) -> ApiKey:
-    return ApiKey(row[0], row[1], row[2], row[3], row[4], row[5], _utc(row[6]), _utc(row[7]) if row[7] else None)
+    return ApiKey(row[0], row[1], row[2], row[3], row[4], row[5], _utc(row[6]), _utc(row[7]) if row[7] else None,
+                  row[8])

@@ -17,7 +17,7 @@ from omnimem.store.jobs import ADD_EXPIRIES
 from omnimem.store.postgres.jobs import SCHEMA as JOB_SCHEMA
 from omnimem.store.postgres.keys import SCHEMA as KEY_SCHEMA
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 TENANT_TABLES = (  # tables holding one tenant's rows: RLS policies and Citus distribution apply to these
     "units", "terms", "clip_vectors", "entities", "entity_aliases", "entity_units", "relations", "relation_units",
@@ -203,6 +203,15 @@ POSTING_LENGTHS = (
     "CREATE INDEX terms_term ON terms (term) INCLUDE (tenant, rid, tf, doc_len)",
 )
 
+PROVENANCE = (
+    "ALTER TABLE units ADD COLUMN IF NOT EXISTS source TEXT NOT NULL DEFAULT 'user'",
+    "ALTER TABLE units ADD COLUMN IF NOT EXISTS trust TEXT NOT NULL DEFAULT 'trusted'",
+    "ALTER TABLE units ADD COLUMN IF NOT EXISTS surface TEXT",
+    "ALTER TABLE units ADD COLUMN IF NOT EXISTS actor TEXT",
+    "ALTER TABLE units ADD COLUMN IF NOT EXISTS origin TEXT",
+    "ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS max_trust TEXT NOT NULL DEFAULT 'trusted'",
+)
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "initial: units, BM25 postings, blobs, graph, audit log, tombstones", INITIAL),
     (2, "row-level security: a connection bound to one user sees and writes only its rows",
@@ -215,6 +224,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (7, "job lease expiries counted apart from attempts", [ADD_EXPIRIES]),
     (8, "BM25 postings carry their unit's length (a text search reads no unit row per posting)",
      list(POSTING_LENGTHS)),
+    (9, "provenance and trust of every unit (units from before: a user's words, trusted); a key's highest trust",
+     list(PROVENANCE)),
 ]
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from omnimem.store.base import SearchFilter, Vector
 from omnimem.store.postgres.store import PostgresStore, scope_sql
+from omnimem.store.postgres.unit_rows import trust_sql
 
 K1, B = 1.5, 0.75
 EXACT_BELOW = 20_000  # a filter admitting fewer units is ranked exactly (cheaper than HNSW and never short)
@@ -72,6 +73,10 @@ def filter_sql(where: SearchFilter, prefix: str = "") -> tuple[str, list[Any]]:
             args.append(at)
     elif not where.include_superseded:
         sql += f" AND {prefix}superseded_by IS NULL"
+    if where.min_trust is not None:
+        trusted, levels = trust_sql(where.min_trust, prefix)
+        sql += f" AND {trusted}"
+        args.extend(levels)
     return sql, args
 
 

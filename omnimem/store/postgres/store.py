@@ -43,12 +43,11 @@ from omnimem.store.jobs import NewJob
 from omnimem.store.postgres.migrate import migrate
 from omnimem.store.postgres.schema import INDEX, VECTOR_INDEX_MARK, build_vector_index, vector_index_ddl
 from omnimem.store.postgres.terms import TermIndexer
+from omnimem.store.postgres.unit_rows import COLUMNS, WRITTEN, to_row as _row, to_unit as _unit
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-COLUMNS = ("rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id, prev_id, "
-           "source_ids, raw_ref, content_hash, metadata, embedding, record_ts, superseded_by, superseded_at")
 
 
 def scope_sql(scope: Scope, *, exact: bool, prefix: str = "") -> tuple[str, list[Any]]:
@@ -293,7 +292,7 @@ class PostgresStore(PgKeys, PgJobQueue):
         if out:
             with conn.cursor() as cur:
                 cur.executemany(
-                    f"INSERT INTO units (tenant, doc_len, {COLUMNS}) VALUES ({', '.join(['%s'] * 21)})",
+                    f"INSERT INTO units (tenant, doc_len, {COLUMNS}) VALUES ({', '.join(['%s'] * (2 + WRITTEN))})",
                     [(gov.tenant_of(u.scope), len(words), rid, *_row(u)) for (rid, u), words in zip(out, tokens)])
             self.terms.copy(conn, [(rid, u.scope) for rid, u in out], tokens)  # 4: term_df rows in term order
         for write in derived:  # 5: graph and CLIP rows commit or roll back with the units
@@ -333,6 +332,17 @@ class PostgresStore(PgKeys, PgJobQueue):
             self._bump(conn)
 
         self._write("superseding", body)
+
+    def set_trust(self, ids: Sequence[str], trust: str, event: AuditEvent) -> int:
+        def body(conn: Any) -> int:
+            locks.lock_units(conn, sorted(ids))
+            changed = conn.execute("UPDATE units SET trust = %s WHERE id = ANY(%s) AND trust != %s",
+                                   (trust, list(ids), trust)).rowcount
+            gov.log_event(conn, event)
+            self._bump(conn)
+            return int(changed)
+
+        return self._write("changing trust", body)
 
     def log(self, event: AuditEvent) -> None:
         self._write("logging an event", lambda conn: gov.log_event(conn, event))
@@ -566,35 +576,3 @@ class PostgresStore(PgKeys, PgJobQueue):
     def close(self) -> None:
         self._pool.close()
 
-
-def _row(unit: MAU) -> tuple[Any, ...]:
-    emb = np.asarray(unit.embedding if unit.embedding is not None else [], dtype=np.float32)
-    return (
-        unit.id, unit.summary, unit.modality.value, unit.speaker,
-        unit.event_time.isoformat() if unit.event_time else None, unit.record_time.isoformat(),
-        unit.scope.user_id, unit.scope.agent_id, unit.scope.session_id, unit.links.prev_id,
-        json.dumps(list(unit.source_ids)), unit.raw_ref, unit.content_hash, json.dumps(unit.metadata), emb,
-        unit.record_time.timestamp(), unit.superseded_by,
-        unit.superseded_at.isoformat() if unit.superseded_at else None,
-    )
-
-
-def _unit(row: Sequence[Any], next_id: str | None) -> MAU:
-    (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
-     prev_id, source_ids, raw_ref, chash, metadata, emb, _ts, superseded_by, superseded_at) = row
-    return MAU(
-        id=uid, summary=summary, modality=Modality(modality),
-        event_time=datetime.fromisoformat(event_time) if event_time else None,
-        record_time=datetime.fromisoformat(record_time), scope=Scope(user_id, agent_id, session_id),
-        content_hash=chash, speaker=speaker, raw_ref=raw_ref,
-        links=Links(prev_id, next_id, tuple(json.loads(source_ids))),
-        embedding=_array(emb) if emb is not None else None,
-        metadata=json.loads(metadata), superseded_by=superseded_by,
-        superseded_at=datetime.fromisoformat(superseded_at) if superseded_at else None,
-    )
-
-
-def _array(value: Any) -> np.ndarray[Any, np.dtype[np.float32]]:
-    """A pgvector value as a float32 array (the adapter gives a ``Vector`` or an array by version)."""
-    raw = value.to_numpy() if hasattr(value, "to_numpy") else value
-    return np.asarray(raw, dtype=np.float32)

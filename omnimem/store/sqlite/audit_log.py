@@ -21,6 +21,16 @@ class SQLiteAuditLog:
 
     if TYPE_CHECKING:  # provided by SQLiteStore
         def _tx(self) -> Any: ...  # the store's write transaction (BEGIN IMMEDIATE)
+        def _bump(self) -> None: ...  # moves the change counter
+
+    def set_trust(self, ids: Sequence[str], trust: str, event: AuditEvent) -> int:
+        """Give these units ``trust``, logging ``event``, in one transaction; how many units changed."""
+        with self._lock, self._tx() as conn:
+            changed = sum(int(conn.execute("UPDATE units SET trust = ? WHERE id = ? AND trust != ?",
+                                           (trust, uid, trust)).rowcount) for uid in ids)
+            log_event(conn, event)
+            self._bump()
+        return changed
 
     def log(self, event: AuditEvent) -> None:
         """Record an event that changes no unit row (e.g. a re-embed)."""

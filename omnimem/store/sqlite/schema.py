@@ -9,7 +9,7 @@ from omnimem.store.sqlite.graph import GRAPH_SCHEMA
 from omnimem.store import jobs, keys, tombstones
 from omnimem.store.audit import AUDIT_SCHEMA
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 Step = str | Callable[[sqlite3.Connection], None]  # an SQL statement, or Python for what SQL cannot say
 
@@ -86,4 +86,17 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (8, "api keys", list(keys.SCHEMA)),
     (9, "job queue", list(jobs.SCHEMA)),
     (10, "job lease expiries counted apart from attempts", [jobs.ADD_EXPIRIES]),
+    (
+        11,
+        "provenance and trust of every unit (units from before: a user's words, trusted); a key's highest trust",
+        [
+            "ALTER TABLE units ADD COLUMN source TEXT NOT NULL DEFAULT 'user'",
+            "ALTER TABLE units ADD COLUMN trust TEXT NOT NULL DEFAULT 'trusted'",
+            "ALTER TABLE units ADD COLUMN surface TEXT",
+            "ALTER TABLE units ADD COLUMN actor TEXT",
+            "ALTER TABLE units ADD COLUMN origin TEXT",
+            "CREATE INDEX IF NOT EXISTS units_trust ON units(trust)",
+            keys.ADD_MAX_TRUST,
+        ],
+    ),
 ]

@@ -36,7 +36,8 @@ from omnimem.store.sqlite.audit_log import SQLiteAuditLog
 from omnimem.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from omnimem.store.sqlite.keys import SQLiteKeys
 from omnimem.store.sqlite.unit_rows import COLUMNS as _COLUMNS, chunks as _chunks, scope_clause as _scope_clause
-from omnimem.store.sqlite.unit_rows import to_row as _row, to_unit as _unit
+from omnimem.store.sqlite.unit_rows import PLACES as _PLACES, to_row as _row, to_unit as _unit
+from omnimem.store.sqlite.unit_rows import trust_clause
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +224,7 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue, SQLiteAuditLog):
                             last[unit.scope] = unit.id
                         out.append((next_rid + offset, linked))
                     conn.executemany(
-                        f"INSERT INTO units ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        f"INSERT INTO units ({_COLUMNS}) VALUES ({_PLACES})",
                         [(rid, *_row(unit)) for rid, unit in out],
                     )
                     for write in derived:  # graph and CLIP rows commit or roll back with the units
@@ -446,14 +447,17 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue, SQLiteAuditLog):
         return [(str(uid), json.loads(meta)) for uid, meta in rows]
 
     def rids_in_scope(
-        self, scope: Scope, *, include_superseded: bool = False, as_of: datetime | None = None
+        self, scope: Scope, *, include_superseded: bool = False, as_of: datetime | None = None,
+        min_trust: str | None = None,
     ) -> npt.NDArray[np.int64] | None:
         """Row ids a search may return; ``None`` when every unit may be returned.
 
         By default superseded units are withheld. ``as_of`` gives the units the
-        memory held at that time: recorded by then and not yet superseded.
+        memory held at that time: recorded by then and not yet superseded; ``min_trust`` those that trusted.
         """
         where, args = _scope_clause(scope, exact=False)
+        trusted, levels = trust_clause(min_trust)
+        where, args = f"{where} AND {trusted}", [*args, *levels]
         if as_of is not None:
             where += " AND record_ts <= ?"
             args.append(as_of.timestamp())
@@ -463,7 +467,7 @@ class SQLiteStore(SQLiteKeys, SQLiteJobQueue, SQLiteAuditLog):
         elif not include_superseded:
             where += " AND superseded_by IS NULL"
         with self._lock:
-            if scope.is_empty() and as_of is None:
+            if scope.is_empty() and as_of is None and min_trust is None:
                 if include_superseded:
                     return None
                 if self._conn.execute("SELECT 1 FROM units WHERE superseded_by IS NOT NULL LIMIT 1").fetchone() is None:

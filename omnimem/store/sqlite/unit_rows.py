@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from omnimem.mau import MAU, Links, Modality, Scope
+from omnimem.mau import MAU, Links, Modality, Scope, levels_from
 
 COLUMNS = (
     "rid, id, summary, modality, speaker, event_time, record_time, user_id, agent_id, "
     "session_id, prev_id, source_ids, raw_ref, content_hash, metadata, embedding, record_ts, "
-    "superseded_by, superseded_at"
+    "superseded_by, superseded_at, source, trust, surface, actor, origin"
 )
+PLACES = ",".join("?" * 24)  # one per column
 
 
 def scope_clause(scope: Scope, *, exact: bool) -> tuple[str, list[Any]]:
@@ -29,6 +30,14 @@ def scope_clause(scope: Scope, *, exact: bool) -> tuple[str, list[Any]]:
         elif exact:
             parts.append(f"{col} IS NULL")
     return (" AND ".join(parts) or "1=1"), args
+
+
+def trust_clause(min_trust: str | None) -> tuple[str, list[Any]]:
+    """SQL admitting the units at least ``min_trust`` trusted (``1=1``: None, every unit)."""
+    if min_trust is None:
+        return "1=1", []
+    levels = levels_from(min_trust)
+    return f"trust IN ({','.join('?' * len(levels))})", list(levels)
 
 
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
@@ -45,6 +54,7 @@ def to_row(unit: MAU) -> tuple[Any, ...]:
         unit.links.prev_id, json.dumps(list(unit.source_ids)), unit.raw_ref, unit.content_hash,
         json.dumps(unit.metadata), emb, unit.record_time.timestamp(), unit.superseded_by,
         unit.superseded_at.isoformat() if unit.superseded_at else None,
+        unit.source, unit.trust, unit.surface, unit.actor, unit.origin,
     )
 
 
@@ -72,7 +82,8 @@ def _source_ids(text: str) -> tuple[str, ...]:
 def to_unit(row: Sequence[Any], next_id: str | None) -> MAU:
     """The unit of a row (``COLUMNS`` order). Positional arguments and no enum call: a search builds ~160."""
     (_, uid, summary, modality, speaker, event_time, record_time, user_id, agent_id, session_id,
-     prev_id, source_ids, raw_ref, chash, metadata, emb, _record_ts, superseded_by, superseded_at) = row
+     prev_id, source_ids, raw_ref, chash, metadata, emb, _record_ts, superseded_by, superseded_at,
+     source, trust, surface, actor, origin) = row
     return MAU(
         uid, summary, _MODALITIES.get(modality) or Modality(modality),
         _iso(event_time) if event_time else None, _iso(record_time),
@@ -80,5 +91,5 @@ def to_unit(row: Sequence[Any], next_id: str | None) -> MAU:
         Links(prev_id, next_id, _source_ids(source_ids)),
         np.frombuffer(emb, dtype=np.float32) if emb else None,
         json.loads(metadata) if metadata != "{}" else {},  # most rows: skip the JSON parser
-        superseded_by, _iso(superseded_at) if superseded_at else None,
+        superseded_by, _iso(superseded_at) if superseded_at else None, source, trust, surface, actor, origin,
     )

@@ -66,6 +66,19 @@ export function shortId(id) {
   return h("code", { title: id, class: "id" }, String(id).slice(0, 8));
 }
 
+/** Where a memory came from, as badges: its source kind, its trust (untrusted text is fenced in contexts),
+ * and how it arrived and who wrote it (in the title). */
+export function provenance(unit) {
+  const trust = unit.trust || "trusted";
+  const how = [unit.surface && `via ${unit.surface}`, unit.actor && `by ${unit.actor}`,
+    unit.origin && `file said ${unit.origin}`].filter(Boolean).join(" ");
+  return h("span", { class: "provenance", dataset: { source: unit.source || "user", trust } },
+    h("span", { class: "badge source", title: how || "written before provenance was recorded" },
+      unit.source || "user"), " ",
+    h("span", { class: `badge trust-${trust}`, title: trust === "trusted" ? "trusted"
+      : "not trusted: fenced in every context as data, never instructions" }, trust));
+}
+
 /** A link to a route inside the console (ids are URI-encoded, never parsed as HTML). */
 export function link(route, parts, ...children) {
   const path = [route, ...parts.map((p) => encodeURIComponent(String(p)))].join("/");

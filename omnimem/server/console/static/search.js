@@ -1,7 +1,7 @@
 // Search that explains itself: what ranked each hit, its similarity, sources, pyramid level and tokens,
 // the budget bar, and the context exactly as the LLM would read it.
 import { api, scopeBody } from "./api.js";
-import { fill, h, link, notice, when } from "./dom.js";
+import { fill, h, link, notice, provenance, when } from "./dom.js";
 
 const LEVELS = { 1: "summary", 2: "full text", 3: "raw content" };
 // what the API calls each retrieval source -> [label shown, what it means]
@@ -63,7 +63,7 @@ function hitRow(hit, by) {
     h("td", {},
       h("div", { class: "meta" }, h("time", { title: `recorded ${when(u.record_time)}` }, when(u.event_time)),
         u.speaker ? h("span", { class: "speaker" }, u.speaker) : null,
-        h("span", { class: `badge ${u.modality}` }, u.modality)),
+        h("span", { class: `badge ${u.modality}` }, u.modality), " ", provenance(u)),
       link("unit", [u.id], u.summary)));
 }
 

@@ -1,6 +1,6 @@
 // Timeline: a scope's memories by event time, filtered by modality, speaker, session and time range.
 import { api, query } from "./api.js";
-import { fill, h, link, when } from "./dom.js";
+import { fill, h, link, provenance, when } from "./dom.js";
 import { mediaPreview, videoChildren } from "./media.js";
 
 const PAGE = 50;
@@ -23,6 +23,7 @@ export function unitCard(unit, children = []) {
       h("span", { class: `badge ${unit.modality}` }, unit.modality),
       unit.speaker ? h("span", { class: "speaker" }, unit.speaker) : null,
       unit.session_id ? h("span", { class: "session", title: "session" }, unit.session_id) : null,
+      provenance(unit),
       superseded ? h("span", { class: "badge superseded", title: `replaced by ${unit.superseded_by}` }, "superseded") : null),
     h("p", { class: "summary" }, link("unit", [unit.id], unit.summary)),
     mediaPreview(unit),

@@ -1,7 +1,7 @@
 // Unit page: everything known about one memory, its versions and its audit trail;
 // update and delete (with confirmation) for keys that may write.
 import { api, can, query, rawUrl, scopeBody } from "./api.js";
-import { confirmDialog, fill, h, link, notice, when } from "./dom.js";
+import { confirmDialog, fill, h, link, notice, provenance, when } from "./dom.js";
 import { mediaPreview, videoChildren } from "./media.js";
 
 const MAX_CHAIN = 50;
@@ -146,6 +146,8 @@ export async function unitView(root, parts, _params, { announce }) {
       row("speaker", unit.speaker || "—"),
       row("scope", `user ${unit.user_id || "—"} · agent ${unit.agent_id || "—"} · session ${unit.session_id || "—"}`),
       row("source", ...origin(unit)),
+      row("provenance", provenance(unit), " ", [unit.surface && `via ${unit.surface}`,
+        unit.actor && `by ${unit.actor}`, unit.origin && `(its file said ${unit.origin})`].filter(Boolean).join(" ")),
       row("links", unit.prev_id ? link("unit", [unit.prev_id], "← previous") : "—", " ",
         unit.next_id ? link("unit", [unit.next_id], "next →") : ""),
       row("content hash", h("code", {}, unit.content_hash))),
