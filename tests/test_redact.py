@@ -116,3 +116,29 @@ def test_the_graph_holds_placeholders_only(tmp_path: Path) -> None:
         _assert_no_secret(graph, "the graph")
         assert "shed" in graph  # the graph was built, from the redacted text
     _assert_no_secret(_everything_stored(m, tmp_path, None), "the store with its graph")
+
+
+def test_an_older_store_is_redacted_by_exporting_forgetting_and_importing(tmp_path: Path) -> None:
+    with Memory(tmp_path / "old", embedder="fake") as m:
+        m.add(f"Call {NAME} on {PHONE} about the shed.", user_id="ann")
+        dump = list(m.export(user_id="ann"))
+        m.forget(user_id="ann")
+    with Memory(tmp_path / "old", embedder="fake", redact_pii=True) as m:
+        assert m.import_records(dump, allow_forgotten=True)["stored"] == 1
+        assert [r["text"] for r in m.export(user_id="ann") if r["kind"] == "unit"] == [
+            "Call <PERSON> on <PHONE> about the shed."]
+    _assert_no_secret(_everything_stored(m, tmp_path, None), "the store after the import")
+
+
+def test_without_the_graph_extra_an_add_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from omnimem.engine.ingest import redact as module
+    from omnimem.errors import MissingDependencyError
+
+    monkeypatch.setattr(module, "_PIPELINE", [])  # not loaded yet in this process
+    monkeypatch.setitem(sys.modules, "spacy", None)  # and not installed
+    with Memory(embedder="fake", redact_pii=True) as m:
+        with pytest.raises(MissingDependencyError, match=r"omnimem\[graph\]"):
+            m.add(f"Write to {EMAIL}.", user_id="u")
+        assert [r for r in m.export(user_id="u") if r["kind"] == "unit"] == []  # nothing stored unredacted

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
 import statistics
@@ -91,28 +92,28 @@ def _rates(row: dict[str, int]) -> dict[str, Any]:
 
 
 def cost(sentences: list[Example], repeats: int) -> dict[str, Any]:
-    """Milliseconds per add with redact_pii off and on (the median of ``repeats`` runs)."""
+    """Milliseconds per add, wall clock and this process's CPU, with redact_pii off and on (medians of
+    ``repeats`` runs, off and on taking turns so that a busy machine slows both alike)."""
     texts = [e.text for e in sentences]
-    out: dict[str, Any] = {}
     with Memory(embedder="fake", redact_pii=True) as warm:  # the model's load is not an add's cost
         warm.add("warm-up for Anna Smith", user_id="warm")
-    for on in (False, True):
-        single, batch = [], []
-        for r in range(repeats):
-            with Memory(embedder="fake", redact_pii=on, novelty=False) as m:
-                t0 = time.perf_counter()
-                for i, text in enumerate(texts):
-                    m.add(text, user_id="u", session_id=f"s{r}-{i}")
-                single.append((time.perf_counter() - t0) * 1000 / len(texts))
-            with Memory(embedder="fake", redact_pii=on, novelty=False) as m:
-                t0 = time.perf_counter()
-                m.add_dialogue([{"text": t, "speaker": "user"} for t in texts], user_id="u")
-                batch.append((time.perf_counter() - t0) * 1000 / len(texts))
-        key = "on" if on else "off"
-        out[f"add_ms_{key}"] = round(statistics.median(single), 3)
-        out[f"dialogue_ms_per_turn_{key}"] = round(statistics.median(batch), 3)
-    out["add_ms_added"] = round(out["add_ms_on"] - out["add_ms_off"], 3)
-    out["dialogue_ms_per_turn_added"] = round(out["dialogue_ms_per_turn_on"] - out["dialogue_ms_per_turn_off"], 3)
+    runs: dict[str, list[float]] = {}
+    for r in range(repeats):
+        for on in (False, True):
+            key = "on" if on else "off"
+            for what in ("add", "dialogue"):
+                with Memory(embedder="fake", redact_pii=on, novelty=False) as m:
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    if what == "add":
+                        for i, text in enumerate(texts):
+                            m.add(text, user_id="u", session_id=f"s{r}-{i}")
+                    else:
+                        m.add_dialogue([{"text": t, "speaker": "user"} for t in texts], user_id="u")
+                    runs.setdefault(f"{what}_ms_{key}", []).append((time.perf_counter() - wall) * 1000 / len(texts))
+                    runs.setdefault(f"{what}_cpu_ms_{key}", []).append((time.process_time() - cpu) * 1000 / len(texts))
+    out: dict[str, Any] = {k: round(statistics.median(v), 3) for k, v in runs.items()}
+    for what in ("add_ms", "add_cpu_ms", "dialogue_ms", "dialogue_cpu_ms"):
+        out[f"{what}_added"] = round(out[f"{what}_on"] - out[f"{what}_off"], 3)
     return out
 
 
@@ -126,13 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sentences = examples(args.count, seed=args.seed)
     result = {
-        "command": "python -m benchmarks redaction " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": " ".join(["python -m benchmarks redaction", *(argv if argv is not None else sys.argv[1:])]),
         "sentences": len(sentences), "seed": args.seed,
         "with_sentences": sum(1 for e in sentences if e.spans),
         "quality": score(sentences, stored_texts([e.text for e in sentences])),
         "cost": cost(sentences[:args.cost_sentences], args.repeats),
         "cost_sentences": min(args.cost_sentences, len(sentences)),
-        "embedder": "fake", "machine": f"{platform.machine()}, {platform.python_version()}",
+        "embedder": "fake", "machine": f"{platform.machine()}, {platform.python_version()}, {os.cpu_count()} CPUs",
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
@@ -154,10 +156,11 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(f"| {kind} | {row['labelled']} | {row['precision']} | {row['recall']} | {row['leak_rate']} |")
     lines += [
         "",
-        f"Cost ({result['cost_sentences']} sentences, fake embedder, in-memory store, median of runs): "
-        f"`add` {c['add_ms_off']} ms off, {c['add_ms_on']} ms on (+{c['add_ms_added']} ms); "
-        f"`add_dialogue` {c['dialogue_ms_per_turn_off']} ms per turn off, {c['dialogue_ms_per_turn_on']} ms on "
-        f"(+{c['dialogue_ms_per_turn_added']} ms).", "",
+        f"Cost ({result['cost_sentences']} sentences, fake embedder, in-memory store, medians of runs, load average "
+        f"{result['load_average'][0]} on {result['machine']}): `add` {c['add_cpu_ms_off']} ms of CPU off, "
+        f"{c['add_cpu_ms_on']} ms on (+{c['add_cpu_ms_added']} ms; wall +{c['add_ms_added']} ms); `add_dialogue` "
+        f"{c['dialogue_cpu_ms_off']} ms of CPU per turn off, {c['dialogue_cpu_ms_on']} ms on "
+        f"(+{c['dialogue_cpu_ms_added']} ms; wall +{c['dialogue_ms_added']} ms).", "",
     ]
     return "\n".join(lines)
 

@@ -93,7 +93,9 @@ def iban(country: str, bban: str) -> str:
 
 
 def _value(kind: str, rng: random.Random) -> str:
-    digits = lambda n: "".join(rng.choice("0123456789") for _ in range(n))  # noqa: E731
+    def digits(n: int) -> str:
+        return "".join(rng.choice("0123456789") for _ in range(n))
+
     if kind == "PERSON":
         return rng.choice(FIRST) if rng.random() < 0.4 else f"{rng.choice(FIRST)} {rng.choice(LAST)}"
     if kind == "EMAIL":

@@ -227,6 +227,9 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                      "rendering against a plain list, two synthetic chats: --out FILE (writes FILE and its .md)."),
     "retrieval-kernels": ("benchmarks.retrieval.retrieval_kernels", "Whether search results change under other CPU "
                           "kernels (FAISS, numpy, OpenBLAS, threads) (writes retrieval-kernels.json, .md)."),
+    "poisoning": ("benchmarks.retrieval.poisoning", "Planted instructions, keyword-stuffed text and near-duplicates "
+                  "in LoCoMo: how often they reach the context of unrelated questions and the evidence they push "
+                  "out, with and without the defences (writes poisoning.json, poisoning.md)."),
 }
 
 
