@@ -163,4 +163,27 @@ def test_no_write_is_lost_or_reordered_while_searches_run(tmp_path: Path, monkey
             listed = [u.id for u in mem.units(user_id=f"u{n}", limit=100)]
             assert listed == ids  # all 20 stored, in the order they were written
             for i, unit_id in enumerate(ids):
-                assert mem.get(unit_id, user_id=f"u{n}").summary == f"writer {n} wrote note number {i} about the harbour"
+                text = mem.get(unit_id, user_id=f"u{n}").summary
+                assert text == f"writer {n} wrote note number {i} about the harbour"
+
+
+def test_a_slice_waits_for_the_quiet_time_after_a_query_and_no_longer() -> None:
+    now = [0.0]
+    gate = ModelGate(passage_wait=60.0, quiet=0.015, clock=lambda: now[0])  # the test moves the clock
+    with gate.query():
+        pass  # a query took the gate at 0.0: its search is ranking and packing now
+    went = threading.Event()
+
+    def passage() -> None:
+        with gate.passage():
+            went.set()
+
+    thread = threading.Thread(target=passage)
+    thread.start()
+    wait_until(lambda: gate.waiting() == (0, 1))
+    for _ in range(20):  # the slice keeps waiting while the clock stands still inside the quiet time
+        time.sleep(0.002)
+        assert not went.is_set()
+    now[0] = 0.015  # the quiet time is over: the slice goes, with no query waiting
+    thread.join(60)
+    assert went.is_set() and gate.served == {"queries": 1, "slices": 1, "slices_overdue": 0}

@@ -8,8 +8,10 @@ spin against each other. Under a mixed load on 2 cores a search's query embeddin
 - a query takes the gate as soon as the call running ends: it never waits for a write's whole batch, only for
   the slice being embedded (:meth:`omnimem.embed.query.FastQueries.embed` cuts a write's texts into slices
   of :data:`SLICE` while queries are about);
-- a write's slice waits while queries are waiting, at most ``passage_wait`` seconds; after that it goes next,
-  before queries that come later, so a stream of searches slows writes but never stops them;
+- a write's slice waits while queries are waiting, and for ``quiet`` seconds after a query took the gate (the
+  search then ranks and packs, a few milliseconds of CPU that a slice would halve), at most ``passage_wait``
+  seconds; after that it goes next, before queries that come later, so a stream of searches slows writes
+  but never stops them;
 - queries are embedded one call each, in turn: a server runs at most its search slots' worth of searches
   at once (2 on 2 cores), so a batch of waiting queries would save little (one call's overhead), and one
   query's call is a few milliseconds.
@@ -26,15 +28,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 SLICE = 8  # while queries are about, a write's texts are embedded this many at a time
-PASSAGE_WAIT_S = 0.1  # the longest a write's slice waits for queries before it goes next
+PASSAGE_WAIT_S = 0.05  # the longest a write's slice waits for queries before it goes next
+QUIET_S = 0.015  # a slice also waits this long after a query took the gate (its search's ranking and packing)
 QUERIES_ABOUT_S = 0.25  # queries are "about" when one is waiting or one took the gate this recently
 
 
 class ModelGate:
     """A lock for model calls with two kinds of callers: queries first, then writes' slices (bounded waits)."""
 
-    def __init__(self, passage_wait: float = PASSAGE_WAIT_S, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, passage_wait: float = PASSAGE_WAIT_S, quiet: float = QUIET_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.passage_wait = passage_wait
+        self.quiet = quiet
         self._clock = clock
         self._cond = threading.Condition()
         self._busy = False
@@ -64,19 +69,25 @@ class ModelGate:
 
     @contextmanager
     def passage(self) -> Iterator[None]:
-        """Hold the gate for one slice of stored texts: once no query waits, or ``passage_wait`` after it came."""
+        """Hold the gate for one slice of stored texts: once no query waits and none took the gate in the last
+        ``quiet`` seconds (its search is still ranking and packing: a slice now would take the cores from it),
+        or ``passage_wait`` after the slice came."""
         with self._cond:
             deadline = self._clock() + self.passage_wait
             overdue = False
             self._passages += 1
             try:
-                while self._busy or (self._queries and not overdue):
-                    left = deadline - self._clock()
-                    if not overdue and left <= 0:
+                while self._busy or (not overdue and self._queries_first()):
+                    now = self._clock()
+                    if not overdue and now >= deadline:
                         overdue = True
                         self._overdue += 1
                         continue
-                    self._cond.wait(None if overdue else left)
+                    if overdue or not self._queries_first():  # only the call running to wait for: its end notifies
+                        self._cond.wait()
+                    else:  # until the deadline, or the end of the quiet time after the last query
+                        wake = deadline if self._queries else min(deadline, self._last_query + self.quiet)
+                        self._cond.wait(wake - now)
             finally:
                 self._passages -= 1
                 if overdue:
@@ -88,6 +99,9 @@ class ModelGate:
             yield
         finally:
             self._release()
+
+    def _queries_first(self) -> bool:
+        return self._queries > 0 or self._clock() - self._last_query < self.quiet
 
     def _release(self) -> None:
         with self._cond:
