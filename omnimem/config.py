@@ -145,6 +145,8 @@ class Settings:
     # ranking signals over the best fused candidates (omnimem.engine.retrieval.signals): each is one more
     # ranked list in the fusion, at this weight (0: off)
     signal_depth: int = 50  # how many of the fused ranking's best candidates the signals read and re-order
+    ranking: str = "rules"  # "rules": the signals' lists at their weights; "learnt": the packaged model re-orders
+    #                         the head (omnimem.engine.retrieval.learnt); or a model file's path
     signal_margin: float = 0.15  # the signals never put a unit above one whose dense similarity is this much higher
     #                             and whose BM25 score is no lower (omnimem.fusion.clear_wins_kept; 0: off)
     speaker_weight: float = 0.5  # the units of a speaker the query names (with speaker_field: LoCoMo dev recall
@@ -280,6 +282,9 @@ class Settings:
             raise ConfigError("rrf_k, sparse_weight, embed_context and sparse_context must be >= 0")
         if self.rerank_depth < 1 or self.signal_depth < 1:
             raise ConfigError("rerank_depth and signal_depth must be positive")
+        if self.ranking not in ("rules", "learnt") and not (self.ranking.endswith(".json")
+                                                            and Path(self.ranking).is_file()):
+            raise ConfigError(f"ranking must be 'rules', 'learnt' or a ranker .json file's path, not {self.ranking!r}")
         if self.signal_margin < 0:
             raise ConfigError("signal_margin must be >= 0 (a cosine similarity's difference; 0: off)")
         if min(self.speaker_weight, self.session_weight, self.time_weight, self.recency_weight, self.prf_docs,

@@ -24,6 +24,8 @@ def ablation_systems() -> list[System]:
         MemorySystem("no-bm25", "defaults with sparse=False", {"sparse": False}),
         MemorySystem("no-dense", "defaults with dense=False", {"dense": False}),
         MemorySystem("line-packing", "defaults with packing=line", {"packing": "line"}),
+        MemorySystem("learnt", "defaults with ranking=learnt (the packaged model trained on the dev splits "
+                     "re-orders the fused head)", {"ranking": "learnt"}),
     ]
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchmarks.harness.commands import add_scripts
+from benchmarks.harness.paths import data_dir, default_cache
 from omnimem.errors import OmnimemError
 
 if TYPE_CHECKING:
@@ -56,16 +57,6 @@ LimitOpt = Annotated[int | None, typer.Option(
     "--limit", min=1, help="Only N questions, taken round-robin over the question types (file order within each).")]
 
 
-def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "omnimem" / "bench-vectors.npz"
-
-
-def data_dir(explicit: Path | None) -> Path:
-    if explicit is not None:
-        return explicit
-    configured = os.environ.get("OMNIMEM_DATA_DIR")
-    return Path(configured) if configured else Path("..") / "shared" / "data"
 
 
 PlannerOpt = Annotated[str | None, typer.Option(
@@ -225,6 +216,9 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                      "model) costs per search on a synthetic store: --size N (writes planner-cost.json, .md)."),
     "packing-cost": ("benchmarks.retrieval.packing_cost", "What time stamps cost: turns per 1,000 tokens of each "
                      "rendering against a plain list, two synthetic chats: --out FILE (writes FILE and its .md)."),
+    "ranker-train": ("benchmarks.retrieval.ranker_train", "Train the learnt ranking (ranking=\"learnt\") on the dev "
+                     "splits; validate it on held-out conversations (writes the packaged ranker.json and "
+                     "ranker-train.json, .md)."),
     "retrieval-kernels": ("benchmarks.retrieval.retrieval_kernels", "Whether search results change under other CPU "
                           "kernels (FAISS, numpy, OpenBLAS, threads) (writes retrieval-kernels.json, .md)."),
     "poisoning": ("benchmarks.retrieval.poisoning", "Planted instructions, keyword-stuffed text and near-duplicates "

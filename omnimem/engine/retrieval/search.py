@@ -25,6 +25,7 @@ from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.embed.base import embed_queries
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper, first_depth
+from omnimem.engine.retrieval.learnt import features, learnt_order, load_ranker
 from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, bounded, feedback_vector,
                                               named_speakers, signals, wanted, without_names)
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 STAMPED = "day-stamped"  # the line-cost cache's key for a day-packed line written after its time of day
 GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
+SINK_DEPTH = 100  # the head a ranker's training reads under the rules ranking
 SIDE_THREADS = 4  # BM25 queries run beside their search's dense one at once, per process (more wait their turn)
 
 
@@ -63,8 +65,12 @@ class Retriever:
                                     fence=parts.settings.fence_untrusted)
         self._reranker: Reranker | None = None
         # what the ranking signals read of each row (a unit's stated words only when that signal is on)
-        self.facts = FactCache(statements=parts.settings.statement_weight > 0,
-                               replies=parts.settings.reply_weight > 0)
+        learnt = parts.settings.ranking != "rules"  # the learnt ranking reads every signal's facts
+        self.facts = FactCache(statements=learnt or parts.settings.statement_weight > 0,
+                               replies=learnt or parts.settings.reply_weight > 0)
+        self.ranker = load_ranker(parts.settings.ranking) if learnt else None
+        # a ranker's training reads each head's features here: (query, head, features, facts)
+        self.ranking_sink: Callable[[str, list[int], Any, Mapping[int, Any]], None] | None = None
         self.speakers = SpeakerMemo()  # the speakers seen in each scope's heads: names are stripped up front
         self.rows = RowCache()  # units read since the store last changed (packing reads mostly the same rows)
 
@@ -146,7 +152,8 @@ class Retriever:
         extra: list[Signal] = []
         graph_info = None
         fused_graph = not union and m.graph is not None and settings.graph_weight > 0  # the graph as a ranked list
-        if not union and (settings.prf_docs or wanted(settings) or fused_graph):  # union fusion has no scores
+        if not union and (settings.prf_docs or wanted(settings) or fused_graph or self.ranker is not None
+                          or self.ranking_sink is not None):  # union fusion has no scores
             with otel.stage("omnimem.search.signals"):
                 qvec, order, dense, sparse, extra, graph_info = self._signals(
                     text, searched, scope, qvec, asked, view, depth, dense, sparse, order,
@@ -260,6 +267,14 @@ class Retriever:
         if extra:  # a signal re-orders near ties, never buries a clear match of both retrievers (signal_margin)
             lifted = fuse([r for r, _ in dense], [r for r, _ in sparse], extra=[(x.rids, x.weight) for x in extra])
             order = bounded(lifted, order, dense, sparse, extra, settings)
+        if self.ranker is not None or self.ranking_sink is not None:  # the learnt ranking re-orders the head
+            head = order[: self.ranker.depth if self.ranker is not None else SINK_DEPTH]
+            facts = self.facts.get(head, m.store.get_rows)
+            x = features(text, head, facts, dense, sparse, settings, now, named)
+            if self.ranking_sink is not None:
+                self.ranking_sink(text, head, x, facts)
+            if self.ranker is not None:
+                order = learnt_order(order, self.ranker, x)
         return qvec, order, dense, sparse, extra, info
 
     def _lists(self, view: Candidates, qvec: Any, text: str, depth: int
