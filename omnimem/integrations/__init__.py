@@ -6,9 +6,11 @@ Importing a submodule without its extra raises :class:`omnimem.errors.MissingDep
 naming the ``pip install`` that fixes it; ``import omnimem`` never imports these.
 """
 
+from contextlib import AbstractContextManager
 from typing import Any
 
 from omnimem.config import Settings
+from omnimem.engine.provenance import writing_via
 from omnimem.errors import ConfigError, InvalidInputError
 
 
@@ -20,6 +22,11 @@ def explicit_scope(owner: str, user_id: str | None, all_users: bool) -> None:
     if not all_users and user_id is None:
         raise ConfigError(f"{owner} searches one user's memory: pass user_id=..., or all_users=True to search "
                           "every user's")
+
+
+def writing_as(name: str) -> AbstractContextManager[None]:
+    """Writes inside arrive through the integration ``name``: their units' surface is ``integration:<name>``."""
+    return writing_via(f"integration:{name}")
 
 
 def hit_metadata(hit: Any) -> dict[str, Any]:

@@ -46,7 +46,7 @@ except ImportError:
     raise missing_extra("google-adk", "adk") from None
 
 from omnimem.context import Context, Hit
-from omnimem.integrations import clip_query, hit_metadata
+from omnimem.integrations import clip_query, hit_metadata, writing_as
 
 
 class OmnimemMemoryService(BaseMemoryService):  # type: ignore[misc,unused-ignore]  # Any without the extra
@@ -115,7 +115,8 @@ class OmnimemMemoryService(BaseMemoryService):  # type: ignore[misc,unused-ignor
     def _add(self, app_name: str, user_id: str, session_id: str | None, turns: list[dict[str, Any]]) -> None:
         _named(user_id, "user_id")
         if turns:
-            self.memory.add_dialogue(turns, user_id=user_id, agent_id=app_name, session_id=session_id)
+            with writing_as("adk"):
+                self.memory.add_dialogue(turns, user_id=user_id, agent_id=app_name, session_id=session_id)
 
     # -- reads ---------------------------------------------------------------------------------------
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:

@@ -47,7 +47,7 @@ except ImportError:
     raise missing_extra("autogen-core", "autogen") from None
 
 from omnimem.context import Context, Hit
-from omnimem.integrations import clip_query, explicit_scope, hit_metadata
+from omnimem.integrations import clip_query, explicit_scope, hit_metadata, writing_as
 
 META = "autogen"  # the unit metadata key: {"mime_type": ..., "metadata": {...}} and, for JSON, "content"
 TEXT_TYPES = (MemoryMimeType.TEXT.value, MemoryMimeType.MARKDOWN.value)
@@ -116,8 +116,9 @@ class OmnimemMemory(Memory):  # type: ignore[misc,unused-ignore]  # Any without 
 
     def _add(self, text: str, kept: dict[str, Any]) -> None:
         self._writable("add")
-        self.memory.add(text, time=datetime.now(timezone.utc), user_id=self.user_id, agent_id=self.agent_id,
-                        session_id=self.session_id, metadata={META: kept})
+        with writing_as("autogen"):
+            self.memory.add(text, time=datetime.now(timezone.utc), user_id=self.user_id, agent_id=self.agent_id,
+                            session_id=self.session_id, metadata={META: kept})
 
     def _writable(self, verb: str) -> None:
         if self.user_id is None:

@@ -44,7 +44,7 @@ except ImportError:
 
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
 from omnimem.mau import MAU
-from omnimem.integrations import needs_local
+from omnimem.integrations import needs_local, writing_as
 from omnimem.memory import LocalMemory
 
 META = "crewai"  # the metadata key: {"record": MemoryRecord as JSON (no embedding), "embedding": [...]}
@@ -205,7 +205,9 @@ class OmnimemStorage:
         if not pending:
             return
         action = "supersede" if any(old is not None for _, old in records) else "add"
-        for (record, _), result in zip(records, engine.ingest(pending, allow_forgotten=True, action=action)):
+        with writing_as("crewai"):
+            results = engine.ingest(pending, allow_forgotten=True, action=action)
+        for (record, _), result in zip(records, results):
             if not result.accepted:
                 raise StoreError(f"omnimem did not keep the CrewAI record {record.id!r}: {result.reason}")
 

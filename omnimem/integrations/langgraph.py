@@ -50,6 +50,7 @@ except ImportError:
     raise missing_extra("langgraph", "langgraph") from None
 
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
+from omnimem.integrations import writing_as
 from omnimem.mau import MAU
 from omnimem.memory import LocalMemory
 
@@ -135,7 +136,8 @@ class OmnimemStore(BaseStore):
         item = prepare(text, time=now, speaker=None, source_id=None, scope=make_scope(**scope), tz=engine.tz,
                        metadata={META: record})
         item = replace(item, novelty=False, supersedes=tuple(u.id for u in versions))
-        return engine.ingest([item], allow_forgotten=True, action="supersede" if old is not None else "add")[0]
+        with writing_as("langgraph"):
+            return engine.ingest([item], allow_forgotten=True, action="supersede" if old is not None else "add")[0]
 
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
         """Remove every version of the item (zero residue); a missing item is a no-op, as in LangGraph."""

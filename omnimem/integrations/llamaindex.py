@@ -38,7 +38,8 @@ from pydantic import Field
 from omnimem.config import Settings
 from omnimem.engine.ingest.prepare import make_scope
 from omnimem.engine.retrieval.pyramid import Context, Hit
-from omnimem.integrations import explicit_scope, hit_metadata
+from omnimem.engine.provenance import ROLE_SOURCES
+from omnimem.integrations import explicit_scope, hit_metadata, writing_as
 
 
 class OmnimemRetriever(BaseRetriever):
@@ -145,9 +146,11 @@ class OmnimemMemoryBlock(BaseMemoryBlock[str]):
             text = _text(message)
             if text:
                 session = message.additional_kwargs.get("session_id")
-                self.memory.add(text, time=now, speaker=str(message.role.value), user_id=self.user_id,
-                                agent_id=self.agent_id,
-                                session_id=session if isinstance(session, str) and session.strip() else None)
+                role = str(message.role.value)
+                with writing_as("llamaindex"):  # a tool message is a tool's output: stored untrusted
+                    self.memory.add(text, time=now, speaker=role, user_id=self.user_id, agent_id=self.agent_id,
+                                    session_id=session if isinstance(session, str) and session.strip() else None,
+                                    source=ROLE_SOURCES.get(role))
 
 
 _DEFAULT_QUERY_CHARS = Settings().max_query_chars

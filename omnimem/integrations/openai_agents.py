@@ -46,7 +46,8 @@ except ImportError:
 from omnimem.engine.ingest.pipeline import BATCH  # a call of up to this many items is one transaction
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
 from omnimem.mau import MAU
-from omnimem.integrations import explicit_scope, needs_local
+from omnimem.engine.provenance import stamp
+from omnimem.integrations import explicit_scope, needs_local, writing_as
 
 META = "openai_agents"  # the metadata key that holds an item and its position: {"seq": n, "item": {...}}
 PAGE = 1000  # units read per page
@@ -129,6 +130,10 @@ class OmnimemSession:
         positions the first one took.
         """
         engine = self.memory.engine
+        with writing_as("openai-agents"):
+            self._append_once(engine, items)
+
+    def _append_once(self, engine: Any, items: list[dict[str, Any]]) -> None:
         for _ in range(ATTEMPTS):
             units = self._units()
             start = _record(units[-1])["seq"] + 1 if units else 0
@@ -140,7 +145,8 @@ class OmnimemSession:
                 prepared = prepare(text, time=now, speaker=str(speaker), source_id=f"{self.session_id}#{seq}",
                                    scope=make_scope(**self._scope()), tz=engine.tz,
                                    metadata={META: {"seq": seq, "item": item}})
-                pending.append(replace(prepared, novelty=False, unit_id=self._position_id(seq)))
+                pending.append(replace(prepared, novelty=False, unit_id=self._position_id(seq),
+                                       provenance=stamp(item_source(item), None, engine.parts.actor)))
             try:
                 results = engine.ingest(pending, allow_forgotten=True, action="add")
             except StoreError:
@@ -205,6 +211,14 @@ def memory_tool(memory: Any, *, user_id: str | None = None, agent_id: str | None
         return str(ctx.render()) if ctx.hits else "No memories found."
 
     return function_tool(search_memory, name_override=name)
+
+
+def item_source(item: Mapping[str, Any]) -> str:
+    """What an SDK item is: a tool's output (a function call's output, a ``tool`` message), the user's words or
+    the assistant's (its messages, calls and reasoning)."""
+    if item.get("role") == "tool" or str(item.get("type", "")).endswith("_output"):
+        return "tool"
+    return "user" if item.get("role") == "user" else "assistant"
 
 
 def item_text(item: Mapping[str, Any]) -> str:
