@@ -74,3 +74,13 @@ def test_a_reopened_store_and_a_second_memory_keep_the_stores_model(tmp_path: Pa
     assert np.allclose(stored_a, stored_b, atol=1e-6)
     with Memory(tmp_path / "a", fast_queries=False) as again:
         assert again.stats()["embedder"] == MODEL_NAME and isinstance(again.embedder, MiniLMEmbedder)
+
+
+def test_a_large_write_is_embedded_in_slices_with_the_vectors_of_one_call() -> None:
+    words = "the harbour light was painted blue by Alex after the long winter storm".split()
+    texts = [" ".join(words[: 2 + (n * 7) % 12]) + f" {n}" for n in range(64)]  # lengths vary, order mixed
+    routed = with_fast_queries(MiniLMEmbedder(), True)
+    assert isinstance(routed, FastQueries)
+    before = routed.gate.served["slices"]
+    assert np.allclose(routed.embed(texts), MiniLMEmbedder().embed(texts), atol=1e-6)
+    assert routed.gate.served["slices"] - before >= 2  # slices of 32 (8 with queries about), longest first

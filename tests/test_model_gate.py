@@ -72,7 +72,7 @@ def test_a_query_during_a_write_batch_is_served_before_the_batchs_remaining_slic
     model = FastQueries(stored, queries, ModelGate(passage_wait=60.0))  # writes wait for queries here
     queries.go.release()
     embed_queries(model, ["a first question 0"])  # queries are about: writes are cut into slices
-    texts = [f"note {n}" for n in range(3 * SLICE)]
+    texts = [f"note {n:02d}" for n in range(3 * SLICE)]  # of one length: slices follow the order given
     writer, written = started(lambda: model.embed(texts))
     assert stored.started.acquire(timeout=60)  # the first slice is embedding
     searcher, asked = started(lambda: embed_queries(model, ["where did I go 99"]))
@@ -95,7 +95,7 @@ def test_with_no_query_about_a_batch_is_not_cut_for_queries() -> None:
     log: list[tuple[str, list[str]]] = []
     stored = Held("passage", log)
     model = FastQueries(stored, Held("query", log), ModelGate())
-    texts = [f"note {n}" for n in range(20)]
+    texts = [f"note {n:02d}" for n in range(20)]
     stored.go.release()
     assert np.array_equal(model.embed(texts), vectors(texts))
     assert log == [("passage", texts)]  # one call: a burst of adds keeps its one batch
