@@ -72,6 +72,9 @@ def test_export_from_sqlite_and_import_into_postgresql_and_back(run, pg_url: str
     (tmp_path / "again.jsonl").write_text(res.stdout, encoding="utf-8")
     assert run("--url", back, "import", tmp_path / "again.jsonl").exit_code == 0
     units = [_units(dump), _units(tmp_path / "again.jsonl")]
+    marked = {(r["source"], r["trust"], r["surface"]) for r in map(json.loads, res.stdout.splitlines())
+              if r.get("kind") == "unit"}
+    assert marked == {("import", "untrusted", "import")}  # an import is marked as one, whatever its file said
     assert units[0] == units[1] and len(units[0]) == 5  # every unit, its text, raw bytes and versions
     with Memory(url=back, embedder="fake") as m:
         image = next(u for u in m.store.get(m.store.ids_in_scope(Scope("ann"))) if u.raw_ref)
@@ -87,6 +90,7 @@ def _units(path: Path) -> dict[str, dict[str, object]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if record.get("kind") == "unit":
-            kept = {k: v for k, v in record.items() if k not in ("record_time", "embedding", "superseded_at")}
+            kept = {k: v for k, v in record.items() if k not in ("record_time", "embedding", "superseded_at",
+                                                                 "source", "trust", "surface", "actor", "origin")}
             out[str(record["id"])] = kept
     return out

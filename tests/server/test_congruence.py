@@ -65,13 +65,15 @@ def test_local_and_remote_search_are_identical(tmp_path: Path, settings: dict[st
                 local.add_dialogue(TURNS[:3], user_id="u", session_id="s1")
                 local.add_dialogue(TURNS[3:], user_id="u", session_id="s2")
                 local.add("a note of another user about sunsets", user_id="v")
-                assert remote.import_records(list(local.export(all=True)))["stored"] == 6  # the same ids
+                # the same ids; the importer vouches for its own export (an import is untrusted otherwise)
+                assert remote.import_records(list(local.export(all=True)), trust="trusted")["stored"] == 6
                 for query in QUERIES:
                     for kwargs in ({"user_id": "u"}, {}, {"user_id": "u", "session_id": "s2", "budget": 40}):
                         theirs = remote.search(query, **kwargs)
                         # the server's own facade on the same store: identical, field by field
                         assert theirs == backend.search(query, **kwargs)
-                        # a separate local store with the same units (an import gives them a new record time)
+                        # a separate local store with the same units (an import gives them a new record time
+                        # and marks them as imported)
                         mine = local.search(query, **kwargs)
                         assert _recorded_now(theirs) == _recorded_now(mine)
                         assert theirs.render() == mine.render()
@@ -80,12 +82,13 @@ def test_local_and_remote_search_are_identical(tmp_path: Path, settings: dict[st
 
 
 def _recorded_now(ctx: Context) -> Context:
-    """The context with every unit's record time set to one value (all else must match exactly)."""
+    """The context with every unit's record time and provenance set to one value (all else must match exactly)."""
     from dataclasses import replace
     from datetime import datetime, timezone
 
     when = datetime(2000, 1, 1, tzinfo=timezone.utc)
-    return replace(ctx, hits=tuple(replace(h, unit=replace(h.unit, record_time=when)) for h in ctx.hits))
+    return replace(ctx, hits=tuple(replace(h, unit=replace(h.unit, record_time=when, source="user", surface=None,
+                                                           actor=None, origin=None)) for h in ctx.hits))
 
 
 def test_remote_media_keep_the_file_name_only_when_there_is_one(tmp_path: Path) -> None:
