@@ -687,6 +687,33 @@ FIGURES += [  # stop 48: the signals' margin moves a few hits, none that count
                   ("final/default-48/longmemeval-dev.json", "systems.omnimem.overall.t_ndcg@10")]),
 ]
 
+FIGURES += [  # issue 53 items 4 and 5: the poisoning benchmark and redact_pii (python -m benchmarks poisoning, redaction)
+    *[("docs/security.md", f"| {name} | " + " | ".join(f"{{{2 * i}}} / {{{2 * i + 1}}}" for i in range(5)) + " |",
+       [("poisoning.json", f"variants.{name}.{metric}_{b}") for metric in
+        ("recall", "evidence_pushed_out", "plant_in_context", "plant_token_share", "fenced_token_share")
+        for b in ("1k", "6k")])
+      for name in ("clean", "plants", "plants, novelty off", "plants in the last session",
+                   "plants in the last session, novelty window 5000", "plants untrusted, fenced",
+                   "plants untrusted, min_trust=trusted")],
+    ("docs/security.md", "Undefended, plants reach the context of most questions: {0} of them within 1,000 tokens and all "
+     "of them within 6,000, where they take {1} of the tokens.",
+     [("poisoning.json", "variants.plants.plant_in_context_1k"), ("poisoning.json", "variants.plants.plant_token_share_6k")]),
+    ("docs/security.md", "instructions phrased for many questions still enter {0} of the 6,000-token contexts. They push "
+     "out little real evidence ({1} of what was visible within 1,000 tokens)",
+     [("poisoning.json", "variants.plants.instruction_in_context_6k"),
+      ("poisoning.json", "variants.plants.evidence_pushed_out_1k")]),
+    *[("docs/security.md", f"| `<{kind}>` | {{0}} | {{1}} | {{2}} | {{3}} |",
+       [("redaction.json", f"quality.kinds.{kind}.{k}") for k in ("labelled", "precision", "recall", "leak_rate")])
+      for kind in ("EMAIL", "IBAN", "CARD", "ACCOUNT", "PHONE", "ADDRESS", "PERSON")],
+    ("docs/security.md", "| all | {0} | {1} | {2} | {3} |",
+     [("redaction.json", f"quality.all.{k}") for k in ("labelled", "precision", "recall", "leak_rate")]),
+    ("docs/security.md", "An `add` took {0} ms more CPU with redaction on ({1} ms against {2} ms), a dialogue turn {3} ms "
+     "more ({4} against {5} ms): the fake embedder, an in-memory store, 2 shared cores at a load average of {6}.",
+     [("redaction.json", f"cost.{k}") for k in ("add_cpu_ms_added", "add_cpu_ms_on", "add_cpu_ms_off",
+                                                "dialogue_cpu_ms_added", "dialogue_cpu_ms_on", "dialogue_cpu_ms_off")]
+     + [("redaction.json", "load_average.0")]),
+]
+
 RERUNS_48 = [  # stop 48's default (signal_margin=0.15: a signal re-orders near ties only) re-run on every split
     (f"final/default-48/{data}-{split}.json", f"final/default-47/{data}-{split}.json")
     for data, split in (("locomo", "dev"), ("locomo", "test"), ("memgallery", "dev"), ("memgallery", "test"),
