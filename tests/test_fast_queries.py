@@ -60,6 +60,7 @@ def test_only_a_model_with_a_measured_equivalent_gets_one(tmp_path: Path) -> Non
         assert mem.embedder.name == ONNX_NAME and not isinstance(mem.embedder, FastQueries)
     routed = with_fast_queries(MiniLMEmbedder(), True)
     assert isinstance(routed, FastQueries) and with_fast_queries(routed, True) is routed
+    assert isinstance(routed.query_model, OnnxMiniLMEmbedder) and routed.query_model.threads == 1  # one core a query
     assert isinstance(with_fast_queries(routed, False), MiniLMEmbedder)  # unwrapped when switched off
 
 

