@@ -43,6 +43,7 @@ except ImportError:
     raise missing_extra("crewai", "crewai") from None
 
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
+from omnimem.engine.ingest.redact import redaction
 from omnimem.mau import MAU
 from omnimem.integrations import needs_local, writing_as
 from omnimem.memory import LocalMemory
@@ -198,7 +199,9 @@ class OmnimemStorage:
                     "embedding": None if record.embedding is None else [float(x) for x in record.embedding]}
             # a new version is timed now (CrewAI's created_at stays in the record): its content hash is new
             when = _utc(record.created_at) if old is None else now
-            item = prepare(record.content, time=when, speaker=None, source_id=record.id,
+            content = redaction(self.memory.settings).text(record.content)  # redact_pii: stored and read back so
+            held["record"]["content"] = content
+            item = prepare(content, time=when, speaker=None, source_id=record.id,
                            scope=make_scope(self.user_id, self.agent_id, None), tz=engine.tz,
                            metadata={META: held})
             pending.append(replace(item, novelty=False, supersedes=(old.id,) if old is not None else ()))

@@ -50,6 +50,7 @@ except ImportError:
     raise missing_extra("langgraph", "langgraph") from None
 
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
+from omnimem.engine.ingest.redact import redaction
 from omnimem.integrations import writing_as
 from omnimem.mau import MAU
 from omnimem.memory import LocalMemory
@@ -133,8 +134,10 @@ class OmnimemStore(BaseStore):
         record = {"namespace": list(namespace), "key": key, "value": dict(op.value), "created_at": created}
         text = render(op.value, None if op.index is None or op.index is False else list(op.index)) or key
         engine = self.memory.engine
-        item = prepare(text, time=now, speaker=None, source_id=None, scope=make_scope(**scope), tz=engine.tz,
-                       metadata={META: record})
+        pii = redaction(self.memory.settings)  # redact_pii: the value's strings too (namespace and key stay)
+        record["value"] = pii.metadata(dict(op.value))
+        item = prepare(pii.text(text), time=now, speaker=None, source_id=None, scope=make_scope(**scope),
+                       tz=engine.tz, metadata={META: record})
         item = replace(item, novelty=False, supersedes=tuple(u.id for u in versions))
         with writing_as("langgraph"):
             return engine.ingest([item], allow_forgotten=True, action="supersede" if old is not None else "add")[0]

@@ -45,6 +45,7 @@ except ImportError:
 
 from omnimem.engine.ingest.pipeline import BATCH  # a call of up to this many items is one transaction
 from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
+from omnimem.engine.ingest.redact import redaction
 from omnimem.mau import MAU
 from omnimem.engine.provenance import stamp
 from omnimem.integrations import explicit_scope, needs_local, writing_as
@@ -142,9 +143,10 @@ class OmnimemSession:
             for seq, item in enumerate(items, start):
                 speaker = item.get("role") or item.get("type") or "item"
                 text = item_text(item) or str(speaker)
-                prepared = prepare(text, time=now, speaker=str(speaker), source_id=f"{self.session_id}#{seq}",
-                                   scope=make_scope(**self._scope()), tz=engine.tz,
-                                   metadata={META: {"seq": seq, "item": item}})
+                pii = redaction(self.memory.settings)  # redact_pii: the item as stored and as read back
+                prepared = prepare(pii.text(text), time=now, speaker=str(speaker),
+                                   source_id=f"{self.session_id}#{seq}", scope=make_scope(**self._scope()),
+                                   tz=engine.tz, metadata=pii.metadata({META: {"seq": seq, "item": item}}))
                 pending.append(replace(prepared, novelty=False, unit_id=self._position_id(seq),
                                        provenance=stamp(item_source(item), None, engine.parts.actor)))
             try:

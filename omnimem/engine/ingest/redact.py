@@ -156,9 +156,17 @@ def _pipeline() -> Language:
 
 def _names(texts: Sequence[str]) -> list[list[Finding]]:
     docs = _pipeline().pipe(list(texts), batch_size=64)
-    return [[Finding(e.start_char, e.end_char, "PERSON") for e in doc.ents
-             if e.label_ == "PERSON" and e.text.lower() not in _NOT_NAMES and any(ch.isalpha() for ch in e.text)]
-            for doc in docs]
+    found: list[list[Finding]] = []
+    for doc in docs:
+        names = []
+        for e in doc.ents:
+            if e.label_ != "PERSON":
+                continue
+            words = [t for t in e if not (t.text.lower() in _NOT_NAMES or t.is_punct)]  # "Email Maria": Maria
+            if words and any(ch.isalpha() for t in words for ch in t.text):
+                names.append(Finding(words[0].idx, words[-1].idx + len(words[-1].text), "PERSON"))
+        found.append(names)
+    return found
 
 
 def _everywhere(texts: Sequence[str], people: list[list[Finding]]) -> list[list[Finding]]:
