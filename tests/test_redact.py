@@ -142,3 +142,11 @@ def test_without_the_graph_extra_an_add_says_which_extra_to_install(monkeypatch:
         with pytest.raises(MissingDependencyError, match=r"omnimem\[graph\]"):
             m.add(f"Write to {EMAIL}.", user_id="u")
         assert [r for r in m.export(user_id="u") if r["kind"] == "unit"] == []  # nothing stored unredacted
+
+
+def test_a_name_found_in_one_turn_is_redacted_in_the_other_turns_of_the_dialogue() -> None:
+    assert redact("thanks Maria!") == "thanks Maria!"  # alone, the small model misses this one
+    with Memory(embedder="fake", redact_pii=True) as m:
+        m.add_dialogue([{"text": f"Hello, my name is {NAME}.", "speaker": "user"},
+                        {"text": "thanks Maria!", "speaker": "assistant"}], user_id="u")
+        assert [u.summary for u in m.units(user_id="u")] == ["Hello, my name is <PERSON>.", "thanks <PERSON>!"]
