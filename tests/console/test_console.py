@@ -89,7 +89,7 @@ def test_timeline_filters_by_modality_speaker_and_session(page: Any, console: Co
     page.get_by_role("button", name="Filter").click()
     wait_routed(page, before)
     assert "modality=image" in page.url
-    badges = page.locator("ol.timeline > li.unit .meta .badge").all_inner_texts()
+    badges = page.locator("ol.timeline > li.unit .meta > .badge").all_inner_texts()  # not the provenance badges
     assert badges and set(badges) == {"image"}
 
     show(page, console, "timeline?speaker=Sam&session_id=session-1")
