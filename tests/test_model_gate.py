@@ -103,7 +103,7 @@ def test_with_no_query_about_a_batch_is_not_cut_for_queries() -> None:
 
 @pytest.mark.parametrize("passage_wait, order", [(60.0, ["q1", "q2", "slice"]), (0.0, ["q1", "slice", "q2"])])
 def test_a_slice_waits_for_queries_at_most_its_bound(passage_wait: float, order: list[str]) -> None:
-    gate = ModelGate(passage_wait=passage_wait)
+    gate = ModelGate(passage_wait=passage_wait, query_width=1)  # one query at a time: q2 waits for q1
     served: list[str] = []
     first_in, first_go = threading.Event(), threading.Event()
 
@@ -187,3 +187,35 @@ def test_a_slice_waits_for_the_quiet_time_after_a_query_and_no_longer() -> None:
     now[0] = 0.015  # the quiet time is over: the slice goes, with no query waiting
     thread.join(60)
     assert went.is_set() and gate.served == {"queries": 1, "slices": 1, "slices_overdue": 0}
+
+
+def test_queries_run_side_by_side_and_a_slice_waits_for_them_all() -> None:
+    gate = ModelGate(passage_wait=60.0, quiet=0.0, query_width=2)
+    inside = threading.Semaphore(0)
+    leave = [threading.Event(), threading.Event()]
+    served: list[str] = []
+
+    def query(n: int) -> None:
+        with gate.query():
+            inside.release()
+            assert leave[n].wait(60)
+            served.append(f"q{n}")
+
+    def passage() -> None:
+        with gate.passage():
+            served.append("slice")
+
+    queries = [threading.Thread(target=query, args=(n,)) for n in range(2)]
+    for thread in queries:
+        thread.start()
+    for _ in range(2):  # both hold the gate at once (one core each)
+        assert inside.acquire(timeout=60)
+    writer = threading.Thread(target=passage)
+    writer.start()
+    wait_until(lambda: gate.waiting() == (0, 1))
+    leave[1].set()
+    queries[1].join(60)
+    leave[0].set()
+    for thread in (queries[0], writer):
+        thread.join(60)
+    assert served == ["q1", "q0", "slice"]  # the slice went only once neither query held the gate
