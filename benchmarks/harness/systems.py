@@ -26,6 +26,8 @@ def ablation_systems() -> list[System]:
         MemorySystem("line-packing", "defaults with packing=line", {"packing": "line"}),
         MemorySystem("learnt", "defaults with ranking=learnt (the packaged model trained on the dev splits "
                      "re-orders the fused head)", {"ranking": "learnt"}),
+        MemorySystem("rules", "defaults with ranking=rules (the signals' lists fused at their hand-set weights)",
+                     {"ranking": "rules"}),
     ]
 
 

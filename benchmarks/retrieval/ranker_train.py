@@ -2,7 +2,7 @@
 
 ``python -m benchmarks ranker-train``: every dev question of LoCoMo, Mem-Gallery and LongMemEval is
 searched with the defaults (within 1,000 and 6,000 tokens, as the retrieval runs search); the first
-:data:`omnimem.engine.retrieval.search.SINK_DEPTH` fused candidates of each search give one row of
+:data:`omnimem.engine.retrieval.learnt.SINK_DEPTH` fused candidates of each search give one row of
 features each (:func:`omnimem.engine.retrieval.learnt.features`), labelled 1 where the unit holds a gold
 turn. A pairwise logistic regression (scikit-learn, the ``bench`` extra: each gold unit against up to 30
 other units of its head) is fitted on all three, each data set weighted alike;
@@ -31,9 +31,7 @@ from benchmarks.harness.retrieval import (BUDGETS, BenchDataset, CachedEmbedder,
 from benchmarks.harness.paths import data_dir, default_cache
 from omnimem import NotFoundError
 from omnimem.embed import create_embedder
-from omnimem.engine.retrieval.learnt import FEATURES, LinearRanker
-from omnimem.engine.retrieval.search import SINK_DEPTH
-from omnimem.engine.retrieval.signals import FactCache
+from omnimem.engine.retrieval.learnt import FEATURES, SINK_DEPTH, LinearRanker, watch
 
 PACKAGED = Path(__file__).resolve().parents[2] / "omnimem" / "engine" / "retrieval" / "ranker.json"
 TOPS = (10, 20, 30)
@@ -67,11 +65,9 @@ def collect(dataset: BenchDataset, embedder: CachedEmbedder) -> dict[str, np.nda
         pool = MemoryPool(conv, embedder)
         try:
             mem = pool.get({})
-            retriever = mem.engine.retriever  # type: ignore[attr-defined]
-            retriever.facts = FactCache(statements=True, replies=True)  # every signal's facts
             sources: dict[str, tuple[str, ...]] = {}
             seen: list[tuple[list[int], np.ndarray, dict[int, Any]]] = []
-            retriever.ranking_sink = lambda _q, head, x, facts: seen.append((head, x, dict(facts)))
+            watch(mem, lambda _q, head, x, facts: seen.append((head, x, dict(facts))))
             for q in conv.questions:
                 gold = set(q.gold)
                 for budget in BUDGETS:

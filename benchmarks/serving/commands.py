@@ -16,6 +16,8 @@ SCRIPTS = {
                     "against the facade in-process, interleaved (writes mcp-latency.json, .md)."),
     "slow-model": ("benchmarks.serving.slow_model", "Plain search p95 while --planned 6 planned searches wait for a "
                    "30 s model, against idle, same run (writes slow-model.json, .md)."),
+    "load-profile": ("benchmarks.serving.load_profile", "Where a search waits under the 32-client mixed load: py-spy "
+                     "samples of the server by stage: --py-spy PATH, or --summarise RAW (writes --out JSON, .md)."),
 }  # command -> (module with main(argv), one-line help)
 
 

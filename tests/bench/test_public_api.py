@@ -24,6 +24,7 @@ EXTENSION_POINTS = {
     "omnimem.embed", "omnimem.embed.base",  # the Embedder protocol and registry
     "omnimem.errors",
     "omnimem.fusion",  # rank fusion for the raw-turn baselines
+    "omnimem.engine.retrieval.learnt",  # watch, features, LinearRanker: what ranker-train trains the learnt ranking on
     "omnimem.index.dense", "omnimem.index.sparse",
     "omnimem.integrations.langchain", "omnimem.integrations.langgraph",  # scope-probe drives them as users do  # DenseIndex / SparseIndex for the baselines and perf recall
     "omnimem.ingest.loaders",  # LoCoMo / JSONL loaders

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
@@ -31,7 +31,7 @@ import numpy as np
 
 from omnimem.config import Settings
 from omnimem.errors import ConfigError
-from omnimem.engine.retrieval.signals import RowFacts, signals
+from omnimem.engine.retrieval.signals import FactCache, RowFacts, signals
 from omnimem.timeparse import query_window
 
 FEATURES = (
@@ -40,6 +40,7 @@ FEATURES = (
     "recency_rel", "stated", "asks", "reply", "neighbour_rel", "cosine_x_bm25",
 )
 PACKAGED = "ranker.json"
+SINK_DEPTH = 100  # the head a ranker's training reads (:func:`watch`) under the rules ranking
 
 
 @dataclass(frozen=True)
@@ -190,3 +191,12 @@ def learnt_order(order: Sequence[int], ranker: LinearRanker, x: np.ndarray) -> l
     best = np.lexsort((np.arange(n), -score))
     head = [order[i] for i in best.tolist()]
     return head + list(order[n:])
+
+
+def watch(memory: Any, sink: Callable[[str, list[int], np.ndarray, Mapping[int, RowFacts]], None]) -> None:
+    """Hand every search's head to ``sink`` as (query, row ids, :func:`features`, facts): what a ranker is
+    trained on (``python -m benchmarks ranker-train``). ``memory`` is a local ``Memory``; its searches read
+    every signal's facts from now on, and rank as its ``ranking`` says."""
+    retriever = memory.engine.retriever
+    retriever.facts = FactCache(statements=True, replies=True)
+    retriever.ranking_sink = sink

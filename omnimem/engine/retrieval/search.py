@@ -25,7 +25,7 @@ from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.embed.base import embed_queries
 from omnimem.mau import MAU, Modality, Scope, search_text
 from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper, first_depth
-from omnimem.engine.retrieval.learnt import features, learnt_order, load_ranker
+from omnimem.engine.retrieval.learnt import SINK_DEPTH, features, learnt_order, load_ranker
 from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, bounded, feedback_vector,
                                               named_speakers, signals, wanted, without_names)
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 STAMPED = "day-stamped"  # the line-cost cache's key for a day-packed line written after its time of day
 GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
-SINK_DEPTH = 100  # the head a ranker's training reads under the rules ranking
 SIDE_THREADS = 4  # BM25 queries run beside their search's dense one at once, per process (more wait their turn)
 
 
