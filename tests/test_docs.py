@@ -637,6 +637,30 @@ FIGURES += [  # issue 49 items 3-4, a slow model and another user's searches (py
 ]
 
 
+_Q51 = "final/query-onnx/compare.json"  # issue 51: ONNX queries, every split; the serve-load alternation and profile
+FIGURES += [
+    ("benchmarks/results/PERF.md", "within 1,000 tokens LoCoMo dev {0} -> {1}, test {2} -> {3}, Mem-Gallery dev {4} -> "
+     "{5}, test {6} -> {7}, LongMemEval dev {8} -> {9}, test {10} -> {11};",
+     [(_Q51, f"splits.{split}.{side}.1k") for split in ("locomo-dev", "locomo-test", "memgallery-dev", "memgallery-test",
+                                                       "longmemeval-dev", "longmemeval-test") for side in ("before", "after")]),
+    ("benchmarks/results/PERF.md", "before, with torch queries, {0} of a search thread's samples were inside the torch "
+     "query embedding", [("serve-load-51/profile/before-torch-queries.json", "stages.search.embeds its query (torch)")]),
+    ("benchmarks/results/PERF.md", "and no gate, {0} inside the ONNX call; now {1} waiting for the gate and {2} in the "
+     "query's call, {3} ranking and packing.",
+     [("serve-load-51/profile/fast-queries-no-gate.json", "stages.search.embeds its query (ONNX)"),
+      ("serve-load-51/profile/after.json", "stages.search.waits for the model gate"),
+      ("serve-load-51/profile/after.json", "stages.search.embeds its query (ONNX)"),
+      ("serve-load-51/profile/after.json", "stages.search.ranks and packs")]),
+    *[("benchmarks/results/PERF.md", f"{run}: search p50 / p95 {{0}} / {{1}} ms, add p95 {{2}} ms, {{3}} requests/s, "
+       "{4} lost, load {5} -> {6}",
+       [(f"serve-load-51/{run}.json", key) for key in ("search.p50_ms", "search.p95_ms", "add.p95_ms", "requests_per_s",
+                                                       "lost_adds", "load_average_1min.before",
+                                                       "load_average_1min.end_of_load")])
+      for run in ("before-3", "before-4", "after-4", "after-5")],
+    ("benchmarks/results/PERF.md", "the last run's lone search over HTTP took {0} ms before the load",
+     [("serve-load-51/after-5.json", "http_search_one_at_a_time.p50_ms")]),
+]
+
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))
     parts = path.split(".")
