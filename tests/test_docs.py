@@ -738,6 +738,29 @@ FIGURES += [  # issue 53 items 4 and 5: the poisoning benchmark and redact_pii (
      + [("redaction.json", "load_average.0")]),
 ]
 
+_SPLITS_49 = (("locomo", "dev", "LoCoMo dev"), ("locomo", "test", "LoCoMo test"), ("memgallery", "dev", "Mem-Gallery dev"),
+              ("memgallery", "test", "Mem-Gallery test"), ("longmemeval", "dev", "LongMemEval dev"),
+              ("longmemeval", "test", "LongMemEval test"))
+_KEYS_49 = ("intervals.omnimem.1k.mean", "intervals.omnimem.1k.low", "intervals.omnimem.1k.high",
+            "systems.rules.overall.1k", "systems.naive-dense.overall.1k", "intervals.omnimem.6k.mean",
+            "intervals.omnimem.6k.low", "intervals.omnimem.6k.high", "systems.rules.overall.6k",
+            "systems.naive-dense.overall.6k")
+FIGURES += [  # stop 49: the learnt ranking (the default) beside the rules and naive dense, every split, one run each
+    ("benchmarks/results/CURRENT.md", f"| {label} | {{0}} [{{1}}, {{2}}] | {{3}} | {{4}} | {{5}} [{{6}}, {{7}}] | {{8}} | "
+     "{9} |", [(f"final/default-49/{data}-{split}.json", key) for key in _KEYS_49])
+    for data, split, label in _SPLITS_49
+] + [
+    ("docs/configuration.md", "On LoCoMo test, naive dense search within 1,000 tokens finds {0} of the gold turns with "
+     "e5 and {1} with MiniLM; the search with `ranking=\"learnt\"` finds {2} with e5 and {3} with MiniLM",
+     [("final/e5-49/locomo-test.json", "systems.naive-dense.overall.1k"),
+      ("final/default-49/locomo-test.json", "systems.naive-dense.overall.1k"),
+      ("final/e5-49/locomo-test.json", "systems.omnimem.overall.1k"),
+      ("final/default-49/locomo-test.json", "systems.omnimem.overall.1k")]),
+    ("benchmarks/results/CURRENT.md", "LoCoMo test multi-hop within 1,000 tokens {0} (rules {1}, target 0.70)",
+     [("final/default-49/locomo-test.json", "systems.omnimem.categories.1.1k"),
+      ("final/default-49/locomo-test.json", "systems.rules.categories.1.1k")]),
+]
+
 RERUNS_48 = [  # stop 48's default (signal_margin=0.15: a signal re-orders near ties only) re-run on every split
     (f"final/default-48/{data}-{split}.json", f"final/default-47/{data}-{split}.json")
     for data, split in (("locomo", "dev"), ("locomo", "test"), ("memgallery", "dev"), ("memgallery", "test"),

@@ -154,7 +154,9 @@ def cli_call(store: Memory, data: st.DataObject) -> None:
     if res.exit_code != 0:
         assert res.exception is None or isinstance(res.exception, SystemExit), (argv, repr(res.exception))
         usage = any(line.startswith("Usage:") for line in res.output.splitlines() + lines)  # click's own parsing
-        assert res.exit_code == 2 and (usage or (len(lines) == 1 and lines[0].startswith("error: "))), (
+        # ``omnimem hook`` refuses with 1: the agents that run it read 2 as "block the prompt" (docs/claude-code.md)
+        refused = 1 if name == "hook" and not usage else 2
+        assert res.exit_code == refused and (usage or (len(lines) == 1 and lines[0].startswith("error: "))), (
             argv, res.exit_code, res.stderr[-500:])
 
 
