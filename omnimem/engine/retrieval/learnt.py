@@ -133,9 +133,7 @@ def features(query: str, head: Sequence[int], rows: Mapping[int, RowFacts], dens
     fused = {rid: (1.0 / (k + 1 + dense_rank[rid]) if rid in dense_rank else 0.0)
              + (sw / (k + 1 + sparse_rank[rid]) if rid in sparse_rank else 0.0) for rid in head}
     top_fused = max(fused.values()) or 1.0
-    every = replace(settings, speaker_weight=1.0, session_weight=1.0, time_weight=1.0, recency_weight=1.0,
-                    statement_weight=1.0, reply_weight=1.0)  # every signal's list, whatever the weights
-    lists = {s.name: s.rids for s in signals(query, head, rows, fused, every, now, named)}
+    lists = {s.name: s.rids for s in signals(query, head, rows, fused, _listed(settings), now, named)}
     speaker = set(lists.get("speaker", ()))
     window = query_window(query, now) is not None
     inside = set(lists.get("time", ()))
@@ -180,6 +178,15 @@ def features(query: str, head: Sequence[int], rows: Mapping[int, RowFacts], dens
         row[col["neighbour_rel"]] = max((fused[r] / top_fused for r in around if r is not None and r in fused),
                                         default=0.0)
     return x
+
+
+@cache
+def _listed(settings: Settings) -> Settings:
+    """``settings`` with the signals whose lists the features read on, whatever their weights (made once per
+    settings: a search's features reuse it). The session mass and stated words are read from the facts
+    directly, so those two lists are not made."""
+    return replace(settings, speaker_weight=1.0, session_weight=0.0, time_weight=1.0, recency_weight=1.0,
+                   statement_weight=0.0, reply_weight=1.0)
 
 
 def learnt_order(order: Sequence[int], ranker: LinearRanker, x: np.ndarray) -> list[int]:
