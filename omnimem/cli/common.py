@@ -49,6 +49,9 @@ def errors() -> Iterator[None]:
         fail(cli_words(str(exc)), 2 if exc.status < 500 else 1)
 
 
+REFUSE_WITH_ONE = frozenset({"hook"})  # commands agents run, which read exit 2 as "block" (docs/claude-code.md)
+
+
 class OneLineErrors(TyperGroup):
     """The CLI's root command: a usage error (a missing option, a bad value) is one line and exit 2, as
     every other error; and ``--help`` shows no type for a flag and the element type for a repeatable option
@@ -72,7 +75,8 @@ class OneLineErrors(TyperGroup):
             said = ' '.join(message.split()).rstrip('.')
             typer.echo(f"error: {said} (see `{ctx.command_path} --help`)" if ctx is not None and said.endswith("?")
                        else f"error: {said}{where}", err=True)  # "Did you mean 'search'?" takes no "; see"
-            sys.exit(exc.exit_code)
+            command = getattr(getattr(ctx, "command", None), "name", None)
+            sys.exit(1 if command in REFUSE_WITH_ONE and exc.exit_code == 2 else exc.exit_code)
         except typer.Abort:
             typer.echo("aborted", err=True)
             sys.exit(1)
