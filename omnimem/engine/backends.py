@@ -11,7 +11,6 @@ from pathlib import Path
 
 from omnimem.config import Settings
 from omnimem.errors import ConfigError
-from omnimem.index.manager import IndexSet
 from omnimem.store.base import CandidateSearch, Store
 from omnimem.store.sqlite.opening import open_read_only
 from omnimem.store.sqlite.store import SQLiteStore
@@ -42,6 +41,7 @@ def open_store(path: Path | None, url: str | None, *, settings: Settings, read_o
 def open_search(store: Store, dim: int, path: Path | None, settings: Settings) -> CandidateSearch:
     """The candidate search over ``store``: SQL for PostgreSQL, FAISS + bm25s for SQLite."""
     if isinstance(store, SQLiteStore):
+        from omnimem.index.manager import IndexSet  # FAISS: only for an embedded store
         from omnimem.index.search import EmbeddedSearch
 
         folder = path / "index" if path is not None else None
