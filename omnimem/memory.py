@@ -1,6 +1,6 @@
 """``Memory``: the one facade users touch. It checks each call once and delegates to an engine.
 
-Every verb builds one typed request (:mod:`omnimem.engine.contract`) from its
+Every verb builds one typed request (:mod:`omnimem.contract`) from its
 keyword arguments, checks it (types, ranges, ids, scope), and hands it to the
 engine, so the same bad argument raises the same error before any work, in
 this process or before the network. ``Memory()``, ``Memory(path=...)`` and
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -25,18 +26,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, overload
 from omnimem import otel, validate
 from omnimem.config import Settings
 from omnimem.embed import Embedder, create_embedder
-from omnimem.engine.backends import is_database_url
-from omnimem.engine.contract import (
+from omnimem.contract import (
     AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, Engine, EntityRequest, ExportRequest,
-    ForgetRequest, ImageRequest, ImportRequest, ListRequest, LogRequest, ScopeRequest, SearchRequest, UnitRequest,
+    ImageRequest, ImportRequest, ListRequest, LogRequest, PutRequest, ScopeRequest, SearchRequest, UnitRequest,
     TrustRequest, UpdateRequest, VideoRequest,
 )
 from omnimem.engine.ingest import mem0
 from omnimem.engine.ingest.pipeline import Progress
-from omnimem.engine.ingest.prepare import clean_caption, clean_id, clean_text, make_scope
+from omnimem.contract import checks
+from omnimem.contract.checks import clean_id, clean_text, make_scope
 from omnimem.engine.ingest.redact import redaction
 from omnimem.engine.lifecycle import check_id
-from omnimem.engine.provenance import check_floor, check_source, check_trust
 from omnimem.engine.listing import MAX_PAGE
 from omnimem.errors import ConfigError, InvalidInputError
 from omnimem.llm import LLM, resolve_llm
@@ -46,6 +46,7 @@ from omnimem.store.base import Store
 from omnimem.tokens import TokenCounter, resolve_counter
 
 if TYPE_CHECKING:  # the graph needs the [graph] extra (spaCy, rapidfuzz): imported when switched on
+    from omnimem.engine.enrich.worker import Enricher
     from omnimem.engine.local import LocalEngine  # imported by LocalMemory: a remote Memory loads no FAISS
     from omnimem.graph.engine import KnowledgeGraph
     from omnimem.index.manager import IndexSet
@@ -115,7 +116,6 @@ class Memory:
         self.engine = factory(self.url, api_key=api_key, timeout=timeout, retries=retries, backoff=backoff)
 
     # -- lifecycle ------------------------------------------------------------
-    # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Self:
         return self
 
@@ -170,8 +170,25 @@ class Memory:
             None if speaker is None else clean_text(speaker, what="speaker"), clean_id(source_id, "source_id"),
             None if metadata is None else pii.metadata(validate.metadata(metadata)),
             None if supersedes is None else tuple(validate.unit_ids(supersedes, "supersedes")),
-            allow_forgotten, check_source(source), None if trust is None else check_trust(trust),
+            allow_forgotten, checks.check_source(source), None if trust is None else checks.check_trust(trust),
         ))
+
+    def put(self, items: Sequence[Mapping[str, Any]], *, user_id: str | None = None, agent_id: str | None = None,
+            session_id: str | None = None, allow_forgotten: bool = False) -> list[AddResult]:
+        """Store units exactly as given, in one transaction: a framework store's write (LangGraph, CrewAI, the
+        OpenAI Agents SDK's session); results in order.
+
+        Each item is a mapping with ``text`` and optionally ``time``, ``speaker``, ``source_id``, ``metadata``,
+        ``supersedes`` (units of the scope's user and agent it replaces), ``id`` (the caller's unit id: 32 hex
+        digits), ``source`` and ``trust`` (as :meth:`add`). No novelty filter: only the same input again (text,
+        time, speaker, scope, source_id) is skipped. An ``id`` already stored fails the whole call (StoreError)
+        and stores none of it. At most ``MAX_PUT`` (256) items a call.
+        """
+        pii = redaction(self.settings)
+        checked = tuple(replace(i, text=pii.text(i.text), metadata=pii.metadata(i.metadata))
+                        for i in checks.put_items(items))
+        return self.engine.put(PutRequest(checked, make_scope(user_id, agent_id, session_id),
+                                          validate.flag(allow_forgotten, "allow_forgotten")))
 
     def update(self, unit_id: str, *, text: str | None = None, time: str | datetime | None = None,
                speaker: str | None = None, reason: str | None = None, user_id: str | None = None,
@@ -199,10 +216,8 @@ class Memory:
         With ``restate=True`` the turns are rewritten window by window into
         self-contained units first (see :meth:`_restate`).
         """
-        if isinstance(turns, str | bytes) or not isinstance(turns, Iterable):
-            raise InvalidInputError("turns must be a list of mappings")
         return self.engine.add_dialogue(DialogueRequest(
-            redaction(self.settings).turns(_turns(turns)), make_scope(user_id, agent_id, session_id), restate,
+            redaction(self.settings).turns(checks.turns(turns)), make_scope(user_id, agent_id, session_id), restate,
             allow_forgotten, progress,
         ))
 
@@ -219,7 +234,7 @@ class Memory:
         CLIP vector for text-to-image search.
         """
         scope = make_scope(user_id, agent_id, session_id)
-        caption = redaction(self.settings).optional(clean_caption(caption))
+        caption = redaction(self.settings).optional(checks.clean_caption(caption))
         source = None if source_id is None else clean_text(source_id, what="source_id")
         return self.engine.add_image(ImageRequest(validate.media_file(image), scope, caption, time, source))
 
@@ -259,7 +274,7 @@ class Memory:
                   agent_id: str | None = None, session_id: str | None = None) -> MAU:
         """An admin's change of a unit's trust (``trusted``, ``untrusted``), with an audit entry; the unit."""
         return self.engine.set_trust(TrustRequest(check_id(unit_id), make_scope(user_id, agent_id, session_id),
-                                                  check_trust(trust), validate.note(reason)))
+                                                  checks.check_trust(trust), validate.note(reason)))
 
     @otel.traced("omnimem.forget", otel.describe_forget, static=otel.memory_static)
     def forget(self, *, user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
@@ -279,7 +294,7 @@ class Memory:
         README ("What remains after a forget").
         """
         return self.engine.forget(
-            _forget(user_id, agent_id, session_id, since, until, unit_ids, all, all_users, reason))
+            checks.forget_request(user_id, agent_id, session_id, since, until, unit_ids, all, all_users, reason))
 
     def preview_forget(self, *, user_id: str | None = None, agent_id: str | None = None,
                        session_id: str | None = None, since: str | datetime | None = None,
@@ -287,7 +302,7 @@ class Memory:
                        all_users: bool = False, reason: str | None = None) -> list[MAU]:
         """The units :meth:`forget` with the same arguments would remove; removes nothing."""
         return self.engine.preview_forget(
-            _forget(user_id, agent_id, session_id, since, until, unit_ids, all, all_users, reason))
+            checks.forget_request(user_id, agent_id, session_id, since, until, unit_ids, all, all_users, reason))
 
     # -- reads ------------------------------------------------------------------
     def units(self, *, modality: str | None = None, speaker: str | None = None, since: str | datetime | None = None,
@@ -327,6 +342,11 @@ class Memory:
         """
         return self.engine.raw(UnitRequest(check_id(unit_id), make_scope(user_id, agent_id, session_id)))
 
+    def full_text(self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                  session_id: str | None = None) -> str | None:
+        """A unit's level-2 text: a long text's whole text (cold tier), a transcript, or the summary."""
+        return self.engine.full_text(UnitRequest(check_id(unit_id), make_scope(user_id, agent_id, session_id)))
+
     @otel.traced("omnimem.search", otel.describe_search, static=otel.memory_static)
     def search(self, query: str, *, top_k: int | None = None, theta: float | None = None, budget: int | None = None,
                user_id: str | None = None, agent_id: str | None = None, session_id: str | None = None,
@@ -346,9 +366,9 @@ class Memory:
         analysis and adequacy check; what it did and cost is ``Context.plan`` (docs/planner.md); ``min_trust``.
         """
         return self.engine.search(SearchRequest(
-            clean_text(query, what="query"), make_scope(user_id, agent_id, session_id), _top_k(top_k),
-            None if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0), _budget(budget),
-            include_superseded, as_of, now, _planner(planner), check_floor(min_trust),
+            clean_text(query, what="query"), make_scope(user_id, agent_id, session_id), checks.top_k(top_k),
+            None if theta is None else validate.real(theta, "theta", low=-1.0, high=1.0), checks.budget(budget),
+            include_superseded, as_of, now, checks.planner(planner), checks.floor(min_trust),
         ))
 
     # -- graph API ------------------------------------------------------------
@@ -386,14 +406,15 @@ class Memory:
     @otel.traced("omnimem.ask", otel.describe_ask, static=otel.memory_static)
     def ask(self, question: str, *, user_id: str | None = None, agent_id: str | None = None,
             session_id: str | None = None, budget: int | None = None, top_k: int | None = None,
-            instructions: str | None = None) -> Answer:
+            instructions: str | None = None, min_trust: str | None = None) -> Answer:
         """Answer from memory with the configured LLM; offline, return the evidence only.
 
-        ``instructions`` replaces the default system prompt (benchmarks use it).
+        ``instructions`` replaces the default system prompt (benchmarks use it); ``min_trust`` answers only from
+        units at least that trusted (as :meth:`search`).
         """
         return self.engine.ask(AskRequest(
-            clean_text(question, what="query"), make_scope(user_id, agent_id, session_id), _top_k(top_k),
-            _budget(budget), instructions,
+            clean_text(question, what="query"), make_scope(user_id, agent_id, session_id), checks.top_k(top_k),
+            checks.budget(budget), instructions, checks.floor(min_trust),
         ))
 
     def history(self, unit_id: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -430,7 +451,7 @@ class Memory:
         """
         return self.engine.import_records(ImportRequest(
             redaction(self.settings).records(validate.records(records)), allow_forgotten, progress,
-            None if trust is None else check_trust(trust)))
+            None if trust is None else checks.check_trust(trust)))
 
     def import_mem0(self, export: object, *, allow_forgotten: bool = False,
                     progress: Progress | None = None) -> dict[str, int]:
@@ -479,11 +500,11 @@ class LocalMemory(Memory):
         if url is not None:  # one argument chooses the engine: in memory, a folder, or a URL
             if path is not None:
                 raise InvalidInputError("pass either path= (an embedded store) or url= (a server), not both")
-            if not is_database_url(str(url)):
+            if not checks.is_database_url(str(url)):
                 raise ConfigError(f"no engine serves {str(url)[:40]!r}; use postgresql://user:pw@host:5432/db, "
                                   "postgresql+pgserver://./pgdata (a local one), Memory() or Memory(path=...)")
         chosen = settings or Settings.load(config_file=config_file, **overrides)
-        if url is None and path is None and is_database_url(chosen.url):
+        if url is None and path is None and checks.is_database_url(chosen.url):
             url = chosen.url  # $OMNIMEM_URL or the config file's url
         self.path = validate.store_path(path)
         self.url = None if url is None else str(url)
@@ -526,6 +547,11 @@ class LocalMemory(Memory):
         return self.engine.parts.clip
 
     @property
+    def enricher(self) -> Enricher:
+        """The enrichment queue's workers (``omnimem worker`` runs them; ``store`` holds the queue)."""
+        return self.engine.enricher
+
+    @property
     def count_tokens(self) -> TokenCounter:
         """Budgets are in this counter's tokens (default cl100k)."""
         return self.engine.parts.count_tokens
@@ -554,40 +580,6 @@ def _url_engine(url: object) -> EngineFactory | None:
             if url.startswith(prefix):
                 return factory
     return None
-
-
-def _top_k(value: object) -> int | None:
-    return None if value is None else validate.whole(value, "top_k", maximum=10_000)
-
-
-def _budget(value: object) -> int | None:
-    return None if value is None else validate.whole(value, "budget")
-
-
-def _planner(value: object) -> str | None:
-    if value is not None and value not in ("none", "offline", "llm"):
-        raise InvalidInputError(f"planner must be none, offline or llm, not {value!r}")
-    return None if value is None else str(value)
-
-
-def _turns(turns: Iterable[object]) -> tuple[Mapping[str, Any], ...]:
-    """Every turn a mapping with a text (its fields are read by the engine, in its time zone)."""
-    checked = []
-    for index, turn in enumerate(turns):
-        if not isinstance(turn, Mapping):
-            raise InvalidInputError(f"turn {index} must be a mapping with 'text', 'speaker', 'time'")
-        if "text" not in turn:
-            raise InvalidInputError(f"turn {index} has no 'text'")
-        checked.append(turn)
-    return tuple(checked)
-
-
-def _forget(user_id: str | None, agent_id: str | None, session_id: str | None, since: str | datetime | None,
-            until: str | datetime | None, unit_ids: Sequence[str] | None, everything: bool, all_users: bool,
-            reason: str | None) -> ForgetRequest:
-    return ForgetRequest(make_scope(user_id, agent_id, session_id), since, until,
-                         None if unit_ids is None else tuple(validate.unit_ids(unit_ids)),
-                         validate.flag(everything, "all"), all_users, validate.note(reason))
 
 
 def _local_user() -> str:

@@ -54,6 +54,7 @@ FAST_FILES: frozenset[str] = frozenset({
     "test_listing.py",
     "test_memory.py",
     "test_trust.py",
+    "test_put.py",
     "test_fencing.py",
     "test_novelty.py",
     "test_providers_and_settings.py",

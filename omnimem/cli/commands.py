@@ -75,7 +75,7 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest a conversation file (LoCoMo JSON or JSONL turns), with a progress bar."""
-    from omnimem.engine.ingest.loaders import load_jsonl, load_locomo
+    from omnimem.contract.loaders import load_jsonl, load_locomo
 
     if file is None:  # `omnimem ingest turns.jsonl`: the format, not the file, is what is missing
         _fail(f"the format is missing: omnimem ingest FORMAT FILE, FORMAT one of {', '.join(FORMATS)} (e.g. "
@@ -483,7 +483,7 @@ def demo(
     import tempfile
 
     from omnimem.context import primary_score, ranked_by
-    from omnimem.engine.ingest.loaders import load_jsonl
+    from omnimem.contract.loaders import load_jsonl
     from omnimem.memory import LocalMemory
     from omnimem.timeparse import format_time
 

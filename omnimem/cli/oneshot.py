@@ -29,7 +29,7 @@ SMALL_WRITE = 64  # texts a one-shot write embeds with numpy; more load torch (s
 
 def _local(url: str | None) -> bool:
     """Whether this process embeds for the store: a folder or a database, not a server (``http://``)."""
-    from omnimem.engine.backends import is_database_url
+    from omnimem.contract.checks import is_database_url
 
     return url is None or is_database_url(url)
 

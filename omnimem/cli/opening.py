@@ -44,7 +44,7 @@ def _memory(
     """The store at ``--store`` (or the database of ``url``, else the global ``--url`` / $OMNIMEM_URL when
     there is no ``--store``); with ``existing``, a path that holds none fails instead of becoming one. What the
     command writes through it arrives over ``cli`` (its units' surface)."""
-    from omnimem.engine.provenance import writing_via
+    from omnimem.contract.caller import writing_via
 
     with writing_via("cli"):
         yield from _opened(store, embedder, existing, url, settings)

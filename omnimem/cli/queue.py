@@ -34,7 +34,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 def _memory(store: Path | None, **settings: Any) -> Iterator[Any]:
     """An existing store (these commands never create one), or the database of ``--url`` / ``$OMNIMEM_URL``."""
     from omnimem.config import Settings
-    from omnimem.engine.backends import is_database_url
+    from omnimem.contract.checks import is_database_url
     from omnimem.memory import LocalMemory
 
     configured = Settings.load()
@@ -75,7 +75,7 @@ def worker(
 def _work(store: Path | None, threads: int, drain: bool, graph: bool, stop: threading.Event) -> None:
     extra: dict[str, Any] = {"graph": True} if graph else {}
     with _errors(), _memory(store, enrich="off", **extra) as mem:
-        enricher = mem.engine.enricher
+        enricher = mem.enricher
         kinds = enricher.kinds()
         if not kinds:
             _fail("this worker can run no job: configure an LLM (OMNIMEM_LLM_*) or pass --graph", 2)
@@ -93,7 +93,7 @@ def _work(store: Path | None, threads: int, drain: bool, graph: bool, stop: thre
 
 
 def _drain(mem: Any, stop: threading.Event, threads: int) -> None:
-    enricher = mem.engine.enricher
+    enricher = mem.enricher
     pool = [threading.Thread(target=enricher.run_forever, args=(stop,), daemon=True) for _ in range(threads)]
     for thread in pool:
         thread.start()

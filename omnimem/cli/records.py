@@ -73,7 +73,7 @@ def import_cmd(
     a lost connection) keeps what it stored: run the same import again to complete it (what is stored is
     skipped)."""
     from omnimem.errors import MalformedDataError, StoreError
-    from omnimem.engine.ingest.dump import parse_lines
+    from omnimem.contract.loaders import parse_lines
 
     with _errors():
         if fmt not in ("omnimem", "mem0"):
@@ -130,7 +130,7 @@ def _print_summary(summary: dict[str, int], as_json: bool) -> None:
 def _mem0_json(text: str, source: str) -> list[Any]:
     """The memories of a mem0 export file (one JSON document), or a MalformedDataError naming the file."""
     from omnimem.errors import MalformedDataError
-    from omnimem.engine.ingest.mem0 import memories_of
+    from omnimem.contract.loaders import memories_of
 
     try:
         export = json.loads(text)

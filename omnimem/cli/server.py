@@ -163,7 +163,7 @@ def keys_create(
                                                                "writes may have (docs/security.md).")] = "trusted",
 ) -> None:
     """Create a key and print it once (only its hash is stored); --init: in a new store, before serving it."""
-    from omnimem.engine.apikeys import create_key
+    from omnimem.store.apikeys import create_key
 
     with _errors(), _key_store(store, url, init) as keys:
         key, record = create_key(keys, name=name, role=role, user_id=user_id, agent_id=agent_id, max_trust=max_trust)

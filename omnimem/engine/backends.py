@@ -10,16 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from omnimem.config import Settings
+from omnimem.contract.checks import is_database_url
 from omnimem.errors import ConfigError
 from omnimem.store.base import CandidateSearch, Store
 from omnimem.store.sqlite.opening import open_read_only
 from omnimem.store.sqlite.store import SQLiteStore
-
-
-def is_database_url(url: str | None) -> bool:
-    """Whether ``url`` names a database this process opens itself (``postgresql://``, ``postgres://``, or
-    ``postgresql+pgserver://FOLDER``: a local server this process starts or reuses)."""
-    return url is not None and url.split(":", 1)[0].lower() in ("postgresql", "postgres", "postgresql+pgserver")
 
 
 def open_store(path: Path | None, url: str | None, *, settings: Settings, read_only: bool) -> Store:

@@ -5,11 +5,11 @@ dense and sparse indexes, the embedder, the optional knowledge graph and CLIP
 search, builds the parts, the writer (:mod:`omnimem.engine.writer`, the one
 door for every write and the owner of the locks), the retriever and the
 enricher, and delegates each verb to the room that does it. It implements the
-engine contract (:class:`omnimem.engine.contract.Engine`): the facade checks
+engine contract (:class:`omnimem.contract.Engine`): the facade checks
 each request once and calls one method; what depends on this engine's settings
 (its time zone, search defaults, the query and media limits) and the
 preparation of units are done here. Beyond the contract it offers what only
-exists in-process (``indexes``, ``reembed``, ``export_graph``, ``full_text``),
+exists in-process (``indexes``, ``reembed``, ``export_graph``, ``enricher``),
 which :class:`omnimem.memory.LocalMemory` exposes.
 """
 
@@ -26,10 +26,10 @@ from omnimem.engine import governance, lifecycle, listing
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
 from omnimem.engine.backends import open_search, open_store
-from omnimem.engine.contract import (
+from omnimem.contract import (
     AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, EntityRequest, ExportRequest, ForgetRequest,
-    ImageRequest, ImportRequest, ListRequest, LogRequest, ScopeRequest, SearchRequest, UnitRequest, UpdateRequest,
-    TrustRequest, VideoRequest,
+    ImageRequest, ImportRequest, ListRequest, LogRequest, PutRequest, ScopeRequest, SearchRequest, UnitRequest,
+    UpdateRequest, TrustRequest, VideoRequest,
 )
 from omnimem.embed.base import check_roles, role_scheme
 from omnimem.embed.query import query_compatible, with_fast_queries
@@ -151,6 +151,16 @@ class LocalEngine:
             item = replace(item, supersedes=r.supersedes)
         return self.ingest([item], allow_forgotten=r.allow_forgotten, action="supersede" if r.supersedes else "add")[0]
 
+    def put(self, request: PutRequest) -> list[AddResult]:
+        """Units stored as given, in one transaction, no novelty filter (see :meth:`Memory.put`); a unit replaced
+        must be a current one of the same user and agent (the store checks it as it writes)."""
+        items = [replace(prepare(i.text, time=i.time, speaker=i.speaker, source_id=i.source_id, scope=request.scope,
+                                 tz=self.tz, metadata=i.metadata),
+                         novelty=False, unit_id=i.unit_id, supersedes=i.supersedes,
+                         provenance=stamp(i.source, i.trust, self.parts.actor)) for i in request.items]
+        action = "supersede" if any(i.supersedes for i in items) else "add"
+        return self.ingest(items, allow_forgotten=request.allow_forgotten, action=action)
+
     def add_dialogue(self, request: DialogueRequest) -> list[AddResult]:
         """Turns validated as a whole, then stored in batches or restated first (see :meth:`Memory.add_dialogue`)."""
         items = [replace(prepare_turn(t, i, scope=request.scope, tz=self.tz), provenance=turn_stamp(t, i, self.parts.actor))
@@ -267,8 +277,9 @@ class LocalEngine:
         fallback = "text/plain; charset=utf-8" if unit.modality is Modality.TEXT else "application/octet-stream"
         return data, str(unit.metadata.get("mime") or fallback)
 
-    def full_text(self, unit: MAU) -> str | None:
-        return self.retriever.full_text(unit)
+    def full_text(self, request: UnitRequest) -> str | None:
+        """A unit's whole text (a long text's cold-tier copy; its summary otherwise); None for media."""
+        return self.retriever.full_text(lifecycle.scoped_unit(self.parts, request.unit_id, request.scope))
 
     def search(self, request: SearchRequest) -> Context:
         """Hybrid retrieval packed into a pyramid context; ``None`` arguments take this engine's settings."""
@@ -286,7 +297,8 @@ class LocalEngine:
 
     def ask(self, request: AskRequest) -> Answer:
         """Search, then answer from the context with this engine's LLM (the evidence only without one)."""
-        ctx = self._evidence(SearchRequest(request.question, request.scope, top_k=request.top_k, budget=request.budget))
+        ctx = self._evidence(SearchRequest(request.question, request.scope, top_k=request.top_k, budget=request.budget,
+                                           min_trust=request.min_trust))
         return answer_question(self.parts.llm, ctx.query, ctx, instructions=request.instructions)
 
     @otel.traced("omnimem.search", otel.describe_search_request, static=otel.memory_static)

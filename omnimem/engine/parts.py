@@ -12,13 +12,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omnimem.config import Settings
+from omnimem.contract.caller import acting_as as acting_as, current_actor as current_actor  # the writer's group reads them
 from omnimem.embed.base import Embedder
 from omnimem.errors import ReadOnlyStoreError, StoreError
 from omnimem.llm.base import LLM
@@ -29,24 +29,6 @@ from omnimem.tokens import TokenCounter
 if TYPE_CHECKING:  # the graph and CLIP need extras: built only when switched on
     from omnimem.graph.engine import KnowledgeGraph
     from omnimem.index.clip import ClipSearch
-
-
-_ACTING: ContextVar[str | None] = ContextVar("omnimem_acting_as", default=None)
-
-
-@contextmanager
-def acting_as(actor: str | None) -> Iterator[None]:
-    """Within this block (this thread or task) the audit log names ``actor`` (a server's ``key:<name>``)."""
-    token = _ACTING.set(actor)
-    try:
-        yield
-    finally:
-        _ACTING.reset(token)
-
-
-def current_actor() -> str | None:
-    """The actor set by :func:`acting_as` here (``None`` outside one): carried to another thread that acts for us."""
-    return _ACTING.get()
 
 
 @dataclass(eq=False)
@@ -120,7 +102,7 @@ class Parts:
     @property
     def actor(self) -> str:
         """Who the audit log names for the current call: the request's key on a server, else the default."""
-        return _ACTING.get() or self.default_actor
+        return current_actor() or self.default_actor
 
     @property
     def read_only(self) -> bool:

@@ -14,26 +14,19 @@ the caller names above that limit is a :class:`ForbiddenError`), the surface
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from omnimem.contract.caller import (  # the channel's names, read here by the write path
+    SURFACES as SURFACES, Channel as Channel, check_surface as check_surface, current_channel as current_channel,
+    writing_via as writing_via,
+)
+from omnimem.contract.checks import (  # shared with the facade
+    ROLE_SOURCES as ROLE_SOURCES, check_source as check_source, check_trust as check_trust,
+)
 from omnimem.errors import ForbiddenError, InvalidInputError
 from omnimem.mau import MAU, SOURCES, TRUST_LEVELS, TRUSTED, default_trust, trust_rank
-
-SURFACES = ("python", "cli", "http", "mcp", "import")  # and "integration:<name>"
-ROLE_SOURCES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "tool": "tool",
-                "function": "tool"}  # a turn's role (or a speaker that is one) -> its source kind
-
-
-@dataclass(frozen=True, slots=True)
-class Channel:
-    """How the current call arrived and the highest trust its caller may write."""
-
-    surface: str
-    max_trust: str = TRUSTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,52 +38,6 @@ class Stamp:
     surface: str
     actor: str | None
     origin: str | None = None
-
-
-_CHANNEL: ContextVar[Channel | None] = ContextVar("omnimem_channel", default=None)
-
-
-@contextmanager
-def writing_via(surface: str, max_trust: str = TRUSTED) -> Iterator[None]:
-    """Within this block (this thread or task) writes arrive through ``surface``, capped at ``max_trust``."""
-    check_surface(surface)
-    token = _CHANNEL.set(Channel(surface, check_trust(max_trust, "max_trust")))
-    try:
-        yield
-    finally:
-        _CHANNEL.reset(token)
-
-
-def current_channel() -> Channel | None:
-    """The channel set by :func:`writing_via` here (None outside one: a direct Python call)."""
-    return _CHANNEL.get()
-
-
-def check_surface(surface: object) -> str:
-    if not isinstance(surface, str) or not (surface in SURFACES or (
-            surface.startswith("integration:") and 12 < len(surface) <= 64)):
-        raise InvalidInputError(f"surface must be one of {', '.join(SURFACES)} or integration:<name>, got {surface!r}")
-    return surface
-
-
-def check_source(value: object, what: str = "source") -> str | None:
-    """A source kind as a caller gave it (None: the default)."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or value not in SOURCES:
-        raise InvalidInputError(f"{what} must be one of {', '.join(SOURCES)}, got {value!r}")
-    return value
-
-
-def check_trust(value: object, what: str = "trust") -> str:
-    if not isinstance(value, str) or value not in TRUST_LEVELS:
-        raise InvalidInputError(f"{what} must be one of {', '.join(TRUST_LEVELS)}, got {value!r}")
-    return value
-
-
-def check_floor(value: object) -> str | None:
-    """A search's ``min_trust`` (None: every unit)."""
-    return None if value is None else check_trust(value, "min_trust")
 
 
 def turn_source(turn: Mapping[str, Any], index: int) -> str | None:

@@ -1,7 +1,7 @@
 """The verb table: one row per public ``Memory`` verb, naming each surface that carries it.
 
 A verb reaches callers through up to five mirrors: the facade, the engine contract
-(:class:`omnimem.engine.contract.Engine`, which both engines implement), an HTTP
+(:class:`omnimem.contract.Engine`, which both engines implement), an HTTP
 route, an MCP tool and a CLI command. Each row says which route (method,
 path, role), which tool and which command carry the verb, or why a surface leaves
 it out (an :class:`Excluded` with its reason). ``tests/architecture/test_surfaces.py``
@@ -54,6 +54,9 @@ FAN_OUT = Excluded("a client-side fan-out of one-query calls on a thread pool")
 
 VERBS: tuple[Verb, ...] = (
     Verb("add", Route("POST", "/v1/units", "writer"), "add", "add"),
+    Verb("put", Route("POST", "/v1/put", "writer"),
+         Excluded("not an agent tool: a framework store's write (LangGraph, CrewAI, OpenAI Agents); agents add"),
+         Excluded("a framework store's write; the CLI writes with add and ingest")),
     Verb("update", Route("PATCH", "/v1/units/{unit_id}", "writer"), "update", "update"),
     Verb("add_dialogue", Route("POST", "/v1/dialogues", "writer"), "add_dialogue", "ingest"),
     Verb("add_image", Route("POST", "/v1/images", "writer"), UPLOAD, "add-image"),
@@ -72,6 +75,8 @@ VERBS: tuple[Verb, ...] = (
     Verb("raw", Route("GET", "/v1/units/{unit_id}/raw", "reader"),
          Excluded("served as the MCP resource omnimem://units/{id}/raw, not as a tool"),
          Excluded("omnimem get prints the unit; raw bytes are not terminal output")),
+    Verb("full_text", Route("GET", "/v1/units/{unit_id}", "reader"), "get",
+         Excluded("omnimem get prints the unit as stored (its summary and metadata)")),
     Verb("search", Route("POST", "/v1/search", "reader"), "search", "search"),
     Verb("ask", Route("POST", "/v1/ask", "reader"), "ask", "ask"),
     Verb("history", Route("GET", "/v1/units/{unit_id}/history", "reader"), "history", "history"),

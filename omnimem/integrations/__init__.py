@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from omnimem.config import Settings
-from omnimem.engine.provenance import writing_via
+from omnimem.contract.caller import writing_via
 from omnimem.errors import ConfigError, InvalidInputError
 
 
@@ -74,11 +74,3 @@ def clip_query(memory: Any, text: object) -> str:
         kept = kept.split(None, 1)[-1] if kept.split() else ""  # the cut word's rest left out
     return kept.strip()
 
-
-def needs_local(memory: Any, owner: str, also: str = "") -> None:
-    """A ConfigError unless ``memory`` runs in this process (the integration keeps state the HTTP API lacks)."""
-    from omnimem.memory import LocalMemory
-
-    if not isinstance(memory, LocalMemory):
-        raise ConfigError(f"{owner} needs a Memory in this process (Memory(), Memory(path=...) or "
-                          f"Memory(url='postgresql://...')), not a remote one{also}")

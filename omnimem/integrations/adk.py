@@ -46,6 +46,7 @@ except ImportError:
     raise missing_extra("google-adk", "adk") from None
 
 from omnimem.context import Context, Hit
+from omnimem.contract.checks import floor
 from omnimem.integrations import clip_query, hit_metadata, writing_as
 
 
@@ -58,10 +59,10 @@ class OmnimemMemoryService(BaseMemoryService):  # type: ignore[misc,unused-ignor
     """
 
     def __init__(self, memory: Any, *, top_k: int | None = None, budget: int | None = None,
-                 all_users: bool = False) -> None:
+                 all_users: bool = False, min_trust: str | None = None) -> None:
         if not isinstance(all_users, bool):
             raise InvalidInputError(f"all_users must be True or False, got {all_users!r}")
-        self.memory = memory
+        self.memory, self.min_trust = memory, floor(min_trust)  # searches: only units at least this trusted
         self.top_k, self.budget, self.all_users = top_k, budget, all_users
 
     # -- writes --------------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ class OmnimemMemoryService(BaseMemoryService):  # type: ignore[misc,unused-ignor
         _named(user_id, "user_id")
         return self.memory.search(  # type: ignore[no-any-return]
             clip_query(self.memory, query), top_k=self.top_k, budget=self.budget, user_id=None if self.all_users else user_id,
-            agent_id=app_name,
+            agent_id=app_name, min_trust=self.min_trust,
         )
 
 

@@ -47,6 +47,7 @@ except ImportError:
     raise missing_extra("autogen-core", "autogen") from None
 
 from omnimem.context import Context, Hit
+from omnimem.contract.checks import floor
 from omnimem.integrations import clip_query, explicit_scope, hit_metadata, writing_as
 
 META = "autogen"  # the unit metadata key: {"mime_type": ..., "metadata": {...}} and, for JSON, "content"
@@ -64,9 +65,9 @@ class OmnimemMemory(Memory):  # type: ignore[misc,unused-ignore]  # Any without 
 
     def __init__(self, memory: Any, *, user_id: str | None = None, agent_id: str | None = None,
                  session_id: str | None = None, all_users: bool = False, top_k: int | None = None,
-                 budget: int | None = None, name: str = "omnimem") -> None:
+                 budget: int | None = None, name: str = "omnimem", min_trust: str | None = None) -> None:
         explicit_scope("OmnimemMemory", user_id, all_users)
-        self.memory = memory
+        self.memory, self.min_trust = memory, floor(min_trust)  # searches: only units at least this trusted
         self.user_id, self.agent_id, self.session_id = user_id, agent_id, session_id
         self.all_users, self.top_k, self.budget = all_users, top_k, budget
         self.name = name
@@ -111,7 +112,7 @@ class OmnimemMemory(Memory):  # type: ignore[misc,unused-ignore]  # Any without 
         """The pyramid context a query's memories come from (its token count, what was dropped)."""
         return self.memory.search(  # type: ignore[no-any-return]
             clip_query(self.memory, query), top_k=self.top_k if top_k is None else top_k, budget=self.budget if budget is None else budget,
-            user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id,
+            user_id=self.user_id, agent_id=self.agent_id, session_id=self.session_id, min_trust=self.min_trust,
         )
 
     def _add(self, text: str, kept: dict[str, Any]) -> None:

@@ -19,8 +19,10 @@ memories in omnimem:
   omnimem scope is read, changed or removed.
 
 ``omnimem_embedder(memory)`` gives CrewAI omnimem's embedder (local, no API key).
-The storage needs a ``Memory`` in this process (in memory, a folder or
-PostgreSQL); a remote ``Memory(url="http://...")`` is refused. ``docs/crewai.md``.
+The storage writes with :meth:`omnimem.Memory.put`, so it works on any
+``Memory``, a remote ``Memory(url="http://...")`` too (the embedder needs one
+in this process). ``min_trust=`` keeps a search to units at least that
+trusted. ``docs/crewai.md``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import asyncio
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -42,11 +43,11 @@ try:
 except ImportError:
     raise missing_extra("crewai", "crewai") from None
 
-from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
-from omnimem.engine.ingest.redact import redaction
-from omnimem.mau import MAU
-from omnimem.integrations import needs_local, writing_as
-from omnimem.memory import LocalMemory
+from omnimem.contract import MAX_PUT
+from omnimem.contract.checks import clean_id, floor, make_scope
+from omnimem.mau import MAU, trust_rank
+from omnimem.integrations import writing_as
+from omnimem.memory import LocalMemory, Memory
 
 META = "crewai"  # the metadata key: {"record": MemoryRecord as JSON (no embedding), "embedding": [...]}
 PAGE = 1000
@@ -55,13 +56,16 @@ PAGE = 1000
 class OmnimemStorage:
     """CrewAI's ``StorageBackend`` protocol over an omnimem :class:`~omnimem.Memory`, for one user (and agent)."""
 
-    def __init__(self, memory: Any, *, user_id: str, agent_id: str | None = None) -> None:
-        needs_local(memory, "OmnimemStorage")
+    def __init__(self, memory: Any, *, user_id: str, agent_id: str | None = None,
+                 min_trust: str | None = None) -> None:
+        if not isinstance(memory, Memory):
+            raise ConfigError(f"OmnimemStorage needs an omnimem Memory, got {type(memory).__name__}")
         if user_id is None:
             raise InvalidInputError("OmnimemStorage needs a user_id: whose memory it is")
         self.memory: Any = memory
         self.user_id: str = clean_id(user_id, "user_id") or ""
         self.agent_id = clean_id(agent_id, "agent_id")
+        self.min_trust = floor(min_trust)  # searches see only units at least this trusted (None: all)
         self._lock = threading.Lock()  # an update reads, then writes
 
     # -- writes -------------------------------------------------------------------------------------
@@ -108,6 +112,8 @@ class OmnimemStorage:
             raise InvalidInputError("query_embedding must be a non-empty list of finite numbers")
         scored: list[tuple[float, int, MemoryRecord]] = []
         for order, (unit, record) in enumerate(self._stored(scope_prefix)):
+            if self.min_trust is not None and trust_rank(unit.trust) < trust_rank(self.min_trust):
+                continue
             vector = unit.metadata[META].get("embedding")
             if vector is None or len(vector) != query.size or not _matches(record, categories, metadata_filter):
                 continue
@@ -192,24 +198,21 @@ class OmnimemStorage:
             offset += PAGE
 
     def _write(self, records: Sequence[tuple[MemoryRecord, MAU | None]]) -> None:
-        engine = self.memory.engine
         pending, now = [], datetime.now(timezone.utc)
         for record, old in records:
             held = {"record": record.model_dump(mode="json"),
                     "embedding": None if record.embedding is None else [float(x) for x in record.embedding]}
             # a new version is timed now (CrewAI's created_at stays in the record): its content hash is new
             when = _utc(record.created_at) if old is None else now
-            content = redaction(self.memory.settings).text(record.content)  # redact_pii: stored and read back so
-            held["record"]["content"] = content
-            item = prepare(content, time=when, speaker=None, source_id=record.id,
-                           scope=make_scope(self.user_id, self.agent_id, None), tz=engine.tz,
-                           metadata={META: held})
-            pending.append(replace(item, novelty=False, supersedes=(old.id,) if old is not None else ()))
+            pending.append({"text": record.content, "time": when, "source_id": record.id, "metadata": {META: held},
+                            "supersedes": [old.id] if old is not None else []})
         if not pending:
             return
-        action = "supersede" if any(old is not None for _, old in records) else "add"
-        with writing_as("crewai"):
-            results = engine.ingest(pending, allow_forgotten=True, action=action)
+        results = []
+        with writing_as("crewai"):  # redact_pii: the facade redacts the content and the record, stored and read back
+            for start in range(0, len(pending), MAX_PUT):
+                results += self.memory.put(pending[start:start + MAX_PUT], allow_forgotten=True,
+                                           **self._scope())
         for (record, _), result in zip(records, results):
             if not result.accepted:
                 raise StoreError(f"omnimem did not keep the CrewAI record {record.id!r}: {result.reason}")

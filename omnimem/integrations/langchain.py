@@ -22,7 +22,8 @@ except ImportError:
 
 from pydantic import ConfigDict, model_validator
 
-from omnimem.engine.retrieval.pyramid import Context, Hit
+from omnimem.contract.checks import floor
+from omnimem.results import Context, Hit
 from omnimem.integrations import explicit_scope, hit_metadata
 
 
@@ -41,6 +42,7 @@ class OmnimemRetriever(BaseRetriever):
     ``speaker``, ``score`` (cosine similarity to the query), ``sources`` (the
     retrievers that found it: ``dense``, ``sparse``, ...), ``source_ids`` (the
     provenance ids given at add), ``level``, ``rank``, ``tokens`` and ``modality``.
+    ``min_trust`` (``"trusted"``) keeps the documents to units at least that trusted.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -53,10 +55,15 @@ class OmnimemRetriever(BaseRetriever):
     budget: int | None = None
     k: int | None = None
     top_k: int | None = None
+    min_trust: str | None = None
 
     @model_validator(mode="after")
     def _scope_is_explicit(self) -> OmnimemRetriever:
         explicit_scope("OmnimemRetriever", self.user_id, self.all_users)
+        try:
+            floor(self.min_trust)  # a bad level fails here, not at the first query
+        except InvalidInputError as exc:  # pydantic would wrap a ValueError: a bad setting, as k/top_k's
+            raise ConfigError(str(exc)) from None
         if self.k is not None and self.top_k is not None and self.k != self.top_k:
             raise ConfigError(f"k={self.k} and top_k={self.top_k} disagree; pass one of them")
         self.k = self.top_k if self.k is None else self.k
@@ -66,7 +73,7 @@ class OmnimemRetriever(BaseRetriever):
         """The pyramid context the documents come from (its token count, what was dropped)."""
         return self.memory.search(  # type: ignore[no-any-return]
             query, top_k=self.k if k is None else k, budget=self.budget, user_id=self.user_id,
-            agent_id=self.agent_id, session_id=self.session_id,
+            agent_id=self.agent_id, session_id=self.session_id, min_trust=self.min_trust,
         )
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,

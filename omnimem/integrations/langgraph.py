@@ -26,18 +26,24 @@ How items map onto omnimem (``docs/langgraph.md``):
   (history kept, search sees the latest); ``put(..., None)`` / ``delete``
   removes every version with zero residue (:meth:`omnimem.Memory.delete`).
 
-Puts bypass the novelty filter (a store keeps what it is given). The store
-needs a ``Memory`` in this process (in memory, a folder or PostgreSQL); a
-remote ``Memory(url="http://...")`` is refused.
+Puts bypass the novelty filter (a store keeps what it is given): each is one
+:meth:`omnimem.Memory.put`, so the store works on any ``Memory``: in memory,
+a folder, PostgreSQL, or a server (``Memory(url="http://...")``). A search may
+take a trust floor (``min_trust=``, as :meth:`omnimem.Memory.search`).
+
+With ``redact_pii`` the facade redacts an item's value and also any personal
+data in its namespace labels and key as kept in the metadata; the item stays
+reachable by its exact namespace and key through its ``source_id``, a digest
+of them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -49,11 +55,10 @@ try:
 except ImportError:
     raise missing_extra("langgraph", "langgraph") from None
 
-from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
-from omnimem.engine.ingest.redact import redaction
+from omnimem.contract.checks import clean_id, floor
 from omnimem.integrations import writing_as
 from omnimem.mau import MAU
-from omnimem.memory import LocalMemory
+from omnimem.memory import Memory
 
 META = "langgraph"  # the metadata key that holds an item (namespace, key, value, created_at)
 PAGE = 500  # units read per page when listing
@@ -65,17 +70,17 @@ class OmnimemStore(BaseStore):
 
     ``budget`` (tokens) bounds the pyramid context a query search packs before
     its hits become items (default: the memory's setting); a search returns at
-    most ``limit`` items of it.
+    most ``limit`` items of it, only of units at least ``min_trust`` trusted when given.
     """
 
-    __slots__ = ("memory", "budget")
+    __slots__ = ("memory", "budget", "min_trust")
 
-    def __init__(self, memory: Any, *, budget: int | None = None) -> None:
-        if not isinstance(memory, LocalMemory):
-            raise ConfigError("OmnimemStore needs a Memory in this process (Memory(), Memory(path=...) or "
-                              "Memory(url='postgresql://...')), not a remote one")
+    def __init__(self, memory: Any, *, budget: int | None = None, min_trust: str | None = None) -> None:
+        if not isinstance(memory, Memory):
+            raise ConfigError(f"OmnimemStore needs an omnimem Memory, got {type(memory).__name__}")
         self.memory: Any = memory  # typed as given: its verbs take the scope as a **mapping
         self.budget = budget
+        self.min_trust = floor(min_trust)
 
     # -- LangGraph's entry points ------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -102,7 +107,11 @@ class OmnimemStore(BaseStore):
     # -- operations ---------------------------------------------------------------------------------
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
         versions = self._versions(namespace, key)
-        return _item(max(versions, key=lambda u: u.record_time)) if versions else None
+        if not versions:
+            return None
+        item = _item(max(versions, key=lambda u: u.record_time))
+        item.namespace, item.key = namespace, key  # exact, as asked (the metadata's copy may be redacted)
+        return item
 
     def _put(self, op: PutOp) -> None:
         namespace, key = _namespace(op.namespace), _key(op.key)
@@ -133,14 +142,10 @@ class OmnimemStore(BaseStore):
         assert op.value is not None
         record = {"namespace": list(namespace), "key": key, "value": dict(op.value), "created_at": created}
         text = render(op.value, None if op.index is None or op.index is False else list(op.index)) or key
-        engine = self.memory.engine
-        pii = redaction(self.memory.settings)  # redact_pii: the value's strings too (namespace and key stay)
-        record["value"] = pii.metadata(dict(op.value))
-        item = prepare(pii.text(text), time=now, speaker=None, source_id=None, scope=make_scope(**scope),
-                       tz=engine.tz, metadata={META: record})
-        item = replace(item, novelty=False, supersedes=tuple(u.id for u in versions))
-        with writing_as("langgraph"):
-            return engine.ingest([item], allow_forgotten=True, action="supersede" if old is not None else "add")[0]
+        item = {"text": text, "time": now, "source_id": _item_id(namespace, key), "metadata": {META: record},
+                "supersedes": [u.id for u in versions]}
+        with writing_as("langgraph"):  # redact_pii: the facade redacts the text and the record
+            return self.memory.put([item], allow_forgotten=True, **scope)[0]
 
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
         """Remove every version of the item (zero residue); a missing item is a no-op, as in LangGraph."""
@@ -157,8 +162,9 @@ class OmnimemStore(BaseStore):
         prefix = tuple(op.namespace_prefix)
         wanted = op.offset + op.limit
         if op.query:
-            ctx = self.memory.search(op.query, top_k=max(self.memory.settings.top_k, wanted * 2), budget=self.budget,
-                                     **_prefix_scope(prefix))
+            settings = self.memory.settings  # None on a remote Memory: the server's default top_k (0, the budget)
+            ctx = self.memory.search(op.query, top_k=max(settings.top_k if settings else 0, wanted * 2),
+                                     budget=self.budget, min_trust=self.min_trust, **_prefix_scope(prefix))
             hits = sorted(ctx.hits, key=lambda h: h.rank)
             found = [SearchItem(**_fields(h.unit), score=float(h.score)) for h in hits if _holds(h.unit, prefix)]
         else:  # no query: the newest first, as LangGraph's own stores list
@@ -249,7 +255,16 @@ def _holds(unit: MAU, prefix: tuple[str, ...]) -> bool:
 
 def _is_item(unit: MAU, namespace: tuple[str, ...], key: str) -> bool:
     record = unit.metadata.get(META)
-    return isinstance(record, dict) and tuple(record.get("namespace", ())) == namespace and record.get("key") == key
+    if not isinstance(record, dict):
+        return False
+    if unit.source_ids:  # its digest of the exact namespace and key
+        return unit.source_ids[0] == _item_id(namespace, key)
+    return tuple(record.get("namespace", ())) == namespace and record.get("key") == key  # stored before digests
+
+
+def _item_id(namespace: tuple[str, ...], key: str) -> str:
+    """An item's source id: a digest of its exact namespace and key (no spelling of either is another's)."""
+    return "langgraph:" + hashlib.sha256(json.dumps([list(namespace), key]).encode("utf-8")).hexdigest()[:40]
 
 
 def _fields(unit: MAU) -> dict[str, Any]:

@@ -36,9 +36,8 @@ except ImportError:
 from pydantic import Field
 
 from omnimem.config import Settings
-from omnimem.engine.ingest.prepare import make_scope
-from omnimem.engine.retrieval.pyramid import Context, Hit
-from omnimem.engine.provenance import ROLE_SOURCES
+from omnimem.contract.checks import ROLE_SOURCES, floor, make_scope
+from omnimem.results import Context, Hit
 from omnimem.integrations import explicit_scope, hit_metadata, writing_as
 
 
@@ -51,16 +50,16 @@ class OmnimemRetriever(BaseRetriever):
     the packed context) default to the memory's settings. Each node's text is the hit's
     text as the pyramid rendered it; its ``id_`` the unit id; its metadata ``time``,
     ``speaker``, ``sources``, ``source_ids``, ``level``, ``rank``, ``tokens``, ``modality``;
-    the score is the cosine similarity to the query.
+    the score is the cosine similarity to the query. ``min_trust`` keeps the nodes to units at least that trusted.
     """
 
     def __init__(self, memory: Any, *, user_id: str | None = None, agent_id: str | None = None,
                  session_id: str | None = None, all_users: bool = False, similarity_top_k: int | None = None,
                  budget: int | None = None, callback_manager: CallbackManager | None = None,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, min_trust: str | None = None) -> None:
         explicit_scope("OmnimemRetriever", user_id, all_users)
         make_scope(user_id, agent_id, session_id)  # bad ids fail here
-        self.memory = memory
+        self.memory, self.min_trust = memory, floor(min_trust)
         self.user_id, self.agent_id, self.session_id = user_id, agent_id, session_id
         self.similarity_top_k, self.budget = similarity_top_k, budget
         super().__init__(callback_manager=callback_manager, verbose=verbose)
@@ -69,7 +68,7 @@ class OmnimemRetriever(BaseRetriever):
         """The pyramid context the nodes come from (its token count, what was dropped)."""
         return self.memory.search(  # type: ignore[no-any-return]
             query, top_k=self.similarity_top_k, budget=self.budget, user_id=self.user_id, agent_id=self.agent_id,
-            session_id=self.session_id,
+            session_id=self.session_id, min_trust=self.min_trust,
         )
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -105,11 +104,13 @@ class OmnimemMemoryBlock(BaseMemoryBlock[str]):
     similarity_top_k: int | None = Field(default=None, description="Candidates per search (memory's default).")
     budget: int | None = Field(default=None, description="Tokens of the context a get returns (memory's default).")
     retrieval_context_window: int = Field(default=5, description="How many of the latest messages make the query.")
+    min_trust: str | None = Field(default=None, description="Only memories at least this trusted (None: all).")
 
     def __init__(self, *, memory: Any, user_id: str, agent_id: str | None = None, **fields: Any) -> None:
         if user_id is None:
             raise InvalidInputError("OmnimemMemoryBlock needs a user_id: whose memory it is")
         make_scope(user_id, agent_id, None)  # InvalidInputError for an empty or invalid id
+        floor(fields.get("min_trust"))
         window = fields.get("retrieval_context_window", 5)
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise InvalidInputError(f"retrieval_context_window must be a whole number >= 1, got {window!r}")
@@ -134,7 +135,7 @@ class OmnimemMemoryBlock(BaseMemoryBlock[str]):
         if not query:
             return ""
         ctx = await asyncio.to_thread(self.memory.search, query, top_k=self.similarity_top_k, budget=self.budget,
-                                      user_id=self.user_id, agent_id=self.agent_id)
+                                      user_id=self.user_id, agent_id=self.agent_id, min_trust=self.min_trust)
         return str(ctx.render()) if ctx.hits else ""
 
     async def _aput(self, messages: list[ChatMessage]) -> None:

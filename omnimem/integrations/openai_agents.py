@@ -19,9 +19,10 @@ conversation in omnimem:
   the same one, the second stores nothing and tries again after the first.
 
 ``memory_tool(memory, user_id=...)`` is a function tool, ``search_memory``, that
-returns the pyramid context of a search in its scope. The session needs a
-``Memory`` in this process (in memory, a folder or PostgreSQL); the tool also
-takes a remote ``Memory(url="http://...")``. ``docs/openai-agents.md`` shows both.
+returns the pyramid context of a search in its scope (``min_trust=``: only units
+at least that trusted). Both take any ``Memory``, a remote
+``Memory(url="http://...")`` too: the session writes with
+:meth:`omnimem.Memory.put`. ``docs/openai-agents.md`` shows both.
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from omnimem.errors import InvalidInputError, NotFoundError, StoreError, WriteConflictError, missing_extra
+from omnimem.errors import ConfigError, InvalidInputError, NotFoundError, StoreError, WriteConflictError, missing_extra
 
 try:
     from agents import FunctionTool, function_tool
@@ -43,12 +43,11 @@ try:
 except ImportError:
     raise missing_extra("openai-agents", "openai-agents") from None
 
-from omnimem.engine.ingest.pipeline import BATCH  # a call of up to this many items is one transaction
-from omnimem.engine.ingest.prepare import clean_id, make_scope, prepare
-from omnimem.engine.ingest.redact import redaction
+from omnimem.contract import MAX_PUT  # a put of up to this many items is one transaction
+from omnimem.contract.checks import clean_id, floor, make_scope
 from omnimem.mau import MAU
-from omnimem.engine.provenance import stamp
-from omnimem.integrations import explicit_scope, needs_local, writing_as
+from omnimem.integrations import explicit_scope, writing_as
+from omnimem.memory import Memory
 
 META = "openai_agents"  # the metadata key that holds an item and its position: {"seq": n, "item": {...}}
 PAGE = 1000  # units read per page
@@ -56,7 +55,7 @@ ATTEMPTS = 100  # tries of one batch against other writers taking the same posit
 
 
 class OmnimemSession:
-    """The SDK's ``Session`` protocol kept in an omnimem :class:`~omnimem.Memory` in this process.
+    """The SDK's ``Session`` protocol kept in an omnimem :class:`~omnimem.Memory` (local or remote).
 
     ``user_id`` is required (the conversation belongs to someone); ``agent_id``
     is optional and, when given, is part of the scope too. ``session_settings``
@@ -65,7 +64,8 @@ class OmnimemSession:
 
     def __init__(self, memory: Any, *, session_id: str, user_id: str, agent_id: str | None = None,
                  session_settings: SessionSettings | None = None) -> None:
-        needs_local(memory, "OmnimemSession", "; memory_tool takes either")
+        if not isinstance(memory, Memory):
+            raise ConfigError(f"OmnimemSession needs an omnimem Memory, got {type(memory).__name__}")
         if user_id is None:
             raise InvalidInputError("OmnimemSession needs a user_id: a conversation belongs to someone")
         self.memory: Any = memory
@@ -119,8 +119,8 @@ class OmnimemSession:
     def _add(self, items: list[Any]) -> None:
         checked = [_item(i, n) for n, i in enumerate(items)]
         with self._lock:
-            for start in range(0, len(checked), BATCH):  # a batch is one transaction of the store
-                self._append(checked[start:start + BATCH])
+            for start in range(0, len(checked), MAX_PUT):  # a put is one transaction of the store
+                self._append(checked[start:start + MAX_PUT])
 
     def _append(self, items: list[dict[str, Any]]) -> None:
         """Store ``items`` after the session's last position, in one transaction of the store.
@@ -130,11 +130,10 @@ class OmnimemSession:
         transaction fails on the store's unique unit id, stores nothing, and is tried again after the
         positions the first one took.
         """
-        engine = self.memory.engine
-        with writing_as("openai-agents"):
-            self._append_once(engine, items)
+        with writing_as("openai-agents"):  # redact_pii: the facade redacts the item as stored and as read back
+            self._append_once(items)
 
-    def _append_once(self, engine: Any, items: list[dict[str, Any]]) -> None:
+    def _append_once(self, items: list[dict[str, Any]]) -> None:
         for _ in range(ATTEMPTS):
             units = self._units()
             start = _record(units[-1])["seq"] + 1 if units else 0
@@ -142,17 +141,13 @@ class OmnimemSession:
             pending = []
             for seq, item in enumerate(items, start):
                 speaker = item.get("role") or item.get("type") or "item"
-                text = item_text(item) or str(speaker)
-                pii = redaction(self.memory.settings)  # redact_pii: the item as stored and as read back
-                prepared = prepare(pii.text(text), time=now, speaker=str(speaker),
-                                   source_id=f"{self.session_id}#{seq}", scope=make_scope(**self._scope()),
-                                   tz=engine.tz, metadata=pii.metadata({META: {"seq": seq, "item": item}}))
-                pending.append(replace(prepared, novelty=False, unit_id=self._position_id(seq),
-                                       provenance=stamp(item_source(item), None, engine.parts.actor)))
+                pending.append({"text": item_text(item) or str(speaker), "time": now, "speaker": str(speaker),
+                                "source_id": f"{self.session_id}#{seq}", "id": self._position_id(seq),
+                                "metadata": {META: {"seq": seq, "item": item}}, "source": item_source(item)})
             try:
-                results = engine.ingest(pending, allow_forgotten=True, action="add")
+                results = self.memory.put(pending, allow_forgotten=True, **self._scope())
             except StoreError:
-                if not {p.unit_id for p in pending} & {u.id for u in self._units()}:
+                if not {p["id"] for p in pending} & {u.id for u in self._units()}:
                     raise  # not a position another writer took
                 continue
             for result in results:
@@ -191,7 +186,7 @@ class OmnimemSession:
 
 def memory_tool(memory: Any, *, user_id: str | None = None, agent_id: str | None = None,
                 session_id: str | None = None, budget: int | None = None, top_k: int | None = None,
-                name: str = "search_memory", all_users: bool = False) -> FunctionTool:
+                name: str = "search_memory", all_users: bool = False, min_trust: str | None = None) -> FunctionTool:
     """A function tool that searches ``memory`` in the given scope and returns the pyramid context.
 
     The model calls it with a ``query``; the answer is :meth:`omnimem.Context.render`'s text (one
@@ -201,6 +196,7 @@ def memory_tool(memory: Any, *, user_id: str | None = None, agent_id: str | None
     """
     explicit_scope("memory_tool", user_id, all_users)
     make_scope(user_id, agent_id, session_id)  # bad ids fail here, not in the middle of a run
+    trust_floor = floor(min_trust)
 
     async def search_memory(query: str) -> str:
         """Search the user's long-term memory (earlier conversations, facts, preferences).
@@ -209,7 +205,7 @@ def memory_tool(memory: Any, *, user_id: str | None = None, agent_id: str | None
             query: What to look for, in words.
         """
         ctx = await asyncio.to_thread(memory.search, query, top_k=top_k, budget=budget, user_id=user_id,
-                                      agent_id=agent_id, session_id=session_id)
+                                      agent_id=agent_id, session_id=session_id, min_trust=trust_floor)
         return str(ctx.render()) if ctx.hits else "No memories found."
 
     return function_tool(search_memory, name_override=name)

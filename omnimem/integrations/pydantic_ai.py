@@ -33,6 +33,7 @@ except ImportError:
 
 from omnimem.config import Settings
 from omnimem.context import Context, Hit
+from omnimem.contract.checks import floor
 from omnimem.integrations import explicit_scope, hit_metadata
 
 META = "omnimem"  # the metadata key of a tool return and of the recall part: what the hits' metadata says
@@ -47,7 +48,8 @@ def hit_record(hit: Hit) -> dict[str, Any]:
 
 def memory_tools(memory: Any, *, user_id: str | None = None, agent_id: str | None = None,
                  session_id: str | None = None, all_users: bool = False, budget: int | None = None,
-                 top_k: int | None = None, speaker: str | None = None, add: bool = True) -> FunctionToolset[Any]:
+                 top_k: int | None = None, speaker: str | None = None, add: bool = True,
+                 min_trust: str | None = None) -> FunctionToolset[Any]:
     """The tools ``search_memory`` and ``add_memory`` over ``memory``, in one scope.
 
     ``search_memory(query)`` returns :meth:`omnimem.Context.render`'s text (the memories that fit ``budget``
@@ -56,9 +58,11 @@ def memory_tools(memory: Any, *, user_id: str | None = None, agent_id: str | Non
     the scope (``user_id``, ``agent_id``, ``session_id``), as said by ``speaker``, at the time of the call;
     its return says whether it was stored (a repeat is not). ``add=False`` leaves ``add_memory`` out.
     The toolset names its ``user_id``, or ``all_users=True`` searches every user's memory (search only:
-    with ``add=False``). Bad input the model sends (an empty query) goes back to it as a retry.
+    with ``add=False``). Bad input the model sends (an empty query) goes back to it as a retry. ``min_trust``
+    keeps the search to units at least that trusted.
     """
     explicit_scope("memory_tools", user_id, all_users)
+    trust_floor = floor(min_trust)
     if all_users and add:
         raise ConfigError("memory_tools(all_users=True) searches every user's memory but add_memory writes into "
                           "one user's: pass add=False, or a user_id")
@@ -70,7 +74,7 @@ def memory_tools(memory: Any, *, user_id: str | None = None, agent_id: str | Non
         Args:
             query: What to look for, in words.
         """
-        ctx: Context = await _call(memory.search, query, top_k=top_k, budget=budget, **scope)
+        ctx: Context = await _call(memory.search, query, top_k=top_k, budget=budget, min_trust=trust_floor, **scope)
         return ToolReturn(return_value=ctx.render() if ctx.hits else "No memories found.",
                           metadata={META: [hit_record(h) for h in ctx.hits]})
 
@@ -108,7 +112,8 @@ def _check_ids(scope: dict[str, str | None]) -> None:
 
 def recall_processor(memory: Any, *, user_id: str | None = None, agent_id: str | None = None,
                      session_id: str | None = None, all_users: bool = False, budget: int | None = None,
-                     top_k: int | None = None, heading: str = HEADING) -> HistoryProcessor:
+                     top_k: int | None = None, heading: str = HEADING,
+                     min_trust: str | None = None) -> HistoryProcessor:
     """A history processor that recalls from ``memory`` before the model answers a run's prompt.
 
     Give it to the agent as ``capabilities=[ProcessHistory(recall_processor(memory, user_id=...))]``.
@@ -117,9 +122,10 @@ def recall_processor(memory: Any, *, user_id: str | None = None, agent_id: str |
     characters) and, when something is found, puts a :class:`~pydantic_ai.messages.SystemPromptPart` before
     the prompt: ``heading`` then the rendered context. The part's ``metadata`` is ``{"omnimem": {"query":
     ..., "hits": [one record per hit]}}``. Nothing found, no part. It names its ``user_id``, or
-    ``all_users=True`` recalls from every user's memory.
+    ``all_users=True`` recalls from every user's memory; ``min_trust`` recalls only units at least that trusted.
     """
     explicit_scope("recall_processor", user_id, all_users)
+    trust_floor = floor(min_trust)
     scope = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id}
     _check_ids(scope)
     settings = getattr(memory, "settings", None)
@@ -135,7 +141,8 @@ def recall_processor(memory: Any, *, user_id: str | None = None, agent_id: str |
         query = _clip(prompt_text(request), limit)
         if not query:
             return messages
-        ctx: Context = await asyncio.to_thread(memory.search, query, top_k=top_k, budget=budget, **scope)
+        ctx: Context = await asyncio.to_thread(memory.search, query, top_k=top_k, budget=budget,
+                                               min_trust=trust_floor, **scope)
         if not ctx.hits:
             return messages
         part = SystemPromptPart(f"{heading}\n{ctx.render()}",

@@ -2,7 +2,7 @@
 
 :class:`Gate` resolves the :class:`~omnimem.mcp.caller.Caller` of the current
 request, checks its role, names it as the audit log's actor for the duration
-of the call (:func:`omnimem.engine.parts.acting_as`), and turns an
+of the call (:func:`omnimem.contract.caller.acting_as`), and turns an
 :class:`~omnimem.errors.OmnimemError` into an MCP tool (or resource) error
 whose text is the HTTP API's error body, ``{"error": code, "message": ...}``,
 never a traceback.
@@ -32,8 +32,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import ToolResult
 from pydantic import ValidationError as PydanticValidationError
 
-from omnimem.engine.parts import acting_as
-from omnimem.engine.provenance import writing_via
+from omnimem.contract.caller import acting_as, writing_via
 from omnimem.errors import AuthError, ForbiddenError, InvalidInputError, OmnimemError
 from omnimem.mcp.caller import Caller
 from omnimem.mcp.refusal import RefusalMessages, missing_key_message, note_refusal

@@ -12,10 +12,8 @@ from typing import Annotated, Any, cast
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict  # pydantic needs this TypedDict on Python < 3.12
 
-from omnimem.results import Entity
-from omnimem.engine.ingest.prepare import AddResult
+from omnimem.results import AddResult, Context, Entity
 from omnimem.mau import MAU, Modality
-from omnimem.engine.retrieval.pyramid import Context
 from omnimem.store.audit import AuditRecord
 
 RAW_URI = "omnimem://units/{id}/raw"

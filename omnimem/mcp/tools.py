@@ -18,7 +18,7 @@ from fastmcp import FastMCP
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnimem.engine.ingest.prepare import MAX_TEXT_CHARS
+from omnimem.contract import MAX_TEXT_CHARS
 from omnimem.mcp import results
 from omnimem.mcp.gate import Gate
 from omnimem.mcp.results import (
@@ -218,12 +218,16 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
+        min_trust: Annotated[TrustLevel | None, Field(description="Answer only from memories at least this trusted "
+                                                                  "(trusted: leave out tool output, documents, "
+                                                                  "imports); omit for all.")] = None,
     ) -> Answered:
         """Answer a question from memory with the server's language model (one model call). Without a configured
         model, answer is null, note says so, and the evidence is still returned. Returns {answer, model, note,
         context, evidence: [{id, score, ...}]}. Needs the read role."""
         with gate.tool("read") as caller:
-            result = memory.ask(question, top_k=top_k, budget=budget, **caller.scope(user_id, agent_id, session_id))
+            result = memory.ask(question, top_k=top_k, budget=budget, min_trust=min_trust,
+                                **caller.scope(user_id, agent_id, session_id))
             ctx = results.found(result.context)
             return {"answer": result.answer, "model": result.model, "note": result.note,
                     "context": ctx["context"], "evidence": ctx["hits"]}
@@ -235,8 +239,9 @@ def register_tools(mcp: FastMCP, memory: "LocalMemory", gate: Gate) -> None:
         next_id, source_ids), superseded_by, metadata and, when it has raw content (an image, an audio clip, a
         long text), raw_uri to read as a resource. Needs the read role."""
         with gate.tool("read") as caller:
-            unit = memory.get(unit_id, **caller.scope(user_id, agent_id, session_id))
-            return results.unit_view(unit, memory.engine.full_text(unit))
+            scope = caller.scope(user_id, agent_id, session_id)
+            unit = memory.get(unit_id, **scope)
+            return results.unit_view(unit, memory.full_text(unit.id, **scope))
 
     @mcp.tool(annotations=WRITE)
     def update(

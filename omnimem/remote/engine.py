@@ -1,6 +1,6 @@
 """``RemoteEngine``: the engine contract over HTTP, behind ``Memory(url="http(s)://...", api_key=...)``.
 
-Each method of :class:`~omnimem.engine.contract.Engine` is one call of the
+Each method of :class:`~omnimem.contract.Engine` is one call of the
 server's API (``docs/http-api.md``) through :mod:`.transport`; results are the
 same value objects (:mod:`omnimem.results`), rebuilt with their ``from_dict``,
 and errors the same classes (``except NotFoundError`` works the same). The
@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from omnimem.engine.contract import (
-    AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, EntityRequest, ExportRequest, ForgetRequest,
-    ImageRequest, ImportRequest, ListRequest, LogRequest, Media, ScopeRequest, SearchRequest, UnitRequest,
+from omnimem.contract import (
+    ANONYMOUS_UPLOAD, AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, EntityRequest,
+    ExportRequest, ForgetRequest, ImageRequest, ImportRequest, ListRequest, LogRequest, Media, PutRequest, ScopeRequest, SearchRequest, UnitRequest,
     TrustRequest, UpdateRequest, VideoRequest,
 )
-from omnimem.engine.ingest.media import ANONYMOUS_UPLOAD
 from omnimem.errors import InvalidInputError, MalformedDataError, missing_extra
 from omnimem.mau import MAU, Scope
 from omnimem.memory import Memory
@@ -74,6 +73,14 @@ class RemoteEngine:
                 "allow_forgotten": r.allow_forgotten, **_scope(r.scope),
                 **{k: v for k, v in (("source", r.source), ("trust", r.trust)) if v is not None}}
         return AddResult.from_dict(self._http.json("POST", "/v1/units", idempotent=False, json=body))
+
+    def put(self, request: PutRequest) -> list[AddResult]:
+        items = [{"text": i.text, "time": _when(i.time), "speaker": i.speaker, "source_id": i.source_id,
+                  "metadata": i.metadata, "supersedes": list(i.supersedes), "id": i.unit_id, "source": i.source,
+                  "trust": i.trust} for i in request.items]
+        body = {"items": items, "allow_forgotten": request.allow_forgotten, **_scope(request.scope)}
+        data = self._http.json("POST", "/v1/put", idempotent=False, json=body)
+        return [AddResult.from_dict(r) for r in data["results"]]
 
     def update(self, request: UpdateRequest) -> AddResult:
         r = request
@@ -156,6 +163,11 @@ class RemoteEngine:
                                    params=_scope(request.scope))
         return response.content, response.headers.get("content-type", "application/octet-stream")
 
+    def full_text(self, request: UnitRequest) -> str | None:
+        data = self._http.json("GET", f"/v1/units/{_id(request.unit_id)}", idempotent=True,
+                               params=_scope(request.scope))
+        return None if data.get("full_text") is None else str(data["full_text"])
+
     def units(self, request: ListRequest) -> list[MAU]:
         params = {**_listing(request), "limit": request.limit, "offset": request.offset}
         return [MAU.from_dict(u) for u in self._http.json("GET", "/v1/units", idempotent=True, params=params)["units"]]
@@ -175,7 +187,7 @@ class RemoteEngine:
     def ask(self, request: AskRequest) -> Answer:
         r = request
         body = {"question": r.question, "budget": r.budget, "top_k": r.top_k, "instructions": r.instructions,
-                **_scope(r.scope)}
+                **_scope(r.scope), **({"min_trust": r.min_trust} if r.min_trust is not None else {})}
         return Answer.from_dict(self._http.json("POST", "/v1/ask", idempotent=True, json=body))
 
     def history(self, request: UnitRequest) -> list[AuditRecord]:

@@ -72,6 +72,24 @@ class AskBody(Scoped):
     top_k: int | None = None
     budget: int | None = None
     instructions: str | None = None
+    min_trust: str | None = None  # answer only from units at least this trusted (None: every unit)
+
+
+class PutItem(Body):
+    text: str
+    time: str | None = None
+    speaker: str | None = None
+    source_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    supersedes: list[str] | None = None
+    id: str | None = None  # a unit id of the caller's choosing (None: a fresh one)
+    source: str | None = None
+    trust: str | None = None
+
+
+class PutBody(Scoped):
+    items: list[PutItem] = Field(max_length=256)  # one transaction (MAX_PUT)
+    allow_forgotten: bool = False
 
 
 class UpdateBody(Scoped):

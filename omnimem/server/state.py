@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 import anyio.from_thread
 
-from omnimem.engine.slots import search_slots
+from omnimem.contract.caller import search_slots
 from omnimem.server.limits import FailureThrottle, RateLimiter
 from omnimem.server.metrics import Metrics
 
@@ -51,7 +51,7 @@ class ServerState:
         """Run a search that waits for a model (``planner="llm"``, an ask) in a thread of its own limiter.
 
         The search takes one of the read slots for its ranking and packing only
-        (:mod:`omnimem.engine.slots`): a slow model holds no slot while other users' searches wait.
+        (:mod:`omnimem.contract.caller`): a slow model holds no slot while other users' searches wait.
         """
         reads = self.reads
         if reads is None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from fastapi import UploadFile
 
 from omnimem.errors import PayloadTooLargeError
-from omnimem.engine.ingest.media import ANONYMOUS_UPLOAD
+from omnimem.contract import ANONYMOUS_UPLOAD
 from omnimem.media.errors import EmptyMediaError
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\:]")

@@ -40,10 +40,13 @@ FLOORS: list[set[str]] = [
     {"index", "graph"},
     {"store", "embed", "llm"},
     {"media"},
+    {"contract"},  # the requests, the caller's context and the checks the facade, the engines and the shells share
     {"errors", "config", "providers", "mau", "tokens", "timeparse", "validate", "fusion", "text",
      "context", "entities", "results", "otel"},
 ]
 GROUND = FLOORS[-1]
+# The shells stand on the facade: they reach the engine only through ``Memory`` (and the contract below both).
+SHELLS = {"cli", "server", "mcp", "remote", "integrations"}
 # Modules that only re-export, for import paths users, docs or benchmarks name (kept for one release).
 FACES = {
     "omnimem",  # the package: Memory, the errors, the value objects
@@ -248,6 +251,27 @@ def test_wings_import_only_lower_floors() -> None:
                     for a, targets in wing_graph(import_graph()).items() for b in targets
                     if floor_of[b] <= floor_of[a] and not (a in GROUND and b in GROUND))
     assert not upward, "imports that are not down:\n" + "\n".join(upward)
+
+
+def engine_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of an ``omnimem.engine`` module by a shell's module."""
+    return sorted(f"{a} -> {b}" for a, targets in graph.items() if wing(a) in SHELLS and a not in FACES
+                  for b in targets if wing(b) == "engine")
+
+
+def test_a_shell_reaching_past_the_facade_is_found_even_lazily() -> None:
+    known = {"omnimem.cli.queue", "omnimem.engine.backends", "omnimem.memory"}
+    lazy = ast.parse("def f():\n    from omnimem.engine.backends import is_database_url\n    import omnimem.memory\n")
+    graph = {"omnimem.cli.queue": imported(lazy, "omnimem.cli.queue", False, known), "omnimem.memory": set()}
+    assert engine_imports(graph) == ["omnimem.cli.queue -> omnimem.engine.backends"]
+
+
+def test_the_shells_import_nothing_of_the_engine() -> None:
+    graph = import_graph()
+    assert {wing(m) for m in graph} >= SHELLS
+    breaches = engine_imports(graph)
+    assert not breaches, "shells importing omnimem.engine (go through Memory, or omnimem.contract):\n" + \
+        "\n".join(breaches)
 
 
 def test_faces_only_re_export_and_nothing_imports_them() -> None:

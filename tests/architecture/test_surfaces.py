@@ -26,7 +26,7 @@ import typer
 
 import omnimem.server.routes
 from omnimem import LocalMemory, Memory, RemoteMemory
-from omnimem.engine.contract import Engine
+from omnimem.contract import Engine
 from omnimem.engine.local import LocalEngine
 from omnimem.remote.engine import RemoteEngine
 from omnimem.cli.commands import app as cli_app

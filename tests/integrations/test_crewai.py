@@ -180,10 +180,10 @@ def test_two_users_and_two_agents_never_meet(mem: Memory) -> None:
     assert ana_writer.info("/").record_count == 1 and bob.info("/").record_count == 0
 
 
-def test_bad_input_and_a_remote_memory_are_refused(mem: Memory) -> None:
+def test_bad_input_and_a_remote_embedder_are_refused(mem: Memory) -> None:
     remote = Memory(url="http://127.0.0.1:9")  # never reached: refused before any call
-    with pytest.raises(ConfigError, match="in this process"):
-        OmnimemStorage(remote, user_id="ana")
+    with pytest.raises(ConfigError, match="an omnimem Memory"):
+        OmnimemStorage(object(), user_id="ana")
     with pytest.raises(ConfigError, match="in this process"):
         omnimem_embedder(remote)
     remote.close()

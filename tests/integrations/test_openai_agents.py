@@ -136,12 +136,8 @@ def test_two_users_sessions_never_meet(mem: Memory) -> None:
 
 
 def test_the_session_on_every_engine(engine: str, make_memory: Callable[..., Memory]) -> None:
-    """In memory, in a folder and on PostgreSQL the runner keeps the conversation; over HTTP it is refused."""
+    """In memory, in a folder, on PostgreSQL and over HTTP the runner keeps the conversation."""
     memory = make_memory()
-    if engine == "http":
-        with pytest.raises(ConfigError, match="in this process"):
-            OmnimemSession(memory, session_id="s", user_id="ana")
-        return
     ana, bob = (OmnimemSession(memory, session_id="s", user_id=u) for u in ("ana", "bob"))
     run(Agent(name="a", model=ScriptedModel(lambda _: say("ok"))), "ana's note", ana)
     run(Agent(name="b", model=ScriptedModel(lambda _: say("ok"))), "bob's note", bob)
@@ -167,7 +163,7 @@ def test_the_agent_calls_search_memory_and_answers_from_it(mem: Memory) -> None:
     assert [i.get("type") for i in stored][1:3] == ["function_call", "function_call_output"]
 
 
-def test_over_a_remote_memory_the_tool_works_and_the_session_is_refused(tmp_path: Path) -> None:
+def test_over_a_remote_memory_the_tool_and_the_session_work(tmp_path: Path) -> None:
     with ServedMemory(Memory(tmp_path / "m", embedder="fake"), mcp=False) as remote:
         remote.add("Ana's bike is green.", user_id="ana")
         model = ScriptedModel(lambda _: call("search_memory", query="bike colour"),
@@ -175,8 +171,9 @@ def test_over_a_remote_memory_the_tool_works_and_the_session_is_refused(tmp_path
         agent = Agent(name="assistant", model=model, tools=[memory_tool(remote, user_id="ana")])
         out = asyncio.run(Runner.run(agent, "my bike?", run_config=RunConfig(tracing_disabled=True)))
         assert "Ana's bike is green." in out.final_output
-        with pytest.raises(ConfigError, match="in this process"):
-            OmnimemSession(remote, session_id="s", user_id="ana")
+        session = OmnimemSession(remote, session_id="s", user_id="ana")
+        run(Agent(name="a", model=ScriptedModel(lambda _: say("ok"))), "remember my bike", session)
+        assert [item_text(i) for i in asyncio.run(session.get_items())] == ["remember my bike", "ok"]
 
 
 def test_bad_input_is_refused_with_typed_errors(mem: Memory) -> None:

@@ -71,7 +71,7 @@ def test_add_returns_before_the_model_and_the_summary_lands_as_a_new_version(tmp
         assert [h.unit.id for h in hits].count(first.id) == 0 and len(hits) == 1  # replaced, not duplicated
         assert enriched.source_ids == ("mail-1",) and enriched.metadata["enriched_from"] == first.id
         assert mem.get(first.id).superseded_by == enriched.id  # history kept
-        assert mem.engine.full_text(enriched) == mem.engine.full_text(mem.get(first.id))  # same cold content
+        assert mem.full_text(enriched.id) == mem.full_text(first.id)  # same cold content
         assert [e.action for e in mem.history(enriched.id)] == ["enrich"]
         mem.delete(first.id)  # the id the add returned: the memory goes, enriched version included
         assert mem.stats()["units"] == 0

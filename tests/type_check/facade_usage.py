@@ -9,7 +9,7 @@ gains a ``store`` or ``reembed``.
 from typing import assert_type
 
 from omnimem import Context, LocalMemory, Memory, RemoteMemory, Settings
-from omnimem.engine.contract import Engine, SearchRequest
+from omnimem.contract import Engine, SearchRequest
 from omnimem.engine.local import LocalEngine
 from omnimem.mau import Scope
 from omnimem.remote.engine import RemoteEngine

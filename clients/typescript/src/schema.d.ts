@@ -306,6 +306,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/put": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put
+         * @description Store units exactly as given, in one transaction (``Memory.put``: a framework store's write).
+         */
+        post: operations["put_v1_put_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/search": {
         parameters: {
             query?: never;
@@ -563,6 +583,8 @@ export interface components {
             budget?: number | null;
             /** Instructions */
             instructions?: string | null;
+            /** Min Trust */
+            min_trust?: string | null;
             /** Question */
             question: string;
             /** Session Id */
@@ -696,6 +718,45 @@ export interface components {
             until?: string | null;
             /** User Id */
             user_id?: string | null;
+        };
+        /** PutBody */
+        PutBody: {
+            /** Agent Id */
+            agent_id?: string | null;
+            /**
+             * Allow Forgotten
+             * @default false
+             */
+            allow_forgotten: boolean;
+            /** Items */
+            items: components["schemas"]["PutItem"][];
+            /** Session Id */
+            session_id?: string | null;
+            /** User Id */
+            user_id?: string | null;
+        };
+        /** PutItem */
+        PutItem: {
+            /** Id */
+            id?: string | null;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** Source */
+            source?: string | null;
+            /** Source Id */
+            source_id?: string | null;
+            /** Speaker */
+            speaker?: string | null;
+            /** Supersedes */
+            supersedes?: string[] | null;
+            /** Text */
+            text: string;
+            /** Time */
+            time?: string | null;
+            /** Trust */
+            trust?: string | null;
         };
         /** SearchBody */
         SearchBody: {
@@ -2364,6 +2425,140 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Bad input (InvalidInputError and subclasses) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid API key or session (AuthError) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Role too low, scope not allowed, or CSRF token missing (ForbiddenError, ScopeError, CsrfError) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found, or not in the key's scope (NotFoundError) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Store state conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body or upload too large (PayloadTooLargeError) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Wrong content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body does not match the schema (InvalidInputError) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (RateLimitError) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not available on this server (MissingDependencyError, LLMNotConfiguredError) */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An LLM behind the server failed (LLMError) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An LLM behind the server is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_v1_put_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutBody"];
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {

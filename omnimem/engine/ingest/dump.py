@@ -13,12 +13,12 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from omnimem.contract.loaders import parse_lines as parse_lines  # defined with the other file readers
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.engine.ingest.media import media_hash
 from omnimem.engine.ingest.prepare import MAX_TEXT_CHARS, Pending, clean_text, make_scope
@@ -68,31 +68,6 @@ def check_dump(records: Iterable[Mapping[str, Any]]) -> list[Checked]:
         raise MalformedDataError(f"the dump has no {FORMAT} header record")
     _check_versions(checked)
     return _with_hashes(checked)
-
-
-def parse_lines(text: str, source: str | None = None) -> list[dict[str, Any]]:
-    """The records of a dump's JSON Lines text (the CLI's file and ``POST /v1/import`` read it the same way).
-
-    Lines are split at ``\\n`` only (U+2028 and U+0085 are text inside a JSON
-    string). A line that is not JSON, nests too deeply to parse (the parser's
-    recursion limit) or is not an object is a MalformedDataError naming it
-    (``line N``, or ``SOURCE:N`` for a file).
-    """
-    records: list[dict[str, Any]] = []
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        where = f"{source}:{number}" if source is not None else f"line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise MalformedDataError(f"{where}: not valid JSON ({exc.msg})") from None
-        except RecursionError:
-            raise MalformedDataError(f"{where}: nests too deeply to read") from None
-        if not isinstance(record, dict):
-            raise MalformedDataError(f"{where}: a record must be a JSON object")
-        records.append(record)
-    return records
 
 
 def check_unit(record: Mapping[str, Any], n: int, where: str | None = None) -> Checked:

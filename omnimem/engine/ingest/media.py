@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
+from omnimem.contract import MAX_IMAGE_BYTES as MAX_IMAGE_BYTES  # defined there, with the limits callers share
 from omnimem.errors import InvalidInputError, InvalidTimeError
 from omnimem.engine.ingest.prepare import Pending
 from omnimem.mau import Modality, Scope, content_hash
@@ -23,8 +24,6 @@ from omnimem.timeparse import parse_time
 from omnimem.validate import media_file
 
 # Token cost of raw content at pyramid level 3 (documented in the README):
-MAX_IMAGE_BYTES = 50 * 1024 * 1024
-ANONYMOUS_UPLOAD = "upload"  # the file name the remote client sends for raw bytes: stored without a name
 
 Source = str | Path | bytes
 

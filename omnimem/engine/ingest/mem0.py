@@ -30,9 +30,10 @@ that is not of that shape is a :class:`MalformedDataError` naming it
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from omnimem.contract.loaders import memories_of
 from omnimem.engine.ingest.dump import FORMAT, VERSION, check_unit
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.timeparse import parse_time
@@ -40,17 +41,6 @@ from omnimem.timeparse import parse_time
 _SCOPE = {"user_id": "user_id", "agent_id": "agent_id", "run_id": "session_id"}
 _KEPT = ("hash", "updated_at", "actor_id", "role", "app_id", "categories")  # under metadata["mem0"], with "id"
 _ID_CHARS = frozenset("0123456789abcdef-_")
-
-
-def memories_of(export: object) -> list[Mapping[str, Any]]:
-    """The memories of a mem0 export: a list, or an object with a ``results`` list."""
-    if isinstance(export, Mapping):
-        if not isinstance(export.get("results"), list):
-            raise MalformedDataError('a mem0 export is a list of memories or {"results": [...]}')
-        export = export["results"]
-    if isinstance(export, str | bytes) or not isinstance(export, Iterable):
-        raise MalformedDataError('a mem0 export is a list of memories or {"results": [...]}')
-    return list(export)
 
 
 def to_dump(export: object) -> list[dict[str, Any]]:

@@ -11,17 +11,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from typing import Any
 
-import unicodedata
-
+from omnimem.contract import MAX_TEXT_CHARS as MAX_TEXT_CHARS  # defined there; the dump reads it here
+from omnimem.contract.checks import (  # the facade's checks, which the write path shares
+    clean_caption as clean_caption, clean_id as clean_id, clean_text as clean_text, make_scope as make_scope,
+    visible as visible,
+)
 from omnimem.errors import InvalidInputError
 from omnimem.engine.provenance import Stamp, stamp
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.results import AddResult as AddResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
-from omnimem.validate import metadata as clean_metadata, no_nul
-
-
-MAX_TEXT_CHARS = 10_000_000  # one unit's text; export writes it and import reads it back
+from omnimem.validate import metadata as clean_metadata
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,62 +43,6 @@ class Pending:
     source_ids: tuple[str, ...] = ()  # several sources (a restated unit); else ``source_id``
     supersedes: tuple[str, ...] = ()  # ids of units this one replaces (kept for history, withheld from search)
     provenance: Stamp | None = None  # source kind, trust, surface, actor (None: stamped when the writer takes it)
-
-
-def clean_text(value: object, *, what: str = "text") -> str:
-    """Non-empty, valid UTF-8 text, with surrounding whitespace removed."""
-    if isinstance(value, bytes | bytearray):
-        try:
-            value = bytes(value).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidInputError(f"{what} is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
-    text = value.strip()
-    if not visible(text):
-        raise InvalidInputError(f"{what} is empty")
-    return no_nul(text, what)
-
-
-def visible(text: str) -> bool:
-    """Whether ``text`` holds anything but whitespace, control, format (zero-width) or NUL characters."""
-    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zs", "Zl", "Zp")
-               for ch in text)
-
-
-def clean_caption(value: object) -> str | None:
-    """An image caption: text or ``None``; blank means none (the offline description is used)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInputError(f"caption must be a string, got {type(value).__name__}")
-    return clean_text(value, what="caption") if visible(value) else None
-
-
-def clean_id(value: object, what: str) -> str | None:
-    """A scope or source id: non-empty, valid UTF-8, NFC-normalised (so "Ánna" is one user however typed)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):  # 5 is not "5": one rule for the API, ingest and every import
-        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
-    if not visible(value):
-        raise InvalidInputError(f"{what} must be a non-empty string")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{what} holds characters that are not valid UTF-8 (lone surrogates)") from None
-    no_nul(value, what)
-    if len(value) > 1000:
-        raise InvalidInputError(f"{what} is longer than 1000 characters")
-    return unicodedata.normalize("NFC", value.strip())
-
-
-def make_scope(user_id: object, agent_id: object, session_id: object) -> Scope:
-    return Scope(clean_id(user_id, "user_id"), clean_id(agent_id, "agent_id"), clean_id(session_id, "session_id"))
 
 
 def prepare(

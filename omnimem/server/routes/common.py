@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import Query, Request
 
-from omnimem.engine.parts import acting_as
-from omnimem.engine.provenance import writing_via
+from omnimem.contract.caller import acting_as, writing_via
 from omnimem.server.auth import Principal, state_of
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
 from omnimem.errors import MalformedDataError, ScopeError
-from omnimem.engine.ingest.dump import parse_lines
+from omnimem.contract.loaders import parse_lines
 from omnimem.media.errors import UnsupportedMediaError
 from omnimem.mau import Modality
 from omnimem.store.base import KeyStore

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 
-from omnimem.engine.ingest.media import MAX_IMAGE_BYTES
+from omnimem.contract import MAX_IMAGE_BYTES
 from omnimem.server.auth import Principal, state_of, writer
 from omnimem.server.errors import ERROR_RESPONSES
 from omnimem.server.models import AddResultBody

@@ -45,7 +45,8 @@ async def ask(body: AskBody, request: Request, principal: Principal = Depends(re
     """Answer from memory with the server's LLM; without one, the evidence only (``Memory.ask``)."""
     def run() -> dict[str, Any]:
         answer = memory_of(request).ask(body.question, top_k=body.top_k, budget=body.budget,
-                                        instructions=body.instructions, **principal.scope(*body.scope_args()))
+                                        instructions=body.instructions, min_trust=body.min_trust,
+                                        **principal.scope(*body.scope_args()))
         return answer.to_dict()
 
     return await state_of(request).model_read(run)

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 
 from omnimem.server.auth import Principal, admin, reader, state_of, writer
 from omnimem.server.errors import ERROR_RESPONSES
-from omnimem.server.models import AddBody, AddResultBody, DialogueBody, TrustBody, UpdateBody
+from omnimem.server.models import AddBody, AddResultBody, DialogueBody, PutBody, TrustBody, UpdateBody
 from omnimem.server.routes.common import ScopeQuery, acting, memory_of
 
 router = APIRouter(prefix="/v1", tags=["units"], responses=ERROR_RESPONSES)
@@ -29,6 +29,20 @@ async def add(body: AddBody, request: Request, principal: Principal = Depends(wr
                 body.text, time=body.time, speaker=body.speaker, source_id=body.source_id, metadata=body.metadata,
                 supersedes=body.supersedes, allow_forgotten=body.allow_forgotten, source=body.source,
                 trust=body.trust, **principal.scope(*body.scope_args())).to_dict()
+
+    return await state_of(request).write(run)
+
+
+@router.post("/put")
+async def put(body: PutBody, request: Request, principal: Principal = Depends(writer)) -> dict[str, Any]:
+    """Store units exactly as given, in one transaction (``Memory.put``: a framework store's write)."""
+    items = [item.model_dump(exclude_none=True) for item in body.items]
+
+    def run() -> dict[str, Any]:
+        with acting(principal):
+            results = memory_of(request).put(items, allow_forgotten=body.allow_forgotten,
+                                             **principal.scope(*body.scope_args()))
+        return {"results": [r.to_dict() for r in results]}
 
     return await state_of(request).write(run)
 
@@ -67,9 +81,9 @@ def list_units(
 def get_unit(unit_id: str, request: Request, where: ScopeQuery = Depends(),
              principal: Principal = Depends(reader)) -> dict[str, Any]:
     """One unit and its full text (404 when it is not in the caller's scope)."""
-    memory = memory_of(request)
-    unit = memory.get(unit_id, **where.bound(principal))
-    return {**unit.to_dict(), "full_text": memory.engine.full_text(unit)}
+    memory, scope = memory_of(request), where.bound(principal)
+    unit = memory.get(unit_id, **scope)
+    return {**unit.to_dict(), "full_text": memory.full_text(unit.id, **scope)}
 
 
 @router.get("/units/{unit_id}/raw", responses={200: {"content": {"application/octet-stream": {}},

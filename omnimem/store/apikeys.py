@@ -20,7 +20,7 @@ import secrets
 from datetime import datetime, timezone
 
 from omnimem.errors import AuthError, InvalidInputError
-from omnimem.engine.ingest.prepare import clean_id
+from omnimem.contract.checks import clean_id
 from omnimem.mau import TRUST_LEVELS, TRUSTED
 from omnimem.store.base import KeyStore
 from omnimem.store.keys import ROLES, ApiKey

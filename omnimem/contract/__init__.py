@@ -1,4 +1,4 @@
-"""The engine contract: one method per facade verb, each taking one typed request.
+"""The engine contract: one method per facade verb, each taking one typed request, and the limits callers share.
 
 :class:`~omnimem.memory.Memory` builds a request from its keyword arguments,
 checks it once (types, ranges, ids, scope: everything that does not depend on
@@ -19,6 +19,10 @@ them once its answer arrives). The verbs the table marks ``local_only``
 :class:`~omnimem.memory.LocalMemory`, the others are built on ``search`` and
 ``ask`` in the facade. ``tests/architecture/test_surfaces.py`` checks that both
 engines match this Protocol parameter for parameter.
+
+It stands below the engines and the shells alike (:mod:`omnimem.contract.caller`
+holds the context a shell sets around its calls), so a shell needs nothing from
+:mod:`omnimem.engine`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from omnimem.mau import MAU, Scope
 from omnimem.results import AddResult, Answer, AuditRecord, Context, Entity, MediaResult, Neighbor
+
+MAX_TEXT_CHARS = 10_000_000  # one unit's text; export writes it and import reads it back
+MAX_IMAGE_BYTES = 50 * 1024 * 1024  # one image
+MAX_PUT = 256  # items of one ``put``: one transaction of the store (the writer's batch)
+ANONYMOUS_UPLOAD = "upload"  # the file name the remote client sends for raw bytes: stored without a name
 
 Progress = Callable[[int], None]
 When = str | datetime | None  # a time as the caller gave it; the engine reads it in its own zone
@@ -49,6 +58,30 @@ class AddRequest:
     allow_forgotten: bool = False
     source: str | None = None  # None: "user"
     trust: str | None = None  # None: the source kind's default, capped by the caller's key
+
+
+@dataclass(frozen=True, slots=True)
+class PutItem:
+    """One unit of a ``put``, stored as given (no novelty filter); ``unit_id`` None: a fresh id."""
+
+    text: str
+    time: When = None
+    speaker: str | None = None
+    source_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    supersedes: tuple[str, ...] = ()
+    unit_id: str | None = None
+    source: str | None = None  # None: "user"
+    trust: str | None = None  # None: the source kind's default, capped by the caller's key
+
+
+@dataclass(frozen=True, slots=True)
+class PutRequest:
+    """Units of one scope written in one transaction (a framework store's write)."""
+
+    items: tuple[PutItem, ...]
+    scope: Scope
+    allow_forgotten: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +209,7 @@ class AskRequest:
     top_k: int | None = None
     budget: int | None = None
     instructions: str | None = None
+    min_trust: str | None = None  # answer only from units at least this trusted (None: every unit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +261,8 @@ class Engine(Protocol):
 
     def add(self, request: AddRequest) -> AddResult: ...
 
+    def put(self, request: PutRequest) -> list[AddResult]: ...
+
     def update(self, request: UpdateRequest) -> AddResult: ...
 
     def add_dialogue(self, request: DialogueRequest) -> list[AddResult]: ...
@@ -252,6 +288,8 @@ class Engine(Protocol):
     def get(self, request: UnitRequest) -> MAU: ...
 
     def raw(self, request: UnitRequest) -> tuple[bytes, str]: ...
+
+    def full_text(self, request: UnitRequest) -> str | None: ...
 
     def search(self, request: SearchRequest) -> Context: ...
 
