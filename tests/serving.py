@@ -10,7 +10,6 @@ from typing import Any
 import uvicorn
 
 from omnimem import Memory
-from omnimem.remote.memory import RemoteMemory
 from omnimem.server import create_app
 
 
@@ -40,7 +39,7 @@ class LiveServer:
         self.sock.close()
 
 
-class ServedMemory(RemoteMemory):
+class ServedMemory(Memory):
     """A remote Memory over its own live server and backing store; closing it stops both."""
 
     def __init__(self, backend: Memory, **options: Any) -> None:

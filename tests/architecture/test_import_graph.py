@@ -50,11 +50,10 @@ SHELLS = {"cli", "server", "mcp", "remote", "integrations"}
 # Modules that only re-export, for import paths users, docs or benchmarks name (kept for one release).
 FACES = {
     "omnimem",  # the package: Memory, the errors, the value objects
-    "omnimem.ingest", "omnimem.ingest.loaders", "omnimem.ingest.prepare",  # the loaders benchmarks use; AddResult
-    "omnimem.pyramid",  # Context, Hit, RawContent, build_context
+    "omnimem.ingest", "omnimem.ingest.loaders",  # the loaders benchmarks use
     "omnimem.apikeys",  # create_key / check_key, as docs/http-api.md names them
     "omnimem.cli",  # the pyproject script omnimem.cli:main, the cold-start benchmark's phases
-    "omnimem.remote", "omnimem.remote.memory",  # RemoteMemory, an alias of Memory
+    "omnimem.remote",  # RemoteEngine
     "omnimem.store.sqlite",  # omnimem.store.sqlite.SQLiteStore
 }
 MAX_LOOSE_MODULES = 15  # the face's __init__, memory.py and the ground floor
