@@ -1,4 +1,4 @@
-"""redact_pii reaches the integrations that write through the engine (LangGraph store, OpenAI Agents session)."""
+"""redact_pii reaches the integrations that write with Memory.put (LangGraph store, OpenAI Agents session, CrewAI)."""
 
 from __future__ import annotations
 
@@ -53,3 +53,18 @@ def test_a_crewai_record_is_stored_and_read_back_redacted(tmp_path: Path) -> Non
         assert kept is not None and kept.content == "<PERSON>'s email is <EMAIL>"
         dump = json.dumps(list(mem.export(all=True)))
         assert EMAIL not in dump and "Kowalski" not in dump
+
+
+def test_a_langgraph_item_whose_key_holds_personal_data_is_still_found_by_it(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph")
+    from omnimem.integrations.langgraph import OmnimemStore
+
+    with Memory(tmp_path / "store", embedder="fake", redact_pii=True) as mem:
+        store = OmnimemStore(memory=mem)
+        store.put(("ann", "contacts"), EMAIL, {"note": "met at the fair"})
+        store.put(("ann", "contacts"), EMAIL, {"note": "met at the fair again"})  # the same item, a new version
+        item = store.get(("ann", "contacts"), EMAIL)
+        assert item is not None and item.key == EMAIL and item.value == {"note": "met at the fair again"}
+        assert "<EMAIL>" in json.dumps([u.metadata for u in mem.units(user_id="ann")])  # the metadata copy redacted
+        store.delete(("ann", "contacts"), EMAIL)
+        assert store.get(("ann", "contacts"), EMAIL) is None and mem.count_units(include_superseded=True) == 0

@@ -119,6 +119,14 @@ def test_the_integrations_search_paths_take_a_trust_floor(kayaks: ServedMemory) 
     assert len(LangChainRetriever(memory=kayaks, user_id="ann").invoke("kayak colour")) == 2
     nodes = LlamaIndexRetriever(kayaks, user_id="ann", min_trust="trusted").retrieve("kayak colour")
     assert [n.node.get_content() for n in nodes] == ["my kayak is red"]
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from omnimem.integrations.llamaindex import OmnimemMemoryBlock
+
+    asked = [ChatMessage(role="user", content="what colour is my kayak?")]
+    block = OmnimemMemoryBlock(memory=kayaks, user_id="ann", min_trust="trusted")
+    assert "red" in asyncio.run(block.aget(asked)) and "blue" not in asyncio.run(block.aget(asked))
+    assert "blue" in asyncio.run(OmnimemMemoryBlock(memory=kayaks, user_id="ann").aget(asked))
     from agents import Agent, RunConfig, Runner
 
     from tests.integrations.test_openai_agents import ScriptedModel, call, say
