@@ -123,6 +123,8 @@ class Settings:
     fence_untrusted: bool = True  # a rendered context puts text below trusted (tool output, documents, imports)
     #                               between <untrusted> and </untrusted>, under a line saying it is data, not
     #                               instructions; charged in the budget like every line (docs/security.md)
+    max_source_share: float = 1.0  # the share of a context's budget the lines of any one source below trusted
+    #                                (its source kind and actor) may fill; 1: no cap (docs/security.md)
     summary_words: int = 100  # text up to this many words is kept whole; longer text gets a summary line, what
     #                           dense and BM25 index of it (100 rather than 150: LongMemEval dev, 36 questions,
     #                           0.787 -> 0.825 within 1k and 0.947 -> 0.972 within 6k; on all 91 dev questions
@@ -145,7 +147,7 @@ class Settings:
     # ranking signals over the best fused candidates (omnimem.engine.retrieval.signals): each is one more
     # ranked list in the fusion, at this weight (0: off)
     signal_depth: int = 50  # how many of the fused ranking's best candidates the signals read and re-order
-    ranking: str = "rules"  # "rules": the signals' lists at their weights; "learnt": the packaged model re-orders
+    ranking: str = "learnt"  # "rules": the signals' lists at their weights; "learnt": the packaged model re-orders
     #                         the first 30 fused candidates (omnimem.engine.retrieval.learnt; it won on every dev
     #                         split within 1k tokens, final/default-49); or a model file's path
     signal_margin: float = 0.15  # the signals never put a unit above one whose dense similarity is this much higher
@@ -277,6 +279,8 @@ class Settings:
             raise ConfigError("fusion must be rrf or union, packing session, day or line")
         if not 0.0 <= self.whole_share <= 1.0:
             raise ConfigError("whole_share must be within [0, 1] (a share of the budget)")
+        if not 0.0 < self.max_source_share <= 1.0:
+            raise ConfigError("max_source_share must be within (0, 1] (a share of the budget; 1: no cap)")
         if self.diversity < 0:
             raise ConfigError("diversity must be >= 0")
         if self.rrf_k < 0 or self.sparse_weight < 0 or self.embed_context < 0 or self.sparse_context < 0:

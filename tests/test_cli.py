@@ -147,7 +147,9 @@ def test_bench_without_the_benchmarks_package_is_one_error_line(run, monkeypatch
     assert len(lines) == 1 and lines[0].startswith("error: ") and "python -m benchmarks" in lines[0]
 
 
-def test_hits_carry_their_fused_score_and_ranks_so_the_order_is_visibly_sorted(run, store_path: Path):
+def test_hits_carry_their_fused_score_and_ranks_so_the_order_is_visibly_sorted(run, store_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OMNIMEM_RANKING", "rules")  # the fused score orders (the learnt ranking re-orders by its own)
     run("ingest", "jsonl", SAMPLE, "--store", store_path)
     data = json.loads(run("search", "painting the lighthouse", "--store", store_path, "--json").stdout)
     hits = sorted(data["hits"], key=lambda h: h["rank"])

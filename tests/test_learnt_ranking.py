@@ -44,8 +44,9 @@ def ranked(mem: Memory, query: str) -> list[str]:
 
 
 def test_a_model_that_prefers_statements_puts_every_question_turn_after_them(tmp_path: Path):
-    rules = Memory(embedder="fake")
-    learnt = Memory(embedder="fake", ranking=model_file(tmp_path, {"asks": -1.0}))
+    rules = Memory(embedder="fake", ranking="rules")
+    # signal_margin=0: the model's order alone (by default a clear match of both retrievers keeps its place)
+    learnt = Memory(embedder="fake", ranking=model_file(tmp_path, {"asks": -1.0}), signal_margin=0)
     for mem in (rules, learnt):
         mem.add_dialogue([{"speaker": s, "text": t} for s, t in TURNS], user_id="u", session_id="s1")
     asks = [t.endswith("?") for t in ranked(learnt, "what did Alex paint")]

@@ -30,13 +30,14 @@ SAMPLE = ROOT / "examples" / "sample_conversation.jsonl"
 USER = "alex-and-sam"
 QUERY = "What did Alex paint?"
 NO_SIGNALS = {"session_weight": 0.0, "speaker_weight": 0.0, "time_weight": 0.0}  # the fused score alone orders
+RULES = {"ranking": "rules"}  # the learnt ranking (the default) re-orders the head by its own score
 
 
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     from omnimem.engine.ingest.loaders import load_jsonl
 
-    with Memory(tmp_path_factory.mktemp("order") / "store", embedder="fake", **NO_SIGNALS) as mem:
+    with Memory(tmp_path_factory.mktemp("order") / "store", embedder="fake", **NO_SIGNALS, **RULES) as mem:
         for dialogue in load_jsonl(SAMPLE):
             mem.add_dialogue(dialogue.turns, user_id=dialogue.user_id, session_id=dialogue.session_id)
         yield mem
@@ -118,7 +119,8 @@ def table_rows(output: str) -> tuple[list[str], int, list[list[str]]]:
 
 
 def test_the_cli_table_shows_the_fused_score_first_falling_in_rank_order(cli_store: Path) -> None:
-    out = cli("search", QUERY, "--store", cli_store, **{f"OMNIMEM_{k.upper()}": "0" for k in NO_SIGNALS})
+    out = cli("search", QUERY, "--store", cli_store, **{f"OMNIMEM_{k.upper()}": "0" for k in NO_SIGNALS},
+              OMNIMEM_RANKING="rules")
     assert out.returncode == 0, out.stderr
     header, _, rows = table_rows(out.stdout)
     assert header[:5] == ["#", "fused", "d/b", "cos", "lvl"]
@@ -127,7 +129,8 @@ def test_the_cli_table_shows_the_fused_score_first_falling_in_rank_order(cli_sto
     assert len(fused) == 10 and fused == sorted(fused, reverse=True)
     assert "ranked by the fused score" in out.stdout and "cos: the query's cosine similarity, shown second" in out.stdout
     data = json.loads(cli("search", QUERY, "--store", cli_store, "--json",
-                          **{f"OMNIMEM_{k.upper()}": "0" for k in NO_SIGNALS}).stdout)
+                          **{f"OMNIMEM_{k.upper()}": "0" for k in NO_SIGNALS},
+                          OMNIMEM_RANKING="rules").stdout)
     assert fused == [round(h["fused"], 5) for h in in_rank_order(data["hits"])[:10]]  # the HTTP JSON's numbers
 
 

@@ -1,7 +1,8 @@
 """Ranking signals: a named speaker, relative times read against ``now``, sessions, recency, feedback.
 
 Each is one more ranked list in the reciprocal rank fusion (``omnimem.engine.retrieval.signals``),
-so a hit's fused score and its ranks say why it moved.
+so a hit's fused score and its ranks say why it moved. The tests of the signals' weights search with
+``ranking="rules"`` (the default learnt ranking re-orders the head from these signals' features).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def test_the_signal_settings_are_checked():
 
 
 def test_a_named_speaker_brings_that_speakers_turns_first(tmp_path: Path):
-    with Memory(tmp_path / "m", embedder="fake", novelty=False, speaker_weight=1.0, speaker_field=True) as mem:
+    with Memory(tmp_path / "m", embedder="fake", novelty=False, ranking="rules", speaker_weight=1.0, speaker_field=True) as mem:
         mem.add_dialogue(PAINTING, user_id="u", session_id="s")
         ctx = mem.search("What did Alex paint?", user_id="u")
         best = min(ctx.hits, key=lambda h: h.rank)
@@ -87,7 +88,7 @@ def test_a_named_speaker_brings_that_speakers_turns_first(tmp_path: Path):
 
 
 def test_a_speaker_seen_in_the_scope_is_stripped_up_front_and_searched_once(tmp_path: Path):
-    with Memory(tmp_path / "m", embedder="fake", novelty=False, speaker_weight=1.0, speaker_field=True) as mem:
+    with Memory(tmp_path / "m", embedder="fake", novelty=False, ranking="rules", speaker_weight=1.0, speaker_field=True) as mem:
         mem.add_dialogue(PAINTING, user_id="u", session_id="s")
         embedded: list[str] = []
         embed = mem.embedder.embed
@@ -117,7 +118,7 @@ def test_a_speaker_seen_in_the_scope_is_stripped_up_front_and_searched_once(tmp_
 
 
 def test_a_relative_time_favours_the_units_in_its_window(tmp_path: Path):
-    with Memory(tmp_path / "m", embedder="fake", novelty=False, time_weight=1.0) as mem:
+    with Memory(tmp_path / "m", embedder="fake", novelty=False, ranking="rules", time_weight=1.0) as mem:
         mem.add_dialogue(TRIPS, user_id="u", session_id="s")
         assert "once more" in order(mem, "When did we swim at the lake last week?", now=NOW)[0]
         assert "again" in order(mem, "When did we swim at the lake in March?", now=NOW)[0]
@@ -127,7 +128,7 @@ def test_a_relative_time_favours_the_units_in_its_window(tmp_path: Path):
 
 
 def test_now_defaults_to_the_clock(tmp_path: Path):
-    with Memory(tmp_path / "m", embedder="fake", novelty=False, time_weight=1.0) as mem:
+    with Memory(tmp_path / "m", embedder="fake", novelty=False, ranking="rules", time_weight=1.0) as mem:
         mem.add_dialogue(TRIPS, user_id="u", session_id="s")
         assert order(mem, "swim at the lake in 2024") == order(mem, "swim at the lake in 2024", now=datetime.now())
         assert not any("time" in h.ranks for h in mem.search("swim at the lake in 1990", user_id="u").hits)
@@ -137,15 +138,15 @@ def test_recency_puts_the_latest_statement_first(tmp_path: Path):
     jobs = [{"speaker": "Ann", "text": f"I work at {firm} now.", "time": f"2024-0{month}-01"}
             for month, firm in ((1, "Acme"), (3, "Birch"), (5, "Cedar"))]  # a changed fact, told three times
     for weight, latest in ((0.0, False), (3.0, True)):  # outweighs dense and BM25
-        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, recency_weight=weight) as mem:
+        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, ranking="rules", recency_weight=weight) as mem:
             for i, job in enumerate(jobs):  # one session each: no turn is indexed with another's words
                 mem.add_dialogue([job], user_id="u", session_id=f"s{i}")
             assert ("Cedar" in order(mem, "Where do I work?")[0]) is latest
 
 
 def test_session_evidence_and_feedback_keep_every_candidate(tmp_path: Path):
-    with Memory(tmp_path / "plain", embedder="fake", novelty=False) as plain, \
-            Memory(tmp_path / "m", embedder="fake", novelty=False, session_weight=1.0, prf_docs=2) as mem:
+    with Memory(tmp_path / "plain", embedder="fake", novelty=False, ranking="rules") as plain, \
+            Memory(tmp_path / "m", embedder="fake", novelty=False, ranking="rules", session_weight=1.0, prf_docs=2) as mem:
         for m in (plain, mem):
             m.add_dialogue(TRIPS[:2], user_id="u", session_id="one")
             m.add_dialogue(TRIPS[2:], user_id="u", session_id="two")
@@ -154,7 +155,7 @@ def test_session_evidence_and_feedback_keep_every_candidate(tmp_path: Path):
 
 
 def test_now_over_http_and_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    backend = Memory(tmp_path / "served", embedder="fake", novelty=False, time_weight=1.0)
+    backend = Memory(tmp_path / "served", embedder="fake", novelty=False, ranking="rules", time_weight=1.0)
     with ServedMemory(backend) as remote:
         remote.add_dialogue(TRIPS, user_id="u", session_id="s")
         ctx = remote.search("When did we swim at the lake in March?", user_id="u", now=NOW)
@@ -162,7 +163,7 @@ def test_now_over_http_and_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
     monkeypatch.setenv("OMNIMEM_TIME_WEIGHT", "1")
     store = tmp_path / "cli"
-    with Memory(store, embedder="fake", novelty=False) as mem:
+    with Memory(store, embedder="fake", novelty=False, ranking="rules") as mem:
         mem.add_dialogue(TRIPS, user_id="u", session_id="s")
     res = CliRunner().invoke(app, ["search", "When did we swim at the lake in January?", "--store", str(store),
                                    "--user-id", "u", "--now", "2024-06-20", "--limit", "1"], env={"COLUMNS": "200"})
@@ -180,7 +181,7 @@ def test_a_turn_that_only_asks_yields_to_one_that_states(tmp_path: Path):
     assert stated_words(talk[1]["text"]) >= 4
     firsts = {}
     for weight in (0.0, 3.0):  # outweighs dense and BM25 (signal_margin=0: where they clearly prefer the question)
-        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, statement_weight=weight,
+        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, ranking="rules", statement_weight=weight,
                     signal_margin=0) as mem:
             mem.add_dialogue(talk, user_id="u", session_id="s")
             ctx = mem.search("What kind of music do you play?", user_id="u")
@@ -202,7 +203,7 @@ def test_the_reply_to_a_turn_that_asks_rises_with_it(tmp_path: Path):
             {"speaker": "Alex", "text": "We should go to a concert soon.", "time": "2024-05-01"}]
     ranks = {}
     for weight in (0.0, 3.0):  # outweighs dense and BM25 (signal_margin=0: where they clearly prefer the question)
-        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, reply_weight=weight,
+        with Memory(tmp_path / f"m{weight}", embedder="fake", novelty=False, ranking="rules", reply_weight=weight,
                     signal_margin=0) as mem:
             mem.add_dialogue(talk, user_id="u", session_id="s")
             ctx = mem.search("What kind of music do you play?", user_id="u")
@@ -240,7 +241,7 @@ def test_on_a_small_store_the_session_signal_does_not_bury_the_clear_best_match(
         # the session signal still favours the other session (it holds four of the six memories): within the
         # margin it may re-order, but the kayak is far closer to the question and no weaker in BM25
         assert camera.ranks["session"] == 1 < kayak.ranks["session"]
-    with first_week(embedder=minilm, signal_margin=0) as mem:  # the rule off: the ranking before it
+    with first_week(embedder=minilm, signal_margin=0, ranking="rules") as mem:  # the rule off: the ranking before it
         best = min(mem.search("what did I buy?", user_id="u").hits, key=lambda h: h.rank)
         assert best.unit.summary == "My sister Beth recommended a waterproof camera"
     with pytest.raises(ConfigError, match="signal_margin"):

@@ -42,7 +42,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scored]:
     from omnimem.server.apikeys import create_key
 
     folder: Path = tmp_path_factory.mktemp("scores")
-    with Memory(folder / "store", embedder="fake", **NO_SIGNALS) as memory:
+    with Memory(folder / "store", embedder="fake", **NO_SIGNALS, ranking="rules") as memory:
         naive = memory.add("We planted tomatoes in the garden plot.", speaker="Sam", time="2024-06-01",
                            user_id=USER, session_id="garden").id
         aware = memory.add("The tomatoes in the garden need water every morning.", speaker="Alex",

@@ -272,8 +272,9 @@ class Retriever:
             x = features(text, head, facts, dense, sparse, settings, now, named)
             if self.ranking_sink is not None:
                 self.ranking_sink(text, head, x, facts)
-            if self.ranker is not None:
-                order = learnt_order(order, self.ranker, x)
+            if self.ranker is not None:  # like a signal, the model never buries a clear match of both retrievers
+                moved = learnt_order(order, self.ranker, x)
+                order = bounded(moved, order, dense, sparse, [Signal("learnt", head, 1.0), *extra], settings)
         return qvec, order, dense, sparse, extra, info
 
     def _lists(self, view: Candidates, qvec: Any, text: str, depth: int
