@@ -26,16 +26,21 @@ class Scoped(Body):
         return self.user_id, self.agent_id, self.session_id
 
 
-class AddBody(Scoped):
+class Written(Body):
+    """One text unit as a write gives it (``POST /v1/units``, an item of ``POST /v1/put``)."""
+
     text: str
     time: str | None = None
     speaker: str | None = None
     source_id: str | None = None
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = None
-    allow_forgotten: bool = False
     source: str | None = None  # user, assistant, tool, document, import, derived (None: user)
     trust: str | None = None  # trusted or untrusted (None: the source's default, capped by the key's max_trust)
+
+
+class AddBody(Scoped, Written):
+    allow_forgotten: bool = False
 
 
 class Turn(Body):
@@ -75,16 +80,8 @@ class AskBody(Scoped):
     min_trust: str | None = None  # answer only from units at least this trusted (None: every unit)
 
 
-class PutItem(Body):
-    text: str
-    time: str | None = None
-    speaker: str | None = None
-    source_id: str | None = None
-    metadata: dict[str, Any] | None = None
-    supersedes: list[str] | None = None
-    id: str | None = None  # a unit id of the caller's choosing (None: a fresh one)
-    source: str | None = None
-    trust: str | None = None
+class PutItem(Written):
+    id: str | None = None  # a unit id of the caller's choosing: 32 hex digits (None: a fresh one)
 
 
 class PutBody(Scoped):
