@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from omnimem import validate
-from omnimem.contract import MAX_PUT, ForgetRequest, PutItem
+from omnimem.contract import validate
+from omnimem.contract import MAX_PUT, MAX_TEXT_CHARS, ForgetRequest, PutItem
 from omnimem.errors import InvalidInputError
 from omnimem.mau import SOURCES, TRUST_LEVELS, Scope
-from omnimem.validate import no_nul
+from omnimem.contract.validate import no_nul
 
 ROLE_SOURCES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "tool": "tool",
                 "function": "tool"}  # a turn's role (or a speaker that is one) -> its source kind
@@ -42,6 +42,8 @@ def clean_text(value: object, *, what: str = "text") -> str:
     text = value.strip()
     if not visible(text):
         raise InvalidInputError(f"{what} is empty")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidInputError(f"{what} is longer than {MAX_TEXT_CHARS} characters")
     return no_nul(text, what)
 
 

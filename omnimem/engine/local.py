@@ -21,7 +21,8 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnimem import otel, validate
+from omnimem import otel
+from omnimem.contract import validate
 from omnimem.engine import governance, lifecycle, listing
 from omnimem.config import Settings
 from omnimem.embed import DEFAULT_EMBEDDER, Embedder, canonical_name, create_embedder
@@ -29,7 +30,7 @@ from omnimem.engine.backends import open_search, open_store
 from omnimem.contract import (
     AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, EntityRequest, ExportRequest, ForgetRequest,
     ImageRequest, ImportRequest, ListRequest, LogRequest, PutRequest, ScopeRequest, SearchRequest, UnitRequest,
-    UpdateRequest, TrustRequest, VideoRequest,
+    UpdateRequest, TrustRequest, VideoRequest, When,
 )
 from omnimem.embed.base import check_roles, role_scheme
 from omnimem.embed.query import query_compatible, with_fast_queries
@@ -45,9 +46,9 @@ from omnimem.engine.ingest.pipeline import Ingestor, Progress
 from omnimem.engine.ingest.prepare import Pending, prepare, prepare_turn
 from omnimem.engine.provenance import kept, stamp, turn_stamp
 from omnimem.llm.base import LLM
-from omnimem.mau import MAU, Modality, Scope
+from omnimem.mau import MAU, Modality, Scope, content_hash
 from omnimem.engine.ingest.novelty import NoveltyFilter
-from omnimem.providers import create_provider
+from omnimem.contract.providers import create_provider
 from omnimem.text import check_store_language
 from omnimem.engine.retrieval.answer import answer_question
 from omnimem.engine.retrieval.planner import Query, planner_name
@@ -143,8 +144,7 @@ class LocalEngine:
     def add(self, request: AddRequest) -> AddResult:
         """One text unit, which may supersede others of its user and agent (see :meth:`Memory.add`)."""
         r = request
-        item = prepare(r.text, time=r.time, speaker=r.speaker, source_id=r.source_id, scope=r.scope, tz=self.tz,
-                       metadata=r.metadata)
+        item = self._pending(r.text, r.time, r.speaker, r.source_id, r.scope, r.metadata)
         item = replace(item, provenance=stamp(r.source, r.trust, self.parts.actor))
         if r.supersedes:
             self.check_supersedable(r.supersedes, r.scope)
@@ -154,12 +154,18 @@ class LocalEngine:
     def put(self, request: PutRequest) -> list[AddResult]:
         """Units stored as given, in one transaction, no novelty filter (see :meth:`Memory.put`); a unit replaced
         must be a current one of the same user and agent (the store checks it as it writes)."""
-        items = [replace(prepare(i.text, time=i.time, speaker=i.speaker, source_id=i.source_id, scope=request.scope,
-                                 tz=self.tz, metadata=i.metadata),
+        items = [replace(self._pending(i.text, i.time, i.speaker, i.source_id, request.scope, i.metadata),
                          novelty=False, unit_id=i.unit_id, supersedes=i.supersedes,
                          provenance=stamp(i.source, i.trust, self.parts.actor)) for i in request.items]
         action = "supersede" if any(i.supersedes for i in items) else "add"
         return self.ingest(items, allow_forgotten=request.allow_forgotten, action=action)
+
+    def _pending(self, text: str, time: When, speaker: str | None, source_id: str | None, scope: Scope,
+                 metadata: dict[str, Any] | None) -> Pending:
+        """A unit from fields the facade checked (not again here): its time read in this engine's zone."""
+        when = parse_time(time, default_tz=self.tz)
+        digest = content_hash(text, speaker=speaker, event_time=when, scope=scope, source_id=source_id)
+        return Pending(text, speaker, when, scope, source_id, digest, metadata=metadata or {})
 
     def add_dialogue(self, request: DialogueRequest) -> list[AddResult]:
         """Turns validated as a whole, then stored in batches or restated first (see :meth:`Memory.add_dialogue`)."""
