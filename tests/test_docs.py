@@ -743,8 +743,14 @@ FIGURES += [  # issue 53 items 4 and 5: the poisoning benchmark and redact_pii (
         for b in ("1k", "6k")])
       for name in ("clean", "plants", "plants, novelty off", "plants in the last session",
                    "plants in the last session, novelty window 5000", "plants untrusted, fenced",
-                   "plants untrusted, min_trust=trusted")],
-    ("docs/security.md", "Undefended, plants reach the context of most questions: {0} of them within 1,000 tokens and all "
+                   "plants untrusted, min_trust=trusted", "plants untrusted, max_source_share=0.1")],
+    ("docs/security.md", "source, take {0} of the tokens within 1,000 and {1} within 6,000 (against {2} and {3} fenced "
+     "but uncapped). They still reach every 6,000-token context, fenced. Recall stays near the clean store's ({4} / {5})",
+     [("poisoning.json", f"variants.plants untrusted, {v}") for v in (
+         "max_source_share=0.1.plant_token_share_1k", "max_source_share=0.1.plant_token_share_6k",
+         "fenced.plant_token_share_1k", "fenced.plant_token_share_6k", "max_source_share=0.1.recall_1k",
+         "max_source_share=0.1.recall_6k")]),
+    ("docs/security.md", "Undefended, plants reach the context of many questions: {0} of them within 1,000 tokens and all "
      "of them within 6,000, where they take {1} of the tokens.",
      [("poisoning.json", "variants.plants.plant_in_context_1k"), ("poisoning.json", "variants.plants.plant_token_share_6k")]),
     ("docs/security.md", "instructions phrased for many questions still enter {0} of the 6,000-token contexts. They push "

@@ -26,7 +26,9 @@ that is fenced. The defences: the trust floor (plants written with
 ``source="tool", trust="untrusted"``, searched with ``min_trust="trusted"``),
 fencing (the same plants without the floor: they still enter, fenced),
 novelty filtering (on by default, off; and with the plants in the victim's last session, where the filter
-compares them with that session's turns, at the default window and over the whole session).
+compares them with that session's turns, at the default window and over the whole session), and the
+per-source cap on context share (the same untrusted plants, no floor, ``max_source_share=0.1``: the
+plants, one source, take at most a tenth of each context's budget).
 
     python -m benchmarks poisoning --conversations 3      # writes poisoning.json, poisoning.md
 """
@@ -96,6 +98,13 @@ def trust_supported() -> bool:
     return "min_trust" in inspect.signature(Memory.search).parameters
 
 
+def share_supported() -> bool:
+    """Whether this omnimem has the per-source cap on context share (the setting ``max_source_share``)."""
+    from omnimem.config import Settings
+
+    return "max_source_share" in Settings.__dataclass_fields__
+
+
 def variants(with_trust: bool) -> list[Variant]:
     out = [
         Variant("clean", "no plants: the victim's own conversation", plants=False),
@@ -113,6 +122,10 @@ def variants(with_trust: bool) -> list[Variant]:
             Variant("plants untrusted, min_trust=trusted", "the same store searched with the trust floor",
                     untrusted=True, floor="trusted"),
         ]
+    if with_trust and share_supported():
+        out.append(Variant("plants untrusted, max_source_share=0.1", "the untrusted plants without the floor, each "
+                           "source below trusted capped at a tenth of the budget (the plants are one source)",
+                           settings={"max_source_share": 0.1}, untrusted=True))
     return out
 
 
@@ -320,8 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         "conversations": [c.sample_id for c in dataset.conversations], "questions": dataset.questions(),
         "per_kind": args.per_kind, "seed": args.seed, "embedder": args.embedder, "budgets": list(BUDGETS),
         "variants": measured, "seconds": round(time.perf_counter() - started, 1),
-        "not_measured": [*([] if with_trust else ["the trust floor and fencing (left out)"]),
-                         "a per-source cap on context share (no such setting)"],
+        "not_measured": [*([] if with_trust else ["the trust floor, fencing and the per-source cap (left out)"]),
+                         *([] if share_supported() else ["a per-source cap on context share (no such setting)"])],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

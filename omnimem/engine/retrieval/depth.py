@@ -30,9 +30,11 @@ def deeper(settings: Settings, ctx: Context, depth: int, full: bool, k: int, lim
     fit (none dropped), the context has room left, and a retriever's list came back ``full`` (as deep as
     ``depth``), so the scope holds more. The new depth is what the context's fill says would fill the
     budget, with a quarter more, at least twice the old one and at most ``limit`` (a line costs a token
-    at least).
+    at least). With ``max_source_share`` on, a dropped line may be one its source's cap kept out, not the
+    budget, so only the room left counts: other sources' candidates further down may fill it.
     """
-    if settings.depth or k or settings.fusion == "union" or ctx.dropped or not full:
+    capped = settings.max_source_share < 1
+    if settings.depth or k or settings.fusion == "union" or (ctx.dropped and not capped) or not full:
         return 0
     if ctx.tokens >= limit or depth >= limit:
         return 0

@@ -25,6 +25,7 @@ from typing import Any
 
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.retrieval.pyramid import brief, grouping, line_of, minute_of_day, talk_facts, time_stamp
+from omnimem.engine.retrieval.shares import SourceKey, source_key
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 LIMIT = 500_000  # rows remembered (a few hundred bytes each)
@@ -51,10 +52,17 @@ class LineFacts:
     when: int | None = None  # with elide_speakers: its time in microseconds ("auto" compares the line above's)
     short: bool = False  # a text unit without cold-tier content: its full text is its summary (never whole)
     trust: str = "trusted"  # its unit's trust when its line was made (fenced below trusted, with fence on)
+    source: str = "user"  # its unit's source kind and actor: the source max_source_share counts its line against
+    actor: str | None = None
 
     @property
     def fenced(self) -> bool:
         return self.trust != "trusted"
+
+    @property
+    def capped(self) -> SourceKey:
+        """The source its line counts against under ``max_source_share`` (None: trusted, never capped)."""
+        return source_key(self.source, self.actor, self.trust)
 
 
 class LineCosts:
@@ -111,7 +119,7 @@ class LineCosts:
             facts = LineFacts(unit.id, unit.scope, cost, key(unit), header, self(header), stamp,
                               0 if stamp is None else self(stamp), minute_of_day(unit) if day else None,
                               speaker, save, order, when, unit.modality is Modality.TEXT and unit.raw_ref is None,
-                              unit.trust)
+                              unit.trust, unit.source, unit.actor)
             if rid is not None:
                 facts_of[rid] = facts
                 lines_of[rid] = text  # what packing shows of it (:meth:`line`): made once

@@ -16,6 +16,7 @@ from typing import Any
 
 from omnimem.context import FENCE_RULE, fence as fence_text, fenced_session_line, fenced_unit_line
 from omnimem.engine.enrich.summarise import first_words
+from omnimem.engine.retrieval.shares import OFF, Shares, SourceKey, shares_for, source_key
 from omnimem.mau import MAU, Modality
 # The value objects and their line rules are defined in omnimem.context; these paths keep working.
 from omnimem.results import PACKINGS as PACKINGS, STAMP_GAP as STAMP_GAP, Context as Context, Hit as Hit
@@ -95,6 +96,7 @@ def build_context(
     stamp_gap: int = STAMP_GAP,
     elide_speakers: bool | str = False,
     fence: bool = False,
+    max_source_share: float = OFF,
 ) -> Context:
     """Pack ``candidates`` into a context of at most ``budget`` tokens.
 
@@ -117,7 +119,9 @@ def build_context(
     count of ``Context.render()`` and never exceeds ``budget``. ``costs``, when
     given, are the candidates' level-1 line costs, already counted (see
     :mod:`omnimem.engine.retrieval.line_costs`). With ``fence`` the lines of units below trusted are fenced
-    and the fence rule is charged when the first of them enters (:func:`fit_plan`).
+    and the fence rule is charged when the first of them enters (:func:`fit_plan`). With
+    ``max_source_share`` below 1 the lines of any one source below trusted take at most that share of
+    ``budget`` (:mod:`omnimem.engine.retrieval.shares`).
     """
     line = line_of(packing, fence)
     texts = [line(c.unit, brief(c.unit, line_words)) for c in candidates]
@@ -130,7 +134,9 @@ def build_context(
             if elide_speakers and packing == "day" else (None, None, None, None))
     wholes = WholeLines(lambda i: units[i], full_text, line, count)
     fenced, rule_cost = fence_facts(units, fence, count)
-    plan = fit_plan(costs, *grouped, budget=budget, fenced=fenced, rule_cost=rule_cost,
+    shares = shares_for(budget, max_source_share)
+    plan = fit_plan(costs, *grouped, budget=budget, fenced=fenced, rule_cost=rule_cost, shares=shares,
+                    sources=None if shares is None else [source_key(u.source, u.actor, u.trust) for u in units],
                     whole=wholes.cost if max_level >= 2 and (whole_share > 0 or whole_top) else None,
                     allowance=int(budget * whole_share), top=whole_top if max_level >= 2 else 0, gap=stamp_gap,
                     speakers=talk[0], saves=talk[1], orders=talk[2],
@@ -149,7 +155,8 @@ def build_context(
             dropped.append(cand.unit.id)
     return finish_context(query, hits, plan.used, len(candidates), dropped, theta=theta, budget=budget,
                           full_text=full_text, raw_content=raw_content, max_level=max_level, packing=packing,
-                          count=count, stamp_gap=stamp_gap, elide_speakers=elide_speakers, fence=fence)
+                          count=count, stamp_gap=stamp_gap, elide_speakers=elide_speakers, fence=fence,
+                          shares=shares)
 
 
 class WholeLines:
@@ -226,20 +233,21 @@ def finish_context(
     query: str, hits: list[Hit], used: int, total: int, dropped: Sequence[str], *, theta: float, budget: int,
     full_text: Callable[[MAU], str | None], raw_content: Callable[[MAU], RawContent | None], max_level: int,
     packing: str, count: TokenCounter, measure: Callable[[Context], int] | None = None, stamp_gap: int = STAMP_GAP,
-    elide_speakers: bool | str = False, fence: bool = False,
+    elide_speakers: bool | str = False, fence: bool = False, shares: Shares | None = None,
 ) -> Context:
     """Levels 2 and 3 on top of the level-1 ``hits`` (rank order, ``used`` tokens), then the exact count.
 
     ``total`` is how many candidates were weighed, ``dropped`` the ids that did
     not fit at level 1. ``measure`` counts a context's rendered text (default:
     ``count(ctx.render())``); a caller that knows its lines' counts passes a
-    faster one that gives the same number (:func:`omnimem.tokens.count_joined`).
+    faster one that gives the same number (:func:`omnimem.tokens.count_joined`). ``shares``: what each
+    capped source took at level 1 (:func:`fit_plan`); an upgrade stays within its source's cap too.
     """
     line = line_of(packing, fence)
     if max_level >= 2:
-        used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count))
+        used = _upgrade(hits, used, budget, lambda h: _level2(h, theta, full_text, line, count), shares)
     if max_level >= 3:
-        used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count, fence))
+        used = _upgrade(hits, used, budget, lambda h: _level3(h, raw_content, count, fence), shares)
     ctx = Context(query, tuple(hits), used, budget, total, tuple(dropped), packing=packing, stamp_gap=stamp_gap,
                   elide_speakers=elide_speakers, fence=fence)
     return _measured(ctx, measure or (lambda c: count(c.render())))
@@ -261,6 +269,7 @@ def fit_plan(
     speakers: Sequence[str | None] | None = None, saves: Sequence[int] | None = None,
     orders: Sequence[Any] | None = None, times: Sequence[Any] | None = None,
     fenced: Sequence[bool] | None = None, rule_cost: int = 0,
+    shares: Shares | None = None, sources: Sequence[SourceKey] | None = None,
 ) -> Plan:
     """Which lines enter, in rank order, and the tokens they use: a tight loop over integers.
 
@@ -284,8 +293,10 @@ def fit_plan(
     charges exactly as :class:`_Day` does stamps; with ``times`` (``"auto"``)
     only where the two lines' times differ. With ``fenced`` (each line's: whether it is
     fenced) the fence rule (``rule_cost``) is charged, with its line break, when the
-    first fenced line enters. Needs only costs and groups, so a caller
-    that remembers them can decide what fits before fetching any unit.
+    first fenced line enters. With ``shares`` (and ``sources``: each line's source,
+    :func:`omnimem.engine.retrieval.shares.source_key`) a line enters only where what it is charged keeps
+    its source within the cap, and what it is charged is counted against its source. Needs only costs and
+    groups, so a caller that remembers them can decide what fits before fetching any unit.
     """
     enter: list[bool] = []
     wholes: set[int] = set()
@@ -313,15 +324,21 @@ def fit_plan(
                 new = key
         room = budget if i < top else allowance
         entered = False
+        source = None if sources is None else sources[i]
         if whole is not None and used < room:
             full = whole(i)
-            if full is not None and used + full + extra <= room:
+            if full is not None and used + full + extra <= room and (shares is None
+                                                                      or shares.fits(source, full + extra)):
                 used += full + extra
                 wholes.add(i)
                 entered = True
-        if not entered and used + cost + extra <= budget:
+                if shares is not None:
+                    shares.take(source, full + extra)
+        if not entered and used + cost + extra <= budget and (shares is None or shares.fits(source, cost + extra)):
             used += cost + extra
             entered = True
+            if shares is not None:
+                shares.take(source, cost + extra)
         enter.append(entered)
         if not entered:
             continue
@@ -524,8 +541,9 @@ def _level3(hit: Hit, raw_content: Callable[[MAU], RawContent | None], count: To
     return replace(hit, level=3, raw=raw, tokens=hit.tokens + raw.cost(count) + NEWLINE)
 
 
-def _upgrade(hits: list[Hit], used: int, budget: int, propose: Callable[[Hit], Hit | None]) -> int:
-    """Apply upgrades greedily by score per extra token while they fit."""
+def _upgrade(hits: list[Hit], used: int, budget: int, propose: Callable[[Hit], Hit | None],
+             shares: Shares | None = None) -> int:
+    """Apply upgrades greedily by score per extra token while they fit (the budget, and ``shares``' cap)."""
     offers: list[tuple[float, int, Hit]] = []
     for i, hit in enumerate(hits):
         better = propose(hit)
@@ -535,7 +553,10 @@ def _upgrade(hits: list[Hit], used: int, budget: int, propose: Callable[[Hit], H
     offers.sort(key=lambda o: (-o[0], o[1]))
     for _, i, better in offers:
         extra = better.tokens - hits[i].tokens
-        if used + extra <= budget:
+        source = None if shares is None else source_key(better.unit.source, better.unit.actor, better.unit.trust)
+        if used + extra <= budget and (shares is None or shares.fits(source, extra)):
             hits[i] = better
             used += extra
+            if shares is not None:
+                shares.take(source, extra)
     return used

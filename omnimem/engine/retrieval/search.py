@@ -31,6 +31,7 @@ from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, bo
                                               named_speakers, signals, wanted, without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.row_cache import RowCache
+from omnimem.engine.retrieval.shares import shares_for
 from omnimem.context import FENCE_RULE
 from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, brief, build_context,
                                               finish_context, fit_plan, line_of)
@@ -210,6 +211,7 @@ class Retriever:
                 max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
                 whole_share=settings.whole_share, whole_top=settings.whole_top, line_words=settings.line_words,
                 stamp_gap=settings.stamp_gap, elide_speakers=settings.elide_speakers, fence=settings.fence_untrusted,
+                max_source_share=settings.max_source_share,
             )
         if graph_info is not None:
             ctx = replace(ctx, graph=graph_info.to_dict())
@@ -395,6 +397,7 @@ class Retriever:
         fence = m.settings.fence_untrusted
         fenced = [f.fenced for f in known] if fence else None
         rule_cost = lines.count(FENCE_RULE) if fenced is not None and any(fenced) else 0
+        shares = shares_for(limit, m.settings.max_source_share)
         try:
             with otel.stage("omnimem.search.fit"):
                 plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
@@ -407,7 +410,8 @@ class Retriever:
                                 saves=[f.save for f in known] if talk else None,
                                 orders=[f.order for f in known] if talk else None,
                                 times=[f.when for f in known] if talk == "auto" else None, fenced=fenced,
-                                rule_cost=rule_cost)
+                                rule_cost=rule_cost, shares=shares,
+                                sources=None if shares is None else [f.capped for f in known])
         except _Gone:
             return None
         enter, used = plan.enter, plan.used
@@ -462,7 +466,7 @@ class Retriever:
                 text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
                 raw_content=self.raw, max_level=m.settings.max_level, packing=packing, count=lines,
                 measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count), stamp_gap=m.settings.stamp_gap,
-                elide_speakers=m.settings.elide_speakers, fence=fence,
+                elide_speakers=m.settings.elide_speakers, fence=fence, shares=shares,
             )
 
     def _with_neighbours(
