@@ -52,13 +52,15 @@ def create_key(target: list[str], *, name: str, role: str, user_id: str | None =
 
 @contextmanager
 def serving(target: list[str], *options: str, wait_s: float = 180,
-            env: dict[str, str] | None = None) -> Iterator[int]:
+            env: dict[str, str] | None = None, pid: list[int] | None = None) -> Iterator[int]:
     """``omnimem serve`` on ``target`` with ``options`` (and ``env`` on top of :func:`cli_env`) on a free
     loopback port, ready; yields the port."""
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "omnimem.cli", "serve", *target, "--port", str(port),
                                 *options], env={**cli_env(), **(env or {})}, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
+    if pid is not None:  # for a profiler to attach to
+        pid.append(process.pid)
     try:
         deadline = time.monotonic() + wait_s
         while True:

@@ -16,6 +16,9 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                      "a write, default vs paper retrieval: --size N --embedder minilm|synthetic."),
     "search-stages": ("benchmarks.speed.search_stages", "A default search's CPU time by stage (index, signals, row "
                       "reads, packing) at 6,000 and 1,000 tokens: --store S --size N (writes search-stages-<n>.json)."),
+    "search-floor": ("benchmarks.speed.search_floor", "A lone search end to end over HTTP and in Python against the "
+                     "query embedding plus the core search, same run, with a cProfile of the core: --size N --profile "
+                     "(writes search-floor-<n>.json, .md)."),
     "search-profile": ("benchmarks.speed.search_profile", "The share of a default search outside the GIL (FAISS, "
                        "SQLite, tiktoken) and the 2-thread q/s it allows: --store S --size N (writes "
                        "search-profile-<n>.json)."),
@@ -40,6 +43,9 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
     "mem0-compare": ("benchmarks.speed.mem0_compare", "omnimem against mem0 (in its own virtual environment) back "
                      "to back: ingest turns/s and search latency: --mem0-python PYTHON (writes mem0-compare.json, "
                      ".md)."),
+    "peer-compare": ("benchmarks.speed.peer_compare", "omnimem beside mem0 and Chroma (each in its own virtual "
+                     "environment), one run, passes alternating: ingest turns/s and search latency: --peer "
+                     "NAME=PYTHON ... (writes peer-compare.json, .md)."),
     "hook-cost": ("benchmarks.speed.hook_cost", "What `omnimem hook claude-code` costs per prompt (cold, warm; a "
                   "store folder and a running server) and per captured session (writes hook-cost.json, .md)."),
     "query-recall": ("benchmarks.speed.query_recall", "Recall question by question of the six retrieval runs with torch and with ONNX query embeddings: --before DIR --after DIR --out FILE.json (and .md)."),

