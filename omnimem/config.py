@@ -149,7 +149,7 @@ class Settings:
     signal_depth: int = 50  # how many of the fused ranking's best candidates the signals read and re-order
     ranking: str = "learnt"  # "rules": the signals' lists at their weights; "learnt": the packaged model re-orders
     #                         the first 30 fused candidates (omnimem.engine.retrieval.learnt; it won on every dev
-    #                         split within 1k tokens, final/default-49); or a model file's path
+    #                         split within 1k tokens, final/default-50); or a model file's path
     signal_margin: float = 0.15  # the signals never put a unit above one whose dense similarity is this much higher
     #                             and whose BM25 score is no lower (omnimem.fusion.clear_wins_kept; 0: off)
     speaker_weight: float = 0.5  # the units of a speaker the query names (with speaker_field: LoCoMo dev recall
