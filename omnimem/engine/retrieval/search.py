@@ -9,42 +9,36 @@ embedding and packing run outside it, so searches run in parallel.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from copy import copy
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache, partial
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from omnimem import otel
-from omnimem.errors import NotFoundError
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.embed.base import embed_queries
-from omnimem.mau import MAU, Modality, Scope, search_text
+from omnimem.mau import MAU, Scope, search_text
+from omnimem.engine.retrieval.content import full_text as full_text, raw_content, with_raw_bytes
 from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper, first_depth
+from omnimem.engine.retrieval.fitting import pack_fitting
 from omnimem.engine.retrieval.learnt import SINK_DEPTH, features, learnt_order, load_ranker
+from omnimem.engine.retrieval.ranking import Ranking as Ranking, Sources as Sources, similarity as similarity
 from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, bounded, feedback_vector,
                                               named_speakers, signals, wanted, without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.row_cache import RowCache
-from omnimem.engine.retrieval.shares import shares_for
-from omnimem.context import FENCE_RULE
-from omnimem.engine.retrieval.pyramid import (Candidate, Context, Hit, RawContent, WholeLines, brief, build_context,
-                                              finish_context, fit_plan, line_of)
-from omnimem.tokens import count_joined, raw_tokens
+from omnimem.engine.retrieval.pyramid import Candidate, Context, RawContent, build_context
 from omnimem.text import content_words
 from omnimem.engine.parts import Parts
-from omnimem.store.base import Candidates, SearchFilter, Store
+from omnimem.store.base import Candidates, SearchFilter
 
 if TYPE_CHECKING:
     from omnimem.graph.engine import GraphInfo
 
 
-STAMPED = "day-stamped"  # the line-cost cache's key for a day-packed line written after its time of day
 GRAPH_POOL = 500  # the graph's best units fetched per search, at most (more when the retrievers read deeper)
 SIDE_THREADS = 4  # BM25 queries run beside their search's dense one at once, per process (more wait their turn)
 
@@ -345,129 +339,10 @@ class Retriever:
         self, text: str, qvec: Any, order: list[int], sources: Sources, scope: Scope,
         th: float, limit: int, seq: int,
     ) -> Context | None:
-        """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered).
-
-        Rows seen before are judged by their remembered line facts
-        (:mod:`omnimem.engine.retrieval.line_costs`), the others fetched and learnt. Only the
-        rows that fit at level 1 are then fetched and made hits, with their
-        ranks among all candidates, which gives the same context as packing
-        every candidate (``tests/test_retrieval_identical.py``). The rendered
-        context is counted from its lines' remembered counts
-        (:func:`omnimem.tokens.count_joined`) instead of encoded again. If the
-        store changed meanwhile (a remembered row may be gone), the caller
-        packs the slow way.
-        """
-        m = self.parts
-        packing = m.settings.packing
-        lines = self.line_costs
-        facts = lines.known(order, packing)
-        read = partial(self.rows.read, seq=seq, fetch=m.store.get_rows)  # rows read since the last write: kept
-        units = read([rid for rid in order if rid not in facts])
-        facts.update(zip(units, lines.learn(list(units.items()), packing)))
-        if scope.is_empty():  # the index searches admitted only rows in scope; this checks rows read since
-            ranked = [rid for rid in order if rid in facts]
-        else:
-            ranked = [rid for rid in order if rid in facts and scope.contains(facts[rid].scope)]
-        known = [facts[rid] for rid in ranked]
-        grouped = packing != "line"
-        day = packing == "day"
-        talk = day and m.settings.elide_speakers
-        line = line_of(packing, m.settings.fence_untrusted)
-        share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
-        allowance = int(limit * share)
-        top = m.settings.whole_top if m.settings.max_level >= 2 else 0
-        if allowance or top:  # the best few may come whole: fetch the rows that can be among them at once
-            head, spent = [], 0
-            for i, (rid, fact) in enumerate(zip(ranked, known)):
-                if spent >= allowance and i >= top:
-                    break
-                if not fact.short:  # a short text's line is its whole: it is never offered whole
-                    head.append(rid)
-                spent += fact.cost + 1
-            with otel.stage("omnimem.search.rows"):
-                units.update(read([rid for rid in head if rid not in units]))
-
-        def unit_at(i: int) -> MAU:
-            rid = ranked[i]
-            if rid not in units:
-                units.update(read([rid]))
-            return units[rid] if rid in units else _gone(rid)
-
-        wholes = WholeLines(unit_at, self.full_text, line, lines)
-        fence = m.settings.fence_untrusted
-        fenced = [f.fenced for f in known] if fence else None
-        rule_cost = lines.count(FENCE_RULE) if fenced is not None and any(fenced) else 0
-        shares = shares_for(limit, m.settings.max_source_share)
-        try:
-            with otel.stage("omnimem.search.fit"):
-                plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
-                                [f.header_cost for f in known] if grouped else None,
-                                [f.minute for f in known] if day else None,
-                                [f.stamp_cost for f in known] if day else None, budget=limit,
-                                whole=(lambda i: None if known[i].short else wholes.cost(i)) if allowance or top
-                                else None, allowance=allowance, top=top,
-                                gap=m.settings.stamp_gap, speakers=[f.speaker for f in known] if talk else None,
-                                saves=[f.save for f in known] if talk else None,
-                                orders=[f.order for f in known] if talk else None,
-                                times=[f.when for f in known] if talk == "auto" else None, fenced=fenced,
-                                rule_cost=rule_cost, shares=shares,
-                                sources=None if shares is None else [f.capped for f in known])
-        except _Gone:
-            return None
-        enter, used = plan.enter, plan.used
-        fitting = [rid for rid, fits in zip(ranked, enter) if fits]
-        with otel.stage("omnimem.search.rows"):  # the rows that fit, not read yet
-            units.update(read([rid for rid in fitting if rid not in units]))
-        if any(rid not in units for rid in fitting) or m.store.seq() != seq:
-            return None
-        stale = [rid for rid in fitting if units[rid].trust != facts[rid].trust]
-        if stale:  # an admin changed their trust since their lines were remembered: packed again, the slow way
-            lines.forget(stale)
-            return None
-        self.rows.keep(seq, units)  # every row was read while the store stood at ``seq``
-        hits: list[Hit] = []
-        dropped = [fact.unit_id for fact, fits in zip(known, enter) if not fits]
-        summary_lines: list[tuple[int, str]] = []  # (row id, level-1 line) of the hits not shown whole
-        deeper = m.settings.max_level >= 2
-        for i in (i for i, fits in enumerate(enter) if fits):  # a hit's work, for the lines that fit only
-            rid, fact = ranked[i], known[i]
-            unit = units[rid]
-            score = similarity(qvec, unit)
-            if i in plan.whole:
-                level, (shown, cost) = 2, wholes.lines[i]
-            else:  # the line its cost was counted for (line_costs: the same line_words)
-                shown, cost = lines.line(rid, unit, packing), fact.cost
-                summary_lines.append((rid, shown))
-                # a short text's full text is its summary: level 2 costs nothing more, so it is given here
-                # (what finish_context's level-2 step would give it, since a free upgrade always fits)
-                level = 2 if deeper and score >= th and fact.short else 1
-            hits.append(Hit(unit, score, level, i + 1, sources.of(rid), shown, cost, None,
-                            *sources.explain(rid), seq=rid))
-        breaks = dict(zip([text for _, text in summary_lines], lines.with_breaks(summary_lines, packing)))
-        # day packing writes a line as "<time of day> <line>" where the chat resumes: that piece is remembered
-        # per row too (its stamp is the row's own, without a space), counted the first time it is rendered
-        rows_of = {text: rid for rid, text in summary_lines} if day else {}
-        # (a line that goes on from its speaker without the name, elide_speakers: remembered by its text)
-        counted = lines.by_text if talk else lines
-
-        def with_break(piece: str) -> int:
-            known_cost = breaks.get(piece)
-            if known_cost is not None:
-                return known_cost
-            if rows_of:
-                stamp, _, text = piece.partition(" ")
-                rid = rows_of.get(text)
-                if rid is not None and facts[rid].stamp == stamp:
-                    return lines.with_breaks([(rid, piece)], STAMPED)[0]
-            return counted(piece + "\n")
-
-        with otel.stage("omnimem.search.finish"):
-            return finish_context(
-                text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=self.full_text,
-                raw_content=self.raw, max_level=m.settings.max_level, packing=packing, count=lines,
-                measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count), stamp_gap=m.settings.stamp_gap,
-                elide_speakers=m.settings.elide_speakers, fence=fence, shares=shares,
-            )
+        """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered):
+        :func:`omnimem.engine.retrieval.fitting.pack_fitting` with this retriever's caches."""
+        return pack_fitting(self.parts, self.line_costs, self.rows, (self.full_text, self.raw), text, qvec, order,
+                            sources, scope, th, limit, seq)
 
     def _with_neighbours(
         self, candidates: list[Candidate], qvec: Any, scope: Scope, view: Candidates
@@ -542,149 +417,13 @@ class Retriever:
         return marked + added, info
 
     def full_text(self, unit: MAU) -> str | None:
-        """Level-2 text (see :func:`full_text`)."""
+        """Level-2 text (see :func:`omnimem.engine.retrieval.content.full_text`)."""
         return full_text(self.parts.store, unit)
 
     def raw(self, unit: MAU) -> RawContent | None:
         """Level-3 content: media only (a text unit's raw content is its full text, level 2)."""
-        if unit.raw_ref is None or unit.modality is Modality.TEXT:
-            return None
-        meta = unit.metadata
-        mime = str(meta.get("mime", "application/octet-stream"))
-        if unit.modality is Modality.IMAGE:
-            label = f"<image {mime} {meta.get('width')}x{meta.get('height')} ref={unit.raw_ref[:12]}>"
-        else:
-            label = f"<audio {mime} {meta.get('start_s')}-{meta.get('end_s')}s ref={unit.raw_ref[:12]}>"
-        return RawContent(label, mime, None, raw_tokens(unit.modality, meta))
+        return raw_content(unit)
 
     def _with_raw_bytes(self, ctx: Context) -> Context:
         """Load cold-tier bytes only for the hits that reached level 3."""
-        m = self.parts
-        if not any(h.level == 3 for h in ctx.hits):
-            return ctx
-        hits = tuple(
-            replace(h, raw=replace(h.raw, data=_read_or_none(m.store, h.unit.raw_ref)))
-            if h.level == 3 and h.raw is not None and h.unit.raw_ref else h
-            for h in ctx.hits
-        )
-        return replace(ctx, hits=hits)
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """One query's fused ranking, what :meth:`Retriever.pack` turns into a context: the row ids best first,
-    which retrievers found them, the vector of the query as asked (hits are scored against it), the filtered
-    view and depth searched, the store's write sequence then, and the graph's report."""
-
-    order: list[int]
-    sources: Sources
-    asked: Any
-    view: Candidates
-    depth: int
-    seq: int
-    graph_info: GraphInfo | None = None
-    fused_graph: bool = False
-    full: bool = False  # a retriever's list came back as deep as asked: the scope may hold more candidates
-    vectors: tuple[Any, Any] | None = None  # the query's vectors (searched, as asked), for a deeper ranking
-
-
-class _Gone(Exception):
-    """A row packing wanted was deleted meanwhile: the caller packs the slow way."""
-
-
-def _gone(rid: int) -> MAU:
-    raise _Gone(rid)
-
-
-def full_text(store: Store, unit: MAU) -> str | None:
-    """Level-2 text: the full text of a long unit (cold tier), a transcript, or the summary."""
-    if unit.modality is not Modality.TEXT:
-        return str(unit.metadata.get("transcript") or unit.summary)
-    if unit.raw_ref is None:
-        return unit.summary
-    try:
-        return store.read_raw(unit.raw_ref).decode("utf-8")
-    except NotFoundError:  # forgotten by another thread or process during this search: stays at level 1
-        return None
-
-
-def _read_or_none(store: Store, ref: str) -> bytes | None:
-    """Cold-tier bytes, or None when a concurrent forget removed them mid-search (the label stays)."""
-    try:
-        return store.read_raw(ref)
-    except NotFoundError:
-        return None
-
-
-class Sources:
-    """Which retrievers found each candidate, at which rank, and its fused score (made once, shared)."""
-
-    DENSE, SPARSE, BOTH = frozenset({"dense"}), frozenset({"sparse"}), frozenset({"dense", "sparse"})
-    GRAPH = frozenset({"graph"})
-    PLAN = frozenset({"plan"})
-
-    def __init__(self, dense: list[int], sparse: list[int], rrf: tuple[int, float] | None,
-                 reranked: dict[int, int] | None = None, extra: Sequence[Signal] = ()) -> None:
-        self._dense = dense
-        self._sparse = sparse
-        self.dense = set(dense)
-        self.sparse = set(sparse)
-        self.rrf = rrf  # (rrf_k, sparse weight); None: union fusion, which has no score
-        self._ranks: tuple[dict[int, int], dict[int, int]] | None = None
-        self.reranked = reranked or {}  # row id -> rank given by the reranker
-        self.extra = [(x.name, {rid: i for i, rid in enumerate(x.rids, 1)}, x.weight) for x in extra]  # signals
-        self.graph = {rid for x in extra if x.name == "graph" for rid in x.rids}
-        self.planned: frozenset[int] = frozenset()  # rows only a planner's other queries found
-
-    def with_planned(self, rows: Iterable[int]) -> Sources:
-        """These sources, with ``rows`` marked as found by a planner's other queries (source ``plan``)."""
-        other = copy(self)
-        other.planned = frozenset(rows)
-        return other
-
-    def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
-        """(fused score, rank in each retriever) of one row: only hits need it, so the maps are made lazily.
-
-        Called for every hit (~160 in a 6,000-token context): kept to a few dict lookups.
-        """
-        if self._ranks is None:  # first occurrence wins: reversed, so earlier ranks overwrite later ones
-            self._ranks = (dict(zip(reversed(self._dense), range(len(self._dense), 0, -1))),
-                           dict(zip(reversed(self._sparse), range(len(self._sparse), 0, -1))))
-        d = self._ranks[0].get(rid)
-        s = self._ranks[1].get(rid)
-        if d is not None:
-            ranks = {"dense": d, "sparse": s} if s is not None else {"dense": d}
-        else:
-            ranks = {"sparse": s} if s is not None else {}
-        if self.reranked and rid in self.reranked:
-            ranks["rerank"] = self.reranked[rid]
-        if self.rrf is None:
-            return None, ranks
-        k, weight = self.rrf
-        fused = 0.0  # summed in rrf_order's order (dense term first), so it equals the ranking's sum
-        if d is not None:
-            fused += 1.0 / (k + d)
-        if s is not None:
-            fused += weight / (k + s)
-        for name, signal_ranks, signal_weight in self.extra:
-            r = signal_ranks.get(rid)
-            if r is not None:
-                ranks[name] = r
-                fused += signal_weight / (k + r)
-        return fused, ranks
-
-    def of(self, rid: int) -> frozenset[str]:
-        """The retrievers that found the row: dense, sparse, and the graph when it is a fused list (the other
-        signals only re-order what these found)."""
-        if rid in self.dense:
-            found = self.BOTH if rid in self.sparse else self.DENSE
-        else:
-            found = self.SPARSE if rid in self.sparse else frozenset()
-        if rid in self.graph:
-            found |= self.GRAPH
-        return found | self.PLAN if rid in self.planned else found
-
-
-def similarity(qvec: Any, unit: MAU) -> float:
-    """Cosine similarity of a query vector and a unit's (both normalised)."""
-    return float(np.dot(qvec, unit.embedding)) if unit.embedding is not None else 0.0
+        return with_raw_bytes(self.parts.store, ctx)
