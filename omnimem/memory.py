@@ -23,7 +23,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, overload
 
-from omnimem import otel, validate
+from omnimem import otel
+from omnimem.contract import validate
 from omnimem.config import Settings
 from omnimem.embed import Embedder, create_embedder
 from omnimem.contract import (

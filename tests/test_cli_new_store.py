@@ -198,7 +198,7 @@ def test_stats_shows_the_stores_counts_not_an_idle_processs_writer(run: Run, tmp
 
 INTERRUPTING = """
 from omnimem.embed.fake import FakeEmbedder
-from omnimem.providers import register_provider
+from omnimem.contract.providers import register_provider
 
 
 class InterruptedOnTheThirdBatch(FakeEmbedder):  # the user presses Ctrl-C while the third batch is embedded

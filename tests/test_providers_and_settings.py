@@ -9,7 +9,7 @@ import pytest
 from omnimem import Memory
 from omnimem.embed import FakeEmbedder, create_embedder
 from omnimem.errors import ConfigError
-from omnimem.providers import KINDS, Registry
+from omnimem.contract.providers import KINDS, Registry
 
 
 def test_every_kind_has_built_ins_registered_like_plugins() -> None:

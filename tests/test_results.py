@@ -16,7 +16,7 @@ import pytest
 
 import omnimem
 import omnimem.context
-import omnimem.entities
+import omnimem.results.entities
 import omnimem.results
 from omnimem.mau import MAU, Links, Modality, Scope
 from omnimem.results import (
@@ -94,16 +94,16 @@ def test_raw_bytes_do_not_travel_but_their_stand_in_does() -> None:
 
 def test_every_public_class_with_to_dict_is_round_tripped_here() -> None:
     covered = {type(v).__name__ for v in VALUES.values()} | {"Hit", "AnswerUsage", "PlanRound"}  # inside others
-    homes = {"omnimem.results", "omnimem.context", "omnimem.entities"}  # results re-exports the other two
+    homes = {"omnimem.results", "omnimem.context", "omnimem.results.entities"}  # results re-exports the other two
     public = {name for home in homes for name, member in vars(importlib.import_module(home)).items()
               if isinstance(member, type) and member.__module__ in homes and hasattr(member, "from_dict")}
     assert public == covered
 
 
 def test_every_value_object_is_importable_from_results_and_the_package_names_it_there() -> None:
-    for home in ("omnimem.context", "omnimem.entities"):
+    for home in ("omnimem.context", "omnimem.results.entities"):
         defined = [name for name, member in vars(importlib.import_module(home)).items()
                    if getattr(member, "__module__", None) == home and not name.startswith("_")]
         assert defined and [n for n in defined if getattr(omnimem.results, n, None) is None] == [], home
     assert omnimem.Context is omnimem.results.Context is omnimem.context.Context
-    assert omnimem.results.Entity is omnimem.entities.Entity
+    assert omnimem.results.Entity is omnimem.results.entities.Entity

@@ -1,4 +1,4 @@
-"""Embedders: a Protocol and the built-in providers (registered in :mod:`omnimem.providers`)."""
+"""Embedders: a Protocol and the built-in providers (registered in :mod:`omnimem.contract.providers`)."""
 
 from omnimem.embed.base import (
     NO_ROLES,
@@ -18,7 +18,7 @@ from omnimem.embed.minilm import MiniLMEmbedder, default_model
 
 DEFAULT_EMBEDDER = default_model()  # a new store's model: all-MiniLM-L6-v2 with the torch extra, else its int8 copy
 
-# the built-ins register in omnimem.providers.BUILTINS, the same way plugins do
+# the built-ins register in omnimem.contract.providers.BUILTINS, the same way plugins do
 
 __all__ = [
     "DEFAULT_EMBEDDER",

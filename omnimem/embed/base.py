@@ -1,4 +1,4 @@
-"""The embedder contract; embedders register through :mod:`omnimem.providers`."""
+"""The embedder contract; embedders register through :mod:`omnimem.contract.providers`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from omnimem.errors import EmbedderMismatchError
-from omnimem.providers import providers
+from omnimem.contract.providers import providers
 
 Vectors = npt.NDArray[np.float32]
 
@@ -75,7 +75,7 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
 
 def register_embedder(name: str, factory: Callable[[], Embedder], *, aliases: Sequence[str] = (),
                       replace: bool = False) -> None:
-    """Make an embedder available by ``name`` (see :mod:`omnimem.providers`: one rule for every kind)."""
+    """Make an embedder available by ``name`` (see :mod:`omnimem.contract.providers`: one rule for every kind)."""
     providers.register("embedder", name, factory, aliases=aliases, replace=replace)
 
 

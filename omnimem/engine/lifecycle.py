@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from omnimem import validate
+from omnimem.contract import validate
 from omnimem.engine.parts import Parts
 from omnimem.engine.writer import Changes, Writer
 from omnimem.errors import InvalidInputError, NotFoundError

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from omnimem import validate
+from omnimem.contract import validate
 from omnimem.engine.parts import Parts
 from omnimem.errors import InvalidInputError
 from omnimem.mau import MAU, Modality, Scope

@@ -1,4 +1,4 @@
-"""LLM providers by name, through the one registry (:mod:`omnimem.providers`).
+"""LLM providers by name, through the one registry (:mod:`omnimem.contract.providers`).
 
 ``create_llm("openai")`` reads settings the usual way (arguments, then
 ``OMNIMEM_LLM_*``, then the config file); ``create_llm("fake", script=...)``
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from omnimem.llm.base import LLM
 from omnimem.llm.config import LLMConfig
 from omnimem.llm.errors import LLMNotConfiguredError
-from omnimem.providers import providers
+from omnimem.contract.providers import providers
 
 if TYPE_CHECKING:  # the provider needs the openai SDK, so it is imported on use
     from omnimem.llm.provider import OpenAICompatibleLLM
@@ -37,7 +37,7 @@ def openai_from_settings(config: LLMConfig | None = None, **settings: Any) -> Op
 
 
 def register_llm(name: str, factory: LLMFactory, *, replace: bool = False) -> None:
-    """Make ``create_llm(name, ...)`` call ``factory(...)`` (see :mod:`omnimem.providers`).
+    """Make ``create_llm(name, ...)`` call ``factory(...)`` (see :mod:`omnimem.contract.providers`).
 
     Re-registering a name is an error unless ``replace=True``, so two plugins
     cannot silently shadow each other; the same rule holds for every kind.

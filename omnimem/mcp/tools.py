@@ -24,7 +24,7 @@ from omnimem.mcp.gate import Gate
 from omnimem.mcp.results import (
     Answered, Deleted, Dialogue, Entities, Events, Forgotten, Found, Listed, Neighbors, Stored, UnitView,
 )
-from omnimem.validate import MAX_METADATA_BYTES
+from omnimem.contract.validate import MAX_METADATA_BYTES
 
 if TYPE_CHECKING:
     from omnimem.memory import LocalMemory

@@ -41,8 +41,7 @@ FLOORS: list[set[str]] = [
     {"store", "embed", "llm"},
     {"media"},
     {"contract"},  # the requests, the caller's context and the checks the facade, the engines and the shells share
-    {"errors", "config", "providers", "mau", "tokens", "timeparse", "validate", "fusion", "text",
-     "context", "entities", "results", "otel"},
+    {"errors", "config", "mau", "tokens", "timeparse", "fusion", "text", "context", "results", "otel"},
 ]
 GROUND = FLOORS[-1]
 # The shells stand on the facade: they reach the engine only through ``Memory`` (and the contract below both).
@@ -56,7 +55,7 @@ FACES = {
     "omnimem.remote",  # RemoteEngine
     "omnimem.store.sqlite",  # omnimem.store.sqlite.SQLiteStore
 }
-MAX_LOOSE_MODULES = 15  # the face's __init__, memory.py and the ground floor
+MAX_LOOSE_MODULES = 12  # the face's __init__, memory.py and the ground floor
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -284,7 +283,7 @@ def test_faces_only_re_export_and_nothing_imports_them() -> None:
 
 def test_the_top_level_holds_the_facade_and_the_ground_floor() -> None:
     loose = {module_name(p) for p in ROOT.glob("*.py")} - FACES
-    assert {wing(m) for m in loose} == GROUND | {"memory"}
+    assert "omnimem.memory" in loose and {wing(m) for m in loose} <= GROUND | {"memory"}  # ground folders: results/
     assert len(loose) + 1 <= MAX_LOOSE_MODULES  # + the package's own __init__
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from omnimem.errors import InvalidInputError
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import SpacyExtractor
-from omnimem.entities import Entity, EntityType, ExtractedEntity, Extraction, Reached
+from omnimem.results.entities import Entity, EntityType, ExtractedEntity, Extraction, Reached
 
 
 class Graph:

@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from omnimem.graph.extract import Extractor, LLMExtractor, LLMGraphBatch
-from omnimem.entities import EntityType, ExtractedRelation, Extraction, InvalidExtractionError
+from omnimem.results.entities import EntityType, ExtractedRelation, Extraction, InvalidExtractionError
 from omnimem.llm.errors import LLMResponseFormatError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

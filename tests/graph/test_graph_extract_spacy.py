@@ -9,7 +9,7 @@ import pytest
 from omnimem.errors import MissingDependencyError
 from omnimem.graph import extract
 from omnimem.graph.extract import CO_OCCURS, Extractor, SpacyExtractor, load_spacy
-from omnimem.entities import EntityType, Extraction
+from omnimem.results.entities import EntityType, Extraction
 
 
 def _types(extraction: Extraction) -> dict[str, EntityType]:

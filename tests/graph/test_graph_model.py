@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omnimem.errors import InvalidInputError
-from omnimem.entities import (
+from omnimem.results.entities import (
     Entity,
     EntityType,
     ExtractedEntity,

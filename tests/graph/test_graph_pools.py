@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from omnimem import Memory
-from omnimem.entities import Entity
+from omnimem.results.entities import Entity
 from omnimem.store.sqlite.graph import SQLiteGraphRows
 
 SESSION = [

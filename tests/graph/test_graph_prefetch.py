@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from omnimem.entities import Entity, EntityType, ExtractedEntity
+from omnimem.results.entities import Entity, EntityType, ExtractedEntity
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 from omnimem.mau import Scope
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from omnimem.entities import Entity, EntityType, ExtractedEntity
+from omnimem.results.entities import Entity, EntityType, ExtractedEntity
 from omnimem.mau import Scope
 from omnimem.graph.resolve import CandidateIndex, EntityResolver, PersonName, person_rule, types_compatible
 

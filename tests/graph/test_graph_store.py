@@ -10,7 +10,7 @@ import pytest
 from omnimem.store.sqlite import graph as store
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import SpacyExtractor
-from omnimem.entities import Entity, EntityType, Relation
+from omnimem.results.entities import Entity, EntityType, Relation
 from omnimem.mau import Scope
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 

@@ -28,7 +28,7 @@ from omnimem.llm import (
     register_llm,
     resolve_llm,
 )
-from omnimem.providers import providers
+from omnimem.contract.providers import providers
 
 HELLO = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "say hello"}]
 

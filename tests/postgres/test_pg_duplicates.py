@@ -11,7 +11,7 @@ import pytest
 
 from omnimem import Memory
 from omnimem.errors import StoreError
-from omnimem.entities import Entity, EntityType
+from omnimem.results.entities import Entity, EntityType
 from omnimem.llm.base import Message
 from omnimem.llm.fake import FakeLLM
 from omnimem.mau import Links, Scope

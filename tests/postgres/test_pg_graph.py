@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omnimem import Memory
-from omnimem.entities import Entity, EntityType, Relation
+from omnimem.results.entities import Entity, EntityType, Relation
 from omnimem.mau import Scope
 from omnimem.store.postgres.graph import PgGraphRows
 from omnimem.store.postgres.store import PostgresStore

@@ -10,7 +10,7 @@ import pytest
 from omnimem import Memory
 from omnimem.engine.retrieval.answer import Answer
 from omnimem.graph.engine import Neighbor
-from omnimem.entities import Entity, EntityType
+from omnimem.results.entities import Entity, EntityType
 from omnimem.engine.ingest.media import MediaResult
 from omnimem.engine.ingest.prepare import AddResult
 from omnimem.mau import MAU, Scope

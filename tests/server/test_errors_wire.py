@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-import omnimem.entities  # noqa: F401  (error classes defined outside omnimem.errors)
+import omnimem.results.entities  # noqa: F401  (error classes defined outside omnimem.errors)
 import omnimem.llm.errors  # noqa: F401
 import omnimem.media.errors  # noqa: F401
 from omnimem import Memory

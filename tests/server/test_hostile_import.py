@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from omnimem import Memory
 from omnimem.cli import app
 from omnimem.errors import InvalidInputError
-from omnimem.validate import MAX_JSON_DEPTH
+from omnimem.contract.validate import MAX_JSON_DEPTH
 from tests.server.conftest import Served, png
 
 NDJSON = {"content-type": "application/x-ndjson"}

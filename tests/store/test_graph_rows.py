@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from omnimem.entities import Entity, EntityType, Relation
+from omnimem.results.entities import Entity, EntityType, Relation
 from omnimem.mau import Scope
 from omnimem.store.base import GraphRows, SearchFilter
 from tests.store.conftest import Backend

@@ -107,7 +107,7 @@ def enrich_unit(parts: Parts, writer: Writer, job: Job) -> Outcome:
 def _new_text(parts: Parts, unit: MAU, tasks: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
     """The enriched summary and metadata additions, or None when the unit keeps its text."""
     if "caption" in tasks and unit.raw_ref is not None:
-        from omnimem.providers import create_provider
+        from omnimem.contract.providers import create_provider
 
         captioner = create_provider("captioner", "vision-llm", llm=_need_llm(parts, "caption"))
         described = captioner.caption(parts.store.read_raw(unit.raw_ref), str(unit.metadata.get("mime", "image/png")))

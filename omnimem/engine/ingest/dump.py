@@ -22,7 +22,7 @@ from omnimem.contract.loaders import parse_lines as parse_lines  # defined with 
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.engine.ingest.media import media_hash
 from omnimem.engine.ingest.prepare import MAX_TEXT_CHARS, Pending, clean_text, make_scope
-from omnimem.validate import metadata as clean_metadata
+from omnimem.contract.validate import metadata as clean_metadata
 from omnimem.mau import Modality, content_hash
 from omnimem.timeparse import parse_time
 

@@ -22,7 +22,7 @@ from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.mau import Scope
 from omnimem.store.audit import AuditEvent
 from omnimem.store.base import UnitStore
-from omnimem.validate import json_field
+from omnimem.contract.validate import json_field
 
 _TEXT_LIMIT = 2_000
 ID_REFUSED = "this unit id cannot be imported here; give the unit another id"

@@ -21,7 +21,7 @@ from omnimem.engine.ingest.prepare import Pending
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.results import MediaResult as MediaResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
-from omnimem.validate import media_file
+from omnimem.contract.validate import media_file
 
 # Token cost of raw content at pyramid level 3 (documented in the README):
 

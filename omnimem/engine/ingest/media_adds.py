@@ -20,7 +20,7 @@ from omnimem.engine.parts import Parts
 from omnimem.engine.writer import Writer
 from omnimem.engine.writer.written import Verdict
 from omnimem.mau import Modality, Scope
-from omnimem.providers import create_provider
+from omnimem.contract.providers import create_provider
 
 AUDIO_BATCH = 16  # speech segments handed to the writer at a time: a long recording is searchable as it goes
 

@@ -21,7 +21,7 @@ from omnimem.engine.provenance import Stamp, stamp
 from omnimem.mau import Modality, Scope, content_hash
 from omnimem.results import AddResult as AddResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
-from omnimem.validate import metadata as clean_metadata
+from omnimem.contract.validate import metadata as clean_metadata
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ round-trips each one). Writes return :class:`AddResult` / :class:`MediaResult`;
 here). Searches return a :class:`Context` of :class:`Hit`, defined with the
 planner's :class:`Plan` and the line rules in :mod:`omnimem.context`; the
 knowledge graph's :class:`Entity`, :class:`Neighbor` and its other value types
-are defined in :mod:`omnimem.entities`. Both are re-exported here.
+are defined in :mod:`omnimem.results.entities`. Both are re-exported here.
 
 The old import paths (``omnimem.engine.ingest.prepare.AddResult``,
 ``omnimem.engine.retrieval.pyramid.Context`` ...) re-export these classes.
@@ -27,7 +27,7 @@ from omnimem.context import (
     elide_mode, elided, fence, fenced_session_line, fenced_unit_line, group_header, group_key, grouping, media_label, minute_of_day, primary_score, ranked_by, session_line, speaker_of,
     spoken_order, stamped, time_stamp, unit_line,
 )
-from omnimem.entities import (
+from omnimem.results.entities import (
     MAX_NAME_CHARS, PERSON_TITLES, Entity, EntityType, ExpansionResult, ExtractedEntity, ExtractedRelation,
     Extraction, Neighbor, Reached, Relation, name_key, normalize_name,
 )
