@@ -100,7 +100,7 @@ def trust_supported() -> bool:
 
 def share_supported() -> bool:
     """Whether this omnimem has the per-source cap on context share (the setting ``max_source_share``)."""
-    from omnimem.config import Settings
+    from omnimem import Settings
 
     return "max_source_share" in Settings.__dataclass_fields__
 

@@ -48,6 +48,7 @@ def test_a_category_target_reads_only_that_categorys_questions():
 def test_the_command_writes_every_target_from_the_files(tmp_path: Path):
     for name in {t.file for t in TARGETS}:
         data = result([1.0, 0.8, 0.9], [1.0, 1.0, 0.9], [0.5, 0.5, 0.5], [0.9, 0.9, 0.9], cats=["1", "1", "2"])
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
     assert targets.main(["--results", str(tmp_path)]) == 0
     doc = json.loads((tmp_path / "retrieval-targets.json").read_text())
@@ -58,5 +59,5 @@ def test_the_command_writes_every_target_from_the_files(tmp_path: Path):
 
 
 def test_a_missing_result_file_is_one_line_naming_it(tmp_path: Path):
-    with pytest.raises(SystemExit, match="locomo-retrieval-test-final.json is missing"):
+    with pytest.raises(SystemExit, match="final/default-50/locomo-test.json is missing"):
         targets.main(["--results", str(tmp_path)])
