@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from omnimem.embed.base import Vectors, embed_queries
 from omnimem.embed.fake import FakeEmbedder
 from omnimem.embed.gate import SLICE, ModelGate
 from omnimem.embed.query import FastQueries
+from omnimem.engine.slots import search_slots
 
 DIM = 8
 
@@ -219,3 +221,35 @@ def test_queries_run_side_by_side_and_a_slice_waits_for_them_all() -> None:
     for thread in (queries[0], writer):
         thread.join(60)
     assert served == ["q1", "q0", "slice"]  # the slice went only once neither query held the gate
+
+
+@pytest.mark.parametrize("planner", ["none", "offline"])
+def test_a_search_embeds_its_query_with_no_search_slot_held(tmp_path: Path, planner: str) -> None:
+    """A server's search slot (``search_slots``) is held for the ranking and packing, not for the query's wait
+    at the gate and its model call: another search whose query is embedded ranks meanwhile."""
+    held: list[bool] = []  # True while the slot is held
+    embedded_holding: list[bool] = []  # whether the slot was held at each query's model call
+    taken: list[str] = []
+
+    class Recording(FakeEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if any("daughter" in t for t in texts):
+                embedded_holding.append(bool(held))
+            return np.asarray(super().embed(texts))
+
+    @contextmanager
+    def slot() -> Iterator[None]:
+        held.append(True)
+        taken.append("slot")
+        try:
+            yield
+        finally:
+            held.pop()
+
+    with Memory(tmp_path / "store", embedder=Recording()) as memory:
+        memory.add("My daughter Lily started piano lessons.", user_id="u")
+        with search_slots(slot):
+            ctx = memory.search("What does my daughter play?", user_id="u", planner=planner)
+    assert [h.text for h in ctx.hits] == ["My daughter Lily started piano lessons."]
+    assert embedded_holding and not any(embedded_holding)
+    assert taken and held == []  # taken for the ranking and packing, and given back

@@ -5,7 +5,7 @@ calls arrive with :func:`writing_via` (and the highest trust its caller may
 write, an API key's ``max_trust``), and whom the audit log names with
 :func:`acting_as`; a server hands its searches a CPU slot with
 :func:`search_slots`, which the engine takes around its CPU stages only
-(:func:`cpu`). Each is a :class:`~contextvars.ContextVar`: it holds in the
+(:func:`cpu`) and gives back while it waits for a model (:func:`off_cpu`). Each is a :class:`~contextvars.ContextVar`: it holds in the
 thread or task that calls the facade, and a thread that acts for it carries it
 over. Outside any block a call is a direct Python call (surface ``python``,
 the engine's own actor, no slot).
@@ -37,7 +37,28 @@ class Channel:
 _CHANNEL: ContextVar[Channel | None] = ContextVar("omnimem_channel", default=None)
 _ACTING: ContextVar[str | None] = ContextVar("omnimem_acting_as", default=None)
 _slot: ContextVar[Slot | None] = ContextVar("omnimem_search_slot", default=None)
-_held: ContextVar[bool] = ContextVar("omnimem_search_slot_held", default=False)
+_held: ContextVar[_Holding | None] = ContextVar("omnimem_search_slot_held", default=None)
+
+
+class _Holding:
+    """The slot a :func:`cpu` block holds: given back for an :func:`off_cpu` block and taken again after it."""
+
+    def __init__(self, slot: Slot) -> None:
+        self.slot = slot
+        self.held: AbstractContextManager[object] | None = None
+
+    def take(self) -> None:
+        entered = self.slot()
+        entered.__enter__()
+        self.held = entered
+
+    def give(self) -> bool:
+        """Give the slot back; False when none was held (an :func:`off_cpu` block inside another)."""
+        held, self.held = self.held, None
+        if held is None:
+            return False
+        held.__exit__(None, None, None)
+        return True
 
 
 @contextmanager
@@ -85,15 +106,33 @@ def search_slots(slot: Slot) -> Iterator[None]:
 def cpu() -> Iterator[None]:
     """Hold the caller's search slot for the block (none set, or one held already by an outer block: nothing)."""
     slot = _slot.get()
-    if slot is None or _held.get():
+    if slot is None or _held.get() is not None:
         yield
         return
-    with slot():
-        token = _held.set(True)
-        try:
-            yield
-        finally:
-            _held.reset(token)
+    holding = _Holding(slot)
+    holding.take()
+    token = _held.set(holding)
+    try:
+        yield
+    finally:
+        _held.reset(token)
+        holding.give()
+
+
+@contextmanager
+def off_cpu() -> Iterator[None]:
+    """Give the slot of the :func:`cpu` block around back for this block (a wait for a model), take it again after.
+
+    Outside a :func:`cpu` block, or inside another ``off_cpu`` block, nothing happens.
+    """
+    holding = _held.get()
+    if holding is None or not holding.give():
+        yield
+        return
+    try:
+        yield
+    finally:
+        holding.take()
 
 
 def check_surface(surface: object) -> str:

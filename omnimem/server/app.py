@@ -79,8 +79,8 @@ def create_app(
     the background; ``/readyz`` answers 200 once it has embedded once.
     At most ``search_concurrency`` searches run at once (``None``:
     only the thread pool's limit); writes never wait for one of those slots.
-    A search that waits for the model (``planner="llm"``, an ask) holds a
-    slot for its ranking and packing only, never while the model answers.
+    A search holds a slot for its ranking and packing only: never while its
+    query is embedded, nor while an LLM (``planner="llm"``, an ask) answers.
     """
     if max_body < 1 or max_upload < 1 or not session_ttl > 0:
         raise ConfigError("max_body, max_upload and session_ttl must be positive")
@@ -114,7 +114,8 @@ def create_app(
                         max_body, max_upload, session_ttl,
                         FailureThrottle(auth_failures) if auth_failures is not None and auth else None,
                         reads=anyio.CapacityLimiter(search_concurrency) if search_concurrency is not None else None,
-                        waits=anyio.CapacityLimiter(MODEL_WAITS))
+                        searches=anyio.CapacityLimiter(2 * search_concurrency) if search_concurrency is not None
+                        else None, waits=anyio.CapacityLimiter(MODEL_WAITS))
     app.state.omnimem = state
     errors.install(app)
     for module in (units, media, search, governance, graph, session):
@@ -177,7 +178,7 @@ def _warm_up(state: ServerState) -> None:
 
 def _mcp_app(memory: LocalMemory, keys: KeyStore, auth: bool) -> Any:
     """The MCP server over ``memory``, as a streamable-HTTP ASGI app; API keys are its bearer tokens."""
-    from omnimem.server.apikeys import check_key
+    from omnimem.store.apikeys import check_key
     from omnimem.errors import AuthError
     from omnimem.mcp import Caller, create_mcp
 

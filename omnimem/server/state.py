@@ -36,7 +36,8 @@ class ServerState:
     auth_failures: FailureThrottle | None = None
     ready: bool = False  # the embedder answered once (GET /readyz)
     not_ready: str = "the embedding model is loading"
-    reads: anyio.CapacityLimiter | None = None  # searches at once (None: only the thread pool's limit)
+    reads: anyio.CapacityLimiter | None = None  # searches ranking and packing at once (None: the thread pool's limit)
+    searches: anyio.CapacityLimiter | None = None  # threads of plain searches: one embedding its query, one ranking
     waits: anyio.CapacityLimiter | None = None  # threads of searches and asks that wait for a model (None: the pool's)
 
     async def write(self, work: Callable[[], T]) -> T:
@@ -44,8 +45,13 @@ class ServerState:
         return await anyio.to_thread.run_sync(work)
 
     async def read(self, work: Callable[[], T]) -> T:
-        """Run a read (a search) in a thread, holding one of the read slots while it runs."""
-        return await anyio.to_thread.run_sync(work, limiter=self.reads)
+        """Run a search in a thread: it holds one of the read slots for its ranking and packing only.
+
+        Its query's embedding (a wait for the model gate behind a write's slice, then the model's call) holds
+        none (:mod:`omnimem.contract.caller`), so a search whose query is embedded ranks while others wait
+        for the model. At most ``searches`` such threads run; the other searches wait without one.
+        """
+        return await self._slotted(work, self.searches)
 
     async def model_read(self, work: Callable[[], T]) -> T:
         """Run a search that waits for a model (``planner="llm"``, an ask) in a thread of its own limiter.
@@ -53,15 +59,18 @@ class ServerState:
         The search takes one of the read slots for its ranking and packing only
         (:mod:`omnimem.contract.caller`): a slow model holds no slot while other users' searches wait.
         """
+        return await self._slotted(work, self.waits)
+
+    async def _slotted(self, work: Callable[[], T], threads: anyio.CapacityLimiter | None) -> T:
         reads = self.reads
         if reads is None:
-            return await anyio.to_thread.run_sync(work, limiter=self.waits)
+            return await anyio.to_thread.run_sync(work, limiter=threads)
 
         def slotted() -> T:
             with search_slots(lambda: _slot(reads)):
                 return work()
 
-        return await anyio.to_thread.run_sync(slotted, limiter=self.waits)
+        return await anyio.to_thread.run_sync(slotted, limiter=threads)
 
 
 @contextmanager

@@ -207,10 +207,34 @@ class HeldQueries(FakeEmbedder):
         return np.asarray(super().embed(texts))
 
 
+class HeldSearches:
+    """A Memory's searches for a text containing "held" wait for ``release`` in their packing, inside their
+    search slot; ``ranked`` counts the rankings begun (each inside a slot on a server)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.release = threading.Event()
+        self.holding = threading.Semaphore(0)  # one release per search that started waiting
+        self.ranked = threading.Semaphore(0)
+        retriever = memory.engine.retriever  # type: ignore[attr-defined]
+        pack, rank = retriever.pack, retriever.rank
+
+        def held_pack(text: str, *args: object, **kwargs: object) -> object:
+            if "held" in text:
+                self.holding.release()
+                self.release.wait(30)
+            return pack(text, *args, **kwargs)
+
+        def counted_rank(text: str, *args: object, **kwargs: object) -> object:
+            self.ranked.release()
+            return rank(text, *args, **kwargs)
+
+        retriever.pack, retriever.rank = held_pack, counted_rank
+
+
 def test_adds_are_served_while_every_search_slot_is_taken(tmp_path: Path) -> None:
     """``search_concurrency=1``: one search runs, the next waits its turn, and an add goes through meanwhile."""
-    embedder = HeldQueries()
-    with Memory(tmp_path / "store", embedder=embedder) as memory:
+    with Memory(tmp_path / "store", embedder="fake") as memory:
+        held = HeldSearches(memory)
         live = LiveServer(memory, auth=False, rate_limit=None, search_concurrency=1)
         answers: dict[str, int] = {}
 
@@ -220,17 +244,45 @@ def test_adds_are_served_while_every_search_slot_is_taken(tmp_path: Path) -> Non
         try:
             first = threading.Thread(target=search, args=("first",))
             first.start()
-            assert embedder.holding.acquire(timeout=10)  # the first search holds the only slot, inside its embedding
+            assert held.holding.acquire(timeout=10)  # the first search holds the only slot, inside its packing
+            assert held.ranked.acquire(timeout=0)
             second = threading.Thread(target=search, args=("second",))
             second.start()
             added = httpx.post(f"{live.url}/v1/units", json={"text": "a note written while searches wait"}, timeout=10)
             assert added.status_code == 201 and added.json()["accepted"]
-            assert not embedder.holding.acquire(timeout=0.5)  # the second search has not started: it waits for a slot
+            assert not held.ranked.acquire(timeout=0.5)  # the second has not started ranking: it waits for the slot
             assert answers == {}
-            embedder.release.set()
+            held.release.set()
             first.join(10)
             second.join(10)
             assert answers == {"first": 200, "second": 200}
+        finally:
+            held.release.set()
+            live.stop()
+
+
+def test_a_search_waiting_for_its_query_embedding_holds_no_slot(tmp_path: Path) -> None:
+    """``search_concurrency=1``: while one search waits for the model to embed its query, another is answered."""
+    embedder = HeldQueries()
+    with Memory(tmp_path / "store", embedder=embedder) as memory:
+        memory.add("Carol keeps bees on her roof.")
+        live = LiveServer(memory, auth=False, rate_limit=None, search_concurrency=1)
+        waiting: dict[str, int] = {}
+
+        def search() -> None:
+            waiting["held"] = httpx.post(f"{live.url}/v1/search", json={"query": "held bees"}, timeout=30).status_code
+
+        try:
+            first = threading.Thread(target=search)
+            first.start()
+            assert embedder.holding.acquire(timeout=10)  # its query is being embedded
+            other = httpx.post(f"{live.url}/v1/search", json={"query": "bees"}, timeout=10)
+            assert other.status_code == 200
+            assert [hit["text"] for hit in other.json()["hits"]] == ["Carol keeps bees on her roof."]
+            assert waiting == {}  # still waiting for the model
+            embedder.release.set()
+            first.join(10)
+            assert waiting == {"held": 200}
         finally:
             embedder.release.set()
             live.stop()

@@ -18,7 +18,7 @@ import pytest
 from benchmarks.serving.slow_model import SlowModel
 from omnimem import Memory
 from omnimem.llm import LLMConfig, OpenAICompatibleLLM
-from tests.server.test_guard import HeldQueries
+from tests.server.test_guard import HeldSearches
 from tests.serving import LiveServer
 
 TURNS = [
@@ -80,25 +80,26 @@ def test_a_planned_search_still_ranks_inside_a_slot(tmp_path: Path, model: SlowM
     model.release()
     llm = OpenAICompatibleLLM(LLMConfig(base_url=model.url, model="slow-model", api_key="sk-test", timeout=30,
                                         max_retries=0))
-    embedder = HeldQueries()
-    with Memory(tmp_path / "store", embedder=embedder, llm=llm, plan_deadline=60, novelty=False, enrich="off",
+    with Memory(tmp_path / "store", embedder="fake", llm=llm, plan_deadline=60, novelty=False, enrich="off",
                 llm_summaries=False) as memory:
         memory.add_dialogue(TURNS, user_id="ann")
+        held = HeldSearches(memory)
         live = LiveServer(memory, auth=False, rate_limit=None, search_concurrency=1)
         try:
             with ThreadPoolExecutor(max_workers=2) as pool:
                 plain = pool.submit(httpx.post, f"{live.url}/v1/search", json={"query": "held piano"}, timeout=60)
-                assert embedder.holding.acquire(timeout=10)  # the plain search holds the slot, inside its embedding
+                assert held.holding.acquire(timeout=10)  # the plain search holds the slot, inside its packing
+                assert held.ranked.acquire(timeout=0)
                 planned = pool.submit(httpx.post, f"{live.url}/v1/search",
                                       json={"query": "held daughter", "planner": "llm"}, timeout=60)
                 assert _answered(model, 1)  # its analysis was answered
-                assert not embedder.holding.acquire(timeout=0.5)  # but its ranking waits for the slot
+                assert not held.ranked.acquire(timeout=0.5)  # but its ranking waits for the slot
                 assert not planned.done()
-                embedder.release.set()
+                held.release.set()
                 assert plain.result().status_code == 200
                 assert planned.result().status_code == 200 and planned.result().json()["plan"]["rounds"]
         finally:
-            embedder.release.set()
+            held.release.set()
             live.stop()
 
 

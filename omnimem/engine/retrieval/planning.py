@@ -15,16 +15,19 @@ from omnimem.results import Context
 def planned_search(retriever: Retriever, planner: str | None, query: Query) -> Context:
     """``query`` searched under ``planner`` (``None``: the one search every ``Memory.search`` was).
 
-    A search with no model to wait for holds the caller's search slot (:mod:`omnimem.engine.slots`)
-    throughout; the LLM planner's rounds take it for their ranking and packing only (:class:`Rounds`).
+    A search with no model to wait for holds the caller's search slot (:mod:`omnimem.engine.slots`) from
+    the moment its query is embedded (the plain search embeds it first, outside the slot) to its end; the
+    LLM planner's rounds take it for their ranking and packing only (:class:`Rounds`).
     Planned rounds start before ``plan_deadline`` seconds have passed, or not at all.
     """
     deadline = time.monotonic() + retriever.parts.settings.plan_deadline
     if planner == "llm":
         return llm_search(Rounds(retriever, query, deadline=deadline))
-    with cpu():
-        if planner is None:
-            q = query
+    if planner is None:
+        q = query
+        vectors = retriever.query_vectors(q.text, retriever.searched(q.text, q.scope))
+        with cpu():
             return retriever.search(q.text, q.k, q.theta, q.budget, q.scope, q.include_superseded, q.when, q.now,
-                                    q.min_trust)
+                                    q.min_trust, vectors=vectors)
+    with cpu():
         return offline_search(Rounds(retriever, query, deadline=deadline))

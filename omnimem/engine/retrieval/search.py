@@ -33,6 +33,7 @@ from omnimem.engine.retrieval.row_cache import RowCache
 from omnimem.engine.retrieval.pyramid import Candidate, Context, RawContent, build_context
 from omnimem.text import content_words
 from omnimem.engine.parts import Parts
+from omnimem.engine.slots import off_cpu
 from omnimem.store.base import Candidates, SearchFilter
 
 if TYPE_CHECKING:
@@ -70,17 +71,36 @@ class Retriever:
 
     def search(
         self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
-        now: datetime | None = None, min_trust: str | None = None,
+        now: datetime | None = None, min_trust: str | None = None, vectors: tuple[Any, Any] | None = None,
     ) -> Context:
         """Dense + BM25 fused, same-session neighbours, CLIP and graph candidates, then the pyramid.
 
         ``now`` (default: the wall clock) is what relative times in the query ("last week") are read against;
-        ``min_trust`` admits only units at least that trusted.
+        ``min_trust`` admits only units at least that trusted; ``vectors`` the query's (:meth:`query_vectors`),
+        when embedded already.
         """
-        ranking = self.rank(text, k, limit, scope, include_superseded, when, now, min_trust=min_trust)
+        ranking = self.rank(text, k, limit, scope, include_superseded, when, now, vectors=vectors,
+                            min_trust=min_trust)
         return self.filled(self.pack(text, ranking, k, th, limit, scope), ranking, text, k, limit, scope,
                            include_superseded, when, now, lambda deeper: self.pack(text, deeper, k, th, limit, scope),
                            min_trust=min_trust)
+
+    def searched(self, text: str, scope: Scope) -> str:
+        """What dense and BM25 search first for ``text``: a query naming a speaker seen before in ``scope`` is
+        searched without the name at once (the name is a field, :meth:`_signals`), so it is embedded and
+        searched once, not twice; checked there."""
+        settings = self.parts.settings
+        fielded = settings.fusion != "union" and settings.speaker_field and settings.speaker_weight > 0
+        return without_names(text, named_speakers(text, self.speakers.get(scope))) if fielded else text
+
+    def query_vectors(self, text: str, searched: str) -> tuple[Any, Any]:
+        """``(qvec, asked)``: the vector dense ranks by and the vector of the query as asked (names and all),
+        which a hit's score is measured against; the same one unless names are stripped (:meth:`searched`)."""
+        m = self.parts
+        stripped = m.settings.dense_without_names and searched != text
+        with otel.stage("omnimem.search.embed"):
+            qvec = embed_queries(m.embedder, [searched if m.settings.dense_without_names else text])[0]
+            return qvec, embed_queries(m.embedder, [text])[0] if stripped else qvec
 
     def filled(
         self, ctx: Context, ranking: Ranking, text: str, k: int, limit: int, scope: Scope, include_superseded: bool,
@@ -118,20 +138,11 @@ class Retriever:
         depth = depth or first_depth(settings, k, limit)
         merge = union_merge if settings.fusion == "union" else partial(  # rrf_merge's order, in numpy
             rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
-        # a query naming a speaker seen before in this scope is searched without the name at once (the name
-        # is a field, :meth:`_signals`), so it is embedded and searched once, not twice; checked there
-        fielded = not union and settings.speaker_field and settings.speaker_weight > 0
-        searched = without_names(text, named_speakers(text, self.speakers.get(scope))) if fielded else text
-        # a hit's score is its similarity to the query as asked (names and all), whatever dense searched:
-        # ``asked`` is that vector, ``qvec`` the one dense ranks by (the same one unless names are stripped)
-        if vectors is not None:
-            qvec, asked = vectors
-        else:
-            with otel.stage("omnimem.search.embed"):
-                qvec = embed_queries(m.embedder, [searched if settings.dense_without_names else text])[0]
-                asked = qvec if searched == text or not settings.dense_without_names else \
-                    embed_queries(m.embedder, [text])[0]
-        first = (qvec, asked)
+        searched = self.searched(text, scope)
+        if vectors is None:
+            with off_cpu():  # the wait for the model holds no search slot
+                vectors = self.query_vectors(text, searched)
+        qvec, asked = first = vectors
         with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
             if not again:  # while they store and index a batch, so this never indexes half a batch)
                 m.check_open()
@@ -237,7 +248,7 @@ class Retriever:
         if rest != searched:  # the head's speakers say another text is to be searched: the query without the
             # names it holds (the speaker signal below makes them a field), or the query itself
             if settings.dense_without_names:  # else dense read the query as asked already
-                with otel.stage("omnimem.search.embed"):
+                with otel.stage("omnimem.search.embed"), off_cpu():
                     qvec = asked if rest == text else embed_queries(m.embedder, [rest])[0]
                 dense = view.dense(qvec, depth) if settings.dense else []
             sparse = self._sparse(view, rest, depth)

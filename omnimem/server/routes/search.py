@@ -1,8 +1,10 @@
 """Search and ask: a pyramid context (with its rendered text) or an answer with its evidence.
 
-Searches run in a thread under the app's read limiter (``--search-concurrency``,
-:attr:`ServerState.reads`): at most that many at once, the others wait
-their turn without a thread. Adds and other writes do not take a read slot,
+Searches rank and pack under the app's read slots (``--search-concurrency``,
+:attr:`ServerState.reads`): at most that many at once. A search holds no slot
+while its query is embedded, so one whose query is ready ranks while another
+waits for the model; at most twice that many searches have a thread, the
+others wait without one. Adds and other writes do not take a read slot,
 so under a flood of searches a write still gets a thread and the CPU at once
 instead of queueing behind every search in flight. A search planned by the
 model (``planner="llm"``) and ``ask`` mostly wait for the LLM: they run on
