@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from omnimem import ConfigError, InvalidInputError, Memory, ReadOnlyStoreError, Settings, StoreError
 from omnimem.cli.commands import app
-from omnimem.engine.enrich.summarise import TOKENS_PER_WORD, first_tokens, first_words
+from omnimem.engine.ingest.summarise import TOKENS_PER_WORD, first_tokens, first_words
 from omnimem.tokens import count_tokens
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from omnimem.engine.enrich import summarise as summary_module
-from omnimem.engine.enrich.summarise import TOKENS_PER_WORD, summarise
+from omnimem.engine.ingest import summarise as summary_module
+from omnimem.engine.ingest.summarise import TOKENS_PER_WORD, summarise
 from omnimem.tokens import count_tokens
 
 

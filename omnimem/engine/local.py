@@ -40,14 +40,14 @@ from omnimem.engine.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from omnimem.results import Answer, AuditRecord, Context, Entity
 from omnimem.index.manager import IndexSet
-from omnimem.engine.ingest import media, media_adds
+from omnimem.engine import media_adds
+from omnimem.engine.ingest import media
 from omnimem.results import AddResult, MediaResult
 from omnimem.engine.ingest.pipeline import Ingestor, Progress
 from omnimem.engine.ingest.prepare import Pending, prepare, prepare_turn
 from omnimem.engine.provenance import kept, stamp, turn_stamp
 from omnimem.llm.base import LLM
 from omnimem.mau import MAU, Modality, Scope, content_hash
-from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.contract.providers import create_provider
 from omnimem.text import check_store_language
 from omnimem.engine.retrieval.answer import answer_question
@@ -82,8 +82,7 @@ class LocalEngine:
             self._search = open_search(store, model.dim, path, settings)
             self.parts = Parts(
                 settings=settings, store=store, embedder=model, search=self._search, path=path,
-                tz=zone(settings.timezone), default_actor=actor, count_tokens=count_tokens,
-                novelty=NoveltyFilter(settings.novelty_threshold, settings.novelty), llm=llm,
+                tz=zone(settings.timezone), default_actor=actor, count_tokens=count_tokens, llm=llm,
             )
             self.parts.graph = self._make_graph() if settings.graph else None
             self.parts.clip = self._make_clip() if settings.clip_model else None
@@ -176,7 +175,7 @@ class LocalEngine:
         return self.ingest(items, request.progress, allow_forgotten=request.allow_forgotten)
 
     def ingest(self, items: Sequence[Pending], progress: Progress | None = None, **options: Any) -> list[AddResult]:
-        """Store validated units (see :class:`omnimem.ingest.pipeline.Ingestor`), grouped with concurrent adds."""
+        """Store validated units (see :class:`omnimem.engine.ingest.pipeline.Ingestor`), grouped with concurrent adds."""
         return self.writer.add(items, progress, **options)
 
     def restate(self, items: list[Pending], scope: Scope, progress: Progress | None) -> list[AddResult]:

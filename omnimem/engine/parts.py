@@ -22,7 +22,6 @@ from omnimem.contract.caller import acting_as as acting_as, current_actor as cur
 from omnimem.embed.base import Embedder
 from omnimem.errors import ReadOnlyStoreError, StoreError
 from omnimem.llm.base import LLM
-from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.store.base import CandidateSearch, Store
 from omnimem.tokens import TokenCounter
 
@@ -43,7 +42,6 @@ class Parts:
     tz: tzinfo
     default_actor: str  # who the audit log names; a server request acts as its key (see acting_as)
     count_tokens: TokenCounter
-    novelty: NoveltyFilter
     llm: LLM | None = None
     graph: KnowledgeGraph | None = None
     clip: ClipSearch | None = None

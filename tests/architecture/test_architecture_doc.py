@@ -10,7 +10,7 @@ import ast
 import re
 from pathlib import Path
 
-from test_import_graph import FACES, FLOORS, ROOT, module_name
+from test_import_graph import ENGINE_FLOORS, FACES, FLOORS, ROOT, module_name
 
 REPO = ROOT.parent
 DOC = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
@@ -38,6 +38,19 @@ def test_the_floor_table_is_the_order_the_import_test_enforces() -> None:
     assert [int(number) for number, _, _ in rows] == list(range(1, len(rows) + 1))
     drawn = [{wing_name(w) for w in re.findall(r"`([^`]+)`", wings)} for _, wings, _ in rows]
     assert drawn == FLOORS
+
+
+def test_the_engine_floor_table_is_engine_floors_and_names_every_engine_module() -> None:
+    rows = [line.split("|")[1:-1] for line in section("engine floors")[2:]]
+    assert [int(number) for number, _, _ in rows] == list(range(1, len(rows) + 1))
+    drawn = [{wing_name(w) for w in re.findall(r"`([^`]+)`", wings)} for _, wings, _ in rows]
+    assert drawn == ENGINE_FLOORS
+    named = [{token.rpartition("/")[2] for token in re.findall(r"`([^`]+)`", wings + held)} for _, wings, held in rows]
+    floor_of = {w: i for i, floor in enumerate(ENGINE_FLOORS) for w in floor}
+    engine = ROOT / "engine"
+    missing = sorted(path.relative_to(engine).as_posix() for path in engine.rglob("*.py") if path.name != "__init__.py"
+                     and path.name not in named[floor_of[wing_name(path.relative_to(engine).parts[0])]])
+    assert not missing, f"engine modules the engine floor table does not name in their wing's row: {missing}"
 
 
 def test_the_faces_listed_are_the_faces_the_import_test_keeps_inert() -> None:

@@ -243,12 +243,70 @@ def test_every_wing_stands_on_one_floor() -> None:
     assert wings == set(placed), f"not on a floor: {sorted(wings - set(placed))}; gone: {sorted(set(placed) - wings)}"
 
 
+def not_down(wings: dict[str, set[str]], floors: list[set[str]], ground: set[str] = set()) -> list[str]:
+    """Each import of a wing on its own floor or a higher one (the ``ground`` floor's wings may import each other)."""
+    floor_of = {w: i for i, floor in enumerate(floors) for w in floor}
+    return sorted(f"{a} (floor {floor_of[a] + 1}) imports {b} (floor {floor_of[b] + 1})"
+                  for a, targets in wings.items() for b in targets
+                  if floor_of[b] <= floor_of[a] and not (a in ground and b in ground))
+
+
 def test_wings_import_only_lower_floors() -> None:
-    floor_of = {w: i for i, floor in enumerate(FLOORS) for w in floor}
-    upward = sorted(f"{a} (floor {floor_of[a] + 1}) imports {b} (floor {floor_of[b] + 1})"
-                    for a, targets in wing_graph(import_graph()).items() for b in targets
-                    if floor_of[b] <= floor_of[a] and not (a in GROUND and b in GROUND))
+    upward = not_down(wing_graph(import_graph()), FLOORS, GROUND)
     assert not upward, "imports that are not down:\n" + "\n".join(upward)
+
+
+# -- engine/'s own floors -------------------------------------------------------------------------------------------
+
+# The same rule one level in: an inner wing is a folder of omnimem/engine/ or a loose module there (the package's
+# __init__ holds no code and stands outside). Top down; no floor's wings import each other.
+ENGINE = "omnimem.engine"
+ENGINE_FLOORS: list[set[str]] = [
+    {"local"},  # LocalEngine: builds the parts, the writer, the retriever and the enricher; delegates each verb
+    {"enrich", "governance", "lifecycle", "media_adds"},  # the rooms that hand their writes to the writer
+    {"writer", "retrieval", "listing"},  # the one writer, and the reads
+    {"ingest"},  # what to write: checks, the planner, novelty, summaries, restatement, job plans, dumps, media items
+    {"parts", "provenance", "backends", "verbs", "slots"},  # what every room shares
+]
+
+
+def inner_wing(module: str, package: str = ENGINE) -> str | None:
+    """``omnimem.engine.ingest.pipeline`` -> ``ingest``; the package itself, or a module outside it -> None."""
+    return module[len(package) + 1:].split(".")[0] if module.startswith(package + ".") else None
+
+
+def inner_wing_graph(graph: dict[str, set[str]], package: str = ENGINE) -> dict[str, set[str]]:
+    """Which inner wings of ``package`` import which (imports of modules outside it left out)."""
+    wings: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        if (here := inner_wing(name, package)) is not None:
+            wings.setdefault(here, set()).update(w for t in targets if (w := inner_wing(t, package)) not in (None, here))
+    return wings
+
+
+def test_an_import_up_or_sideways_inside_the_engine_is_found_even_lazily() -> None:
+    known = {"omnimem.engine.parts", "omnimem.engine.writer.core", "omnimem.engine.retrieval.pyramid",
+             "omnimem.engine.ingest.summarise", "omnimem.store.base"}
+    sources = {"omnimem.engine.parts": "import omnimem.store.base\ndef f():\n    from omnimem.engine.writer import core\n",
+               "omnimem.engine.retrieval.pyramid": "from omnimem.engine.ingest.summarise import first_words\n"
+                                                   "from omnimem.engine.writer.core import Writer\n",
+               "omnimem.engine.writer.core": "from ..parts import Parts\n"}
+    graph = {name: imported(ast.parse(code), name, False, known) for name, code in sources.items()}
+    assert inner_wing_graph(graph) == {"parts": {"writer"}, "retrieval": {"ingest", "writer"}, "writer": {"parts"}}
+    assert not_down(inner_wing_graph(graph), ENGINE_FLOORS) == ["parts (floor 5) imports writer (floor 3)",
+                                                                "retrieval (floor 3) imports writer (floor 3)"]
+
+
+def test_every_engine_wing_stands_on_one_engine_floor() -> None:
+    wings = set(inner_wing_graph(import_graph()))
+    placed = [w for floor in ENGINE_FLOORS for w in floor]
+    assert len(placed) == len(set(placed)), "an engine wing on two floors"
+    assert wings == set(placed), f"not on a floor: {sorted(wings - set(placed))}; gone: {sorted(set(placed) - wings)}"
+
+
+def test_engine_wings_import_only_lower_engine_floors() -> None:
+    upward = not_down(inner_wing_graph(import_graph()), ENGINE_FLOORS)
+    assert not upward, "imports inside omnimem/engine/ that are not down:\n" + "\n".join(upward)
 
 
 def engine_imports(graph: dict[str, set[str]]) -> list[str]:

@@ -74,6 +74,6 @@ def test_the_work_rooms_take_no_lock() -> None:
 def test_the_rooms_named_are_checked() -> None:
     rooms = {ENGINE / "lifecycle.py", ENGINE / "governance.py", ENGINE / "local.py", ENGINE / "listing.py",
              ENGINE / "enrich" / "jobs.py", ENGINE / "enrich" / "worker.py", ENGINE / "ingest" / "pipeline.py",
-             ENGINE / "ingest" / "media_adds.py"}
+             ENGINE / "media_adds.py"}
     assert rooms <= set(sources())
     assert not any(within(room, LOCK_OWNERS) for room in rooms)

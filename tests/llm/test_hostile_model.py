@@ -79,7 +79,7 @@ def test_a_megabyte_reply_is_cut_near_its_token_cap(server: FakeOpenAIServer, ma
 
 
 def test_enrichment_calls_send_a_token_cap_and_get_a_bounded_reply(server: FakeOpenAIServer, make_llm: Any) -> None:
-    from omnimem.engine.enrich.summarise import SummaryReply
+    from omnimem.engine.ingest.summarise import SummaryReply
 
     server.push(chat("<think>" * 150_000), chat('{"summary": "Ann likes tea."}'))
     llm = make_llm(max_tokens=512)

@@ -15,7 +15,7 @@ from fake_openai import FakeOpenAIServer, Reply, chat, error
 
 from omnimem.errors import ConfigError, InvalidInputError
 from omnimem.llm import LLMResponseFormatError, LLMUnavailableError, OpenAICompatibleLLM
-from omnimem.engine.enrich.restate import RestatedUnit, Restater, Turn, WindowResult, window_starts
+from omnimem.engine.ingest.restate import RestatedUnit, Restater, Turn, WindowResult, window_starts
 from omnimem.timeparse import parse_time
 
 MakeLLM = Callable[..., OpenAICompatibleLLM]
@@ -114,7 +114,7 @@ def test_invalid_source_ids_are_dropped_and_units_left_without_any_skipped(
             _unit("No provenance at all."),
         )
     )
-    with caplog.at_level(logging.WARNING, logger="omnimem.engine.enrich.restate"):
+    with caplog.at_level(logging.WARNING, logger="omnimem.engine.ingest.restate"):
         (result,) = Restater(make_llm()).restate(DIALOGUE, session_time=SESSION)
     (unit,) = result.units
     assert unit.source_ids == ("D1:1", "D1:2")  # turn order, the unknown id gone

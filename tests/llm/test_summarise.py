@@ -10,7 +10,7 @@ from fake_openai import FakeOpenAIServer, chat
 
 from omnimem.errors import ConfigError, InvalidInputError
 from omnimem.llm import LLMResponseFormatError, OpenAICompatibleLLM
-from omnimem.engine.enrich.summarise import first_words, summarise
+from omnimem.engine.ingest.summarise import first_words, summarise
 
 MakeLLM = Callable[..., OpenAICompatibleLLM]
 LONG = " ".join(f"word{i}" for i in range(100))

@@ -7,5 +7,6 @@ enrichment in the same transaction (:mod:`omnimem.engine.ingest.plan`). Workers
 claim the jobs and run them (:mod:`omnimem.engine.enrich.jobs`): LLM restatement,
 LLM summaries, vision captions, graph extraction and auto-supersession. An
 enriched version replaces its unit through supersession (history kept, the
-same source ids), never as a duplicate.
+same source ids), never as a duplicate. The model calls themselves (summaries, restatement, supersession
+proposals) live in :mod:`omnimem.engine.ingest`, a floor down: the write path makes them too.
 """

@@ -113,7 +113,7 @@ def _new_text(parts: Parts, unit: MAU, tasks: Sequence[str]) -> tuple[str, dict[
         described = captioner.caption(parts.store.read_raw(unit.raw_ref), str(unit.metadata.get("mime", "image/png")))
         return described, {"caption": "vision-llm"}
     if "summary" in tasks and unit.raw_ref is not None and unit.modality is Modality.TEXT:
-        from omnimem.engine.enrich.summarise import summarise
+        from omnimem.engine.ingest.summarise import summarise
 
         full = parts.store.read_raw(unit.raw_ref).decode("utf-8")
         summary = summarise(full, _need_llm(parts, "summary"), max_words=parts.settings.summary_words)
@@ -143,7 +143,7 @@ def restate_turns(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> 
 
     Resumes where an earlier run stopped: turns already superseded are covered and only give context.
     """
-    from omnimem.engine.enrich.restate import Restater, Turn
+    from omnimem.engine.ingest.restate import Restater, Turn
 
     llm = _need_llm(parts, "restate")
     with parts.reading():

@@ -1,1 +1,2 @@
-"""The write path's rooms: validation, planning of enrichment jobs, the ingest pipeline, media and loaders."""
+"""What to write, decided without writing: checks, the planner, novelty, summaries, restatement, supersession
+proposals, the jobs a batch needs, media as units, dumps, redaction. The writer and enrichment stand on it."""

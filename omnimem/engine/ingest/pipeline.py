@@ -21,6 +21,7 @@ from omnimem.embed.base import Vectors
 from omnimem.engine.parts import Parts
 from omnimem.engine.provenance import derived
 from omnimem.engine.ingest.plan import plan_jobs
+from omnimem.engine.ingest.novelty import NoveltyFilter
 from omnimem.engine.ingest.prepare import AddResult, Pending
 from omnimem.text import EmbedInput, embed_texts
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
@@ -28,10 +29,10 @@ from omnimem.store.audit import AuditEvent
 from omnimem.store.base import RowWriter
 from omnimem.store.jobs import NewJob
 from omnimem.store.cold import content_ref
-from omnimem.engine.enrich.summarise import summarise
+from omnimem.engine.ingest.summarise import summarise
 
 if TYPE_CHECKING:
-    from omnimem.engine.enrich.restate import RestatedUnit
+    from omnimem.engine.ingest.restate import RestatedUnit
 
 Progress = Callable[[int], None]
 BATCH = 256
@@ -73,6 +74,7 @@ class Ingestor:
 
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
+        self.novelty = NoveltyFilter(parts.settings.novelty_threshold, parts.settings.novelty)
         self._chain_tail: str | None = None  # last chained media unit of the current add_* call
 
     def restate(self, items: list[Pending], scope: Scope, progress: Progress | None,
@@ -85,7 +87,7 @@ class Ingestor:
         way resumes after the turns already covered by stored units. ``write``
         stores each window's batch (the engine's writer).
         """
-        from omnimem.engine.enrich.restate import Restater, Turn
+        from omnimem.engine.ingest.restate import Restater, Turn
 
         deferred = self.parts.llm is not None and self.parts.settings.enrich != "sync"  # the LLM runs in a job
         turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
@@ -161,7 +163,7 @@ class Ingestor:
             if item.novelty:
                 if item.scope not in recent:
                     recent[item.scope] = self.parts.store.recent(item.scope, window)[::-1]
-                decision = self.parts.novelty.check(item.text, recent[item.scope])
+                decision = self.novelty.check(item.text, recent[item.scope])
                 if not decision.accepted:
                     results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
                     count(counts, f"{kind}_redundant")

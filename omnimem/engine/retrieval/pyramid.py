@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from omnimem.context import FENCE_RULE, fence as fence_text, fenced_session_line, fenced_unit_line
-from omnimem.engine.enrich.summarise import first_words
+from omnimem.engine.ingest.summarise import first_words
 from omnimem.engine.retrieval.shares import OFF, Shares, SourceKey, shares_for, source_key
 from omnimem.mau import MAU, Modality
 # The value objects and their line rules are defined in omnimem.context; these paths keep working.

@@ -302,7 +302,7 @@ class Writer:
 
     def propose_supersession(self, units: list[MAU], vectors: Any) -> None:
         """Ask the model which current units each new one replaces; apply and log its answer."""
-        from omnimem.engine.enrich.supersede import propose
+        from omnimem.engine.ingest.supersede import propose
 
         p = self.parts
         assert p.llm is not None
