@@ -15,7 +15,7 @@ from omnimem import (
     NotFoundError,
     OmnimemError,
 )
-from omnimem.engine.ingest.loaders import load_jsonl, load_locomo
+from omnimem.contract.loaders import load_jsonl, load_locomo
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from omnimem import Memory
 from omnimem.cli.commands import app
 from omnimem.embed import MiniLMEmbedder
-from omnimem.engine.ingest.loaders import load_locomo
+from omnimem.contract.loaders import load_locomo
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from omnimem import InvalidInputError, MalformedDataError, Memory
 from omnimem.cli import app
-from omnimem.ingest.loaders import load_jsonl
+from omnimem.contract.loaders import load_jsonl
 
 HEADER = {"kind": "header", "format": "omnimem-export", "version": 1}
 

@@ -35,7 +35,7 @@ RULES = {"ranking": "rules"}  # the learnt ranking (the default) re-orders the h
 
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    from omnimem.engine.ingest.loaders import load_jsonl
+    from omnimem.contract.loaders import load_jsonl
 
     with Memory(tmp_path_factory.mktemp("order") / "store", embedder="fake", **NO_SIGNALS, **RULES) as mem:
         for dialogue in load_jsonl(SAMPLE):

@@ -40,7 +40,7 @@ from benchmarks.harness.scoring import LOCOMO_CATEGORIES
 from benchmarks.harness.sessions import session_metrics
 from omnimem import Context, Memory, NotFoundError
 from omnimem.embed.base import NO_ROLES, Embedder, Vectors, embed_queries, role_scheme
-from omnimem.ingest.loaders import Dialogue, load_locomo
+from omnimem.contract.loaders import Dialogue, load_locomo
 from omnimem.timeparse import parse_time
 from omnimem.tokens import count_tokens
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from benchmarks.harness.retrieval import BenchConversation, BenchDataset, BenchQuestion
 from omnimem.errors import MalformedDataError
-from omnimem.ingest.loaders import Dialogue
+from omnimem.contract.loaders import Dialogue
 
 TYPES = {
     "knowledge-update": "knowledge update",

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from omnimem import Memory, __version__
-from omnimem.ingest.loaders import load_locomo
+from omnimem.contract.loaders import load_locomo
 from omnimem.llm import FakeLLM
 
 

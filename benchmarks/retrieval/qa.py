@@ -26,7 +26,7 @@ from benchmarks.harness.retrieval import memgallery_dialogues
 from benchmarks.harness.scoring import aggregate_locomo, aggregate_memgallery, score_locomo, score_memgallery
 from omnimem import Memory, __version__
 from omnimem.embed.base import Embedder
-from omnimem.ingest.loaders import load_locomo
+from omnimem.contract.loaders import load_locomo
 from omnimem.llm.base import LLM
 
 LOCOMO_INSTRUCTIONS = (

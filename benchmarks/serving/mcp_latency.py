@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from omnimem import Memory, __version__
-from omnimem.ingest.loaders import load_locomo
+from omnimem.contract.loaders import load_locomo
 
 KEY = "omk_bench_secret"
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from omnimem import Memory, __version__
-from omnimem.ingest.loaders import load_locomo
+from omnimem.contract.loaders import load_locomo
 
 
 def _pct(values: Sequence[float], q: float) -> float:

@@ -132,7 +132,7 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def build_store(folder: Path) -> tuple[str, str]:
     """A store of the first LoCoMo conversation made with the default embedder, and a question about it."""
     from omnimem import Memory
-    from omnimem.ingest.loaders import load_locomo
+    from omnimem.contract.loaders import load_locomo
 
     data = Path(os.environ.get("OMNIMEM_DATA_DIR", "../shared/data")) / "locomo" / "locomo10.json"
     dialogues = load_locomo(data, conversation="conv-26")

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from omnimem import Memory, __version__
-from omnimem.ingest.loaders import load_locomo
+from omnimem.contract.loaders import load_locomo
 from omnimem.llm import LLMConfig, OpenAICompatibleLLM
 from tests.llm.fake_openai import FakeOpenAIServer, chat  # the same fake server the tests use
 

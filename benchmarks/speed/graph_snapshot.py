@@ -25,7 +25,7 @@ from typing import Any
 
 from omnimem import Memory
 from omnimem.embed import create_embedder
-from omnimem.ingest.loaders import load_locomo
+from omnimem.contract.loaders import load_locomo
 
 
 def snapshot(limit: int | None, embedder: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from typing import Any
 from omnimem import Memory
 from omnimem.embed import create_embedder
 from omnimem.embed.base import Embedder
-from omnimem.ingest.loaders import Dialogue, load_locomo
+from omnimem.contract.loaders import Dialogue, load_locomo
 from omnimem.mau import search_text
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from benchmarks.harness.perf import machine
 from omnimem import Memory
-from omnimem.ingest.loaders import Dialogue, load_locomo
+from omnimem.contract.loaders import Dialogue, load_locomo
 from omnimem.mau import search_text
 
 WORKER = Path(__file__).with_name("mem0_worker.py")

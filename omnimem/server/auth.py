@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from fastapi import Depends, Request
 
-from omnimem.server.apikeys import check_key
+from omnimem.store.apikeys import check_key
 from omnimem.errors import AuthError, CsrfError, ForbiddenError, ScopeError
 from omnimem.server.state import ServerState
 from omnimem.store.keys import ROLES, ApiKey

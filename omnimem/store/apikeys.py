@@ -1,7 +1,7 @@
 """API keys of the HTTP server: created, checked, listed and revoked through the unit store.
 
 Here, below the server, so that ``omnimem keys create`` works without the ``server``
-extra (FastAPI); :mod:`omnimem.server.apikeys` re-exports it for the server.
+extra (FastAPI); the server imports it from here too.
 
 A key reads ``omk_<key_id>_<secret>``: ``key_id`` finds the stored record,
 the secret (32 random bytes, url-safe) proves possession. The store keeps

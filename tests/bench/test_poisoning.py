@@ -5,7 +5,7 @@ from __future__ import annotations
 from benchmarks.harness.retrieval import BenchConversation, BenchQuestion, CachedEmbedder
 from benchmarks.retrieval.poisoning import KINDS, PLANT, Variant, plants, run
 from omnimem.embed import create_embedder
-from omnimem.ingest.loaders import Dialogue
+from omnimem.contract.loaders import Dialogue
 
 TURNS = [
     ("Ana", "I adopted a grey cat called Pixel from the shelter last Saturday morning."),

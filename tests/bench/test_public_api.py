@@ -28,7 +28,7 @@ EXTENSION_POINTS = {
     "omnimem.engine.retrieval.learnt",  # watch, features, LinearRanker: what ranker-train trains the learnt ranking on
     "omnimem.index.dense", "omnimem.index.sparse",
     "omnimem.integrations.langchain", "omnimem.integrations.langgraph",  # scope-probe drives them as users do  # DenseIndex / SparseIndex for the baselines and perf recall
-    "omnimem.ingest.loaders",  # LoCoMo / JSONL loaders
+    "omnimem.contract.loaders",  # LoCoMo / JSONL loaders
     "omnimem.llm", "omnimem.llm.base",  # the LLM protocol, FakeLLM
     "omnimem.mau",  # search_text: the text a unit is indexed by
     "omnimem.media.audio", "omnimem.media.video",  # the media filters the media benchmark measures

@@ -35,7 +35,7 @@ from benchmarks.harness.retrieval import (
 from benchmarks.retrieval.commands import register
 from omnimem import Memory
 from omnimem.embed import FakeEmbedder
-from omnimem.engine.ingest.loaders import Dialogue
+from omnimem.contract.loaders import Dialogue
 from omnimem.tokens import count_tokens
 
 

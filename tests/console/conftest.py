@@ -49,7 +49,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    from omnimem.server.apikeys import create_key
+    from omnimem.store.apikeys import create_key
 
     folder = tmp_path_factory.mktemp("console")
     with Memory(folder / "store", embedder="fake", graph=True) as memory:

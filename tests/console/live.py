@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from omnimem import Memory
-from omnimem.engine.ingest.loaders import load_jsonl
+from omnimem.contract.loaders import load_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "sample_conversation.jsonl"

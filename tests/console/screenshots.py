@@ -20,7 +20,7 @@ from tests.serving import LiveServer
 def take(out: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
-    from omnimem.server.apikeys import create_key
+    from omnimem.store.apikeys import create_key
 
     out.mkdir(parents=True, exist_ok=True)
     shots: list[Path] = []

@@ -53,7 +53,7 @@ def test_timeline_shows_memories_in_event_order_with_media(page: Any, console: C
 
 def test_timeline_shows_a_sessions_turns_in_the_order_they_were_said(page: Any, console: Console) -> None:
     """Every turn of the sample's first session has the session's time: only the order given tells them apart."""
-    from omnimem.engine.ingest.loaders import load_jsonl
+    from omnimem.contract.loaders import load_jsonl
     from tests.console.live import SAMPLE
 
     said = [t["text"] for d in load_jsonl(SAMPLE) if d.session_id == "session-1" for t in d.turns]

@@ -39,7 +39,7 @@ class Scored:
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scored]:
-    from omnimem.server.apikeys import create_key
+    from omnimem.store.apikeys import create_key
 
     folder: Path = tmp_path_factory.mktemp("scores")
     with Memory(folder / "store", embedder="fake", **NO_SIGNALS, ranking="rules") as memory:

@@ -17,7 +17,7 @@ USER = "trust"
 
 @pytest.fixture(scope="module")
 def trusting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Console, str, str]]:
-    from omnimem.server.apikeys import create_key
+    from omnimem.store.apikeys import create_key
 
     folder: Path = tmp_path_factory.mktemp("trust")
     with Memory(folder / "store", embedder="fake") as memory:

@@ -10,7 +10,7 @@ from conftest import connect
 from fastmcp.exceptions import McpError
 
 from omnimem import Memory
-from omnimem.server.apikeys import create_key
+from omnimem.store.apikeys import create_key
 from omnimem.server.limits import RateLimit
 from tests.serving import LiveServer
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from omnimem import Memory
-from omnimem.server.apikeys import create_key
+from omnimem.store.apikeys import create_key
 from tests.serving import LiveServer
 
 

@@ -25,7 +25,7 @@ import uvicorn
 from omnimem import Memory
 from omnimem.embed import FakeEmbedder, register_embedder
 from omnimem.server import create_app
-from omnimem.server.apikeys import create_key
+from omnimem.store.apikeys import create_key
 from omnimem.server.headtimeout import HeadTimeoutProtocol
 
 FAILING_WORD = "kaboom"

@@ -22,7 +22,7 @@ from schemathesis.checks import (
 )
 
 from omnimem import Memory
-from omnimem.server.apikeys import create_key
+from omnimem.store.apikeys import create_key
 from omnimem.server import create_app
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,

@@ -21,7 +21,7 @@ import pytest
 
 from omnimem import Memory
 from omnimem.errors import MalformedDataError, NotFoundError
-from omnimem.server.apikeys import create_key
+from omnimem.store.apikeys import create_key
 from tests.postgres_server import PostgresServer
 from tests.server.conftest import KEYS, Served
 from tests.serving import LiveServer

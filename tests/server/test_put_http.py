@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from omnimem.server.apikeys import create_key
+from omnimem.store.apikeys import create_key
 from tests.server.conftest import Served
 
 

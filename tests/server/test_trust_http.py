@@ -9,7 +9,7 @@ import pytest
 
 from omnimem.context import FENCE_RULE
 from omnimem.errors import ForbiddenError
-from omnimem.server.apikeys import create_key
+from omnimem.store.apikeys import create_key
 from tests.server.conftest import Served
 
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from omnimem.server.apikeys import check_key, create_key, digest
+from omnimem.store.apikeys import check_key, create_key, digest
 from omnimem.errors import AuthError, InvalidInputError
 from omnimem.store.keys import ApiKey, ApiSession
 from tests.store.conftest import Backend

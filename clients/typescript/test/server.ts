@@ -23,7 +23,7 @@ const ENV = { ...process.env, PYTHONPATH: ROOT };
 const SETUP = `
 import json, sys
 from omnimem import Memory
-from omnimem.apikeys import create_key
+from omnimem.store.apikeys import create_key
 with Memory(sys.argv[1], embedder="fake") as memory:
     admin, _ = create_key(memory.store, name="ts-admin", role="admin")
     ann, _ = create_key(memory.store, name="ts-ann", role="write", user_id="ann")

@@ -9,7 +9,9 @@ cross-encoder of all-MiniLM-L6-v2's size on 2 CPU cores that adds ~115 ms to a
 search at the default depth of 30 (~50 ms at 10), against ~8 ms for the search
 without it (``python -m benchmarks rerank-cost``, random weights: no
 cross-encoder weights ship in any package this project can use, so what it
-gains is not measured here).
+gains is not measured here). The cross-encoder comes with the ``torch`` extra
+(``pip install 'omnimem[torch]'``); without it a search with a reranker raises
+:class:`~omnimem.errors.MissingDependencyError` naming the extra.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from omnimem.errors import ConfigError
+from omnimem.errors import ConfigError, missing_extra
 
 
 class Reranker:
@@ -35,8 +37,10 @@ class Reranker:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import CrossEncoder
-
+                try:
+                    from sentence_transformers import CrossEncoder
+                except ImportError as exc:  # the torch extra brings sentence-transformers and torch
+                    raise missing_extra("torch" if exc.name == "torch" else "sentence-transformers", "torch") from exc
                 try:
                     self._model = CrossEncoder(self.path, device="cpu", local_files_only=True)
                 except (OSError, ValueError) as exc:

@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from omnimem.server.apikeys import check_key
+from omnimem.store.apikeys import check_key
 from omnimem.errors import AuthError
 from omnimem.server.auth import (SESSION_COOKIE, Principal, authenticate, client_address, from_key, state_of,
                                  throttled, token_digest)

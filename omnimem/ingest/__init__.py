@@ -1,1 +1,0 @@
-"""Faces of the old ``omnimem.ingest`` paths: the rooms themselves live in :mod:`omnimem.engine.ingest`."""

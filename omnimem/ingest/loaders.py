@@ -1,5 +1,0 @@
-"""A face: ``omnimem.ingest.loaders`` keeps working; the loaders live in :mod:`omnimem.contract.loaders`."""
-
-from omnimem.contract.loaders import Dialogue, load_jsonl, load_locomo, locomo_turn_text
-
-__all__ = ["Dialogue", "load_jsonl", "load_locomo", "locomo_turn_text"]
