@@ -706,7 +706,7 @@ RERUNS_47 = [  # stop 47's default (depth read deeper where candidates run out, 
 
 
 @pytest.mark.parametrize(("rerun", "committed"), RERUNS_47, ids=[r for r, _ in RERUNS_47])
-def test_the_default_re_run_after_stop_47_recalls_every_question_as_committed(rerun: str, committed: str) -> None:
+def test_reading_deeper_and_eliding_speakers_keep_every_questions_recall(rerun: str, committed: str) -> None:
     """The data sets give a session one time and fill a budget at the first depth: neither change moves them."""
     again, before = _value(rerun, "per_question.omnimem"), _value(committed, "per_question.omnimem")
     assert again == before and len(again["1k"]) == len(again["6k"]) > 90
@@ -806,7 +806,7 @@ RERUNS_48 = [  # stop 48's default (signal_margin=0.15: a signal re-orders near 
 
 
 @pytest.mark.parametrize(("rerun", "committed"), RERUNS_48, ids=[r for r, _ in RERUNS_48])
-def test_the_default_re_run_after_stop_48_recalls_every_question_as_committed(rerun: str, committed: str) -> None:
+def test_the_signal_margin_leaves_every_questions_recall_as_committed(rerun: str, committed: str) -> None:
     """Every question's recall within 1k and 6k tokens is as committed; the margin moves a few hits of Mem-Gallery
     (dev: the 1k contexts' mean tokens 974.8173 -> 974.8331; test: recall@5 0.6946 -> 0.6948) and LongMemEval (dev:
     NDCG@10 0.5769 -> 0.5772), none that count."""
