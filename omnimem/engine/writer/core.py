@@ -27,10 +27,12 @@ from typing import Any, TypeVar
 from omnimem.embed.base import Embedder, role_scheme
 from omnimem.embed.query import with_fast_queries
 from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress, Rows, count
-from omnimem.engine.ingest.prepare import AddResult, Pending, check_storable, stamped
+from omnimem.results import AddResult
+from omnimem.engine.ingest.prepare import Pending, check_storable, stamped
 from omnimem.engine.parts import Parts
+from omnimem.contract.caller import acting_as, current_actor
 from omnimem.engine.writer.group import GroupCommit
-from omnimem.engine.writer.written import Verdict, Written
+from omnimem.engine.writer.written import Call, Plan, Verdict, Written
 from omnimem.mau import MAU, Links, Modality, Scope, search_text
 from omnimem.store.audit import AuditEvent
 from omnimem.store.base import CandidateSearch, RowWriter, SearchFilter
@@ -38,7 +40,16 @@ from omnimem.store.jobs import Job
 from omnimem.text import EmbedInput, embed_texts
 
 T = TypeVar("T")
+Failure = tuple[int, Exception]  # which plan's transaction failed (the plans after it were not written), and why
 STEP = 32  # units per transaction of a large call while other adds keep arriving (else ``BATCH``)
+
+
+def raise_failure(outcome: tuple[list[Written], Failure | None]) -> list[Written]:
+    """What :meth:`Writer.write` wrote for one call, or that call's error raised."""
+    written, failure = outcome
+    if failure is not None:
+        raise failure[1]
+    return written
 
 
 class Changes:
@@ -139,15 +150,9 @@ class Writer:
         recent: dict[Scope, list[tuple[str, str]]] = {}
         for start in range(0, len(items), BATCH):
             batch = items[start : start + BATCH]
-            known, forgotten = planner.lookup(batch, allow_forgotten)
-            counts: dict[str, float] = {}
-            decided, accepted = planner.decide(batch, known, forgotten, recent, {}, counts)
-            if accepted:
-                built = planner.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
-                self.commit(planner, accepted, built, decided, counts, action, reason)
-            elif counts:
-                self.add_stats(counts)
-            results.extend(r for r in decided if r is not None)
+            plans = self.decide(planner, [Call(batch, allow_forgotten, action, reason, current_actor())], recent, {})
+            raise_failure(self.write(planner, plans, self.build(planner, plans)))
+            results.extend(r for r in plans[0].results if r is not None)
             if progress is not None:
                 progress(len(batch))
         return results
@@ -179,45 +184,85 @@ class Writer:
             began = time.monotonic()
             batch = items[start : start + (STEP if self._group.busy() else BATCH)]
             start += len(batch)
-            counts: dict[str, float] = {}
             with p.write_lock:
                 p.check_open(write=True)
-                known, forgotten = planner.lookup(batch, allow_forgotten)
-                decided, accepted = planner.decide(batch, known, forgotten, {}, {}, counts)
-            if accepted:  # the model calls (embedding; with enrich="sync", graph extraction), outside the write lock
-                built = planner.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
-                rows = planner.rows(accepted, built, action, reason)
-                with p.write_lock:
-                    p.check_open(write=True)
-                    written = self.commit(planner, accepted, built, decided, counts, action, reason, rows=rows,
-                                          propose=False)
-                if written.propose:  # supersession proposals ask the model: after the write lock is let go
-                    self.propose(written)
-            elif counts:
-                self.add_stats(counts)
+                plans = self.decide(planner, [Call(batch, allow_forgotten, action, reason, current_actor())], {}, {})
+            # the model calls (embedding; with enrich="sync", graph extraction), outside the write lock
+            built = self.build(planner, plans)
+            if built is not None:
+                plans[0].rows = planner.rows(plans[0].accepted, built, action, reason)
+            with p.write_lock:
+                p.check_open(write=True)
+                written = raise_failure(self.write(planner, plans, built, propose=False))
+            for done in written:  # supersession proposals ask the model: after the write lock is let go
+                if done.propose:
+                    self.propose(done)
             took = time.monotonic() - began
-            results.extend(r for r in decided if r is not None)
+            results.extend(r for r in plans[0].results if r is not None)
             if progress is not None:
                 progress(len(batch))
         return results
 
-    def commit(
-        self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
-        results: list[AddResult | None], counts: dict[str, float], action: str = "add", reason: str | None = None,
-        *, rows: Rows | None = None, propose: bool = True,
-    ) -> Written:
-        """Write built units in one transaction with their derived rows, event and jobs; index them.
+    # -- the write sequence: every add is decided, built and written by these three -----------------------------
+    def decide(self, planner: Ingestor, calls: Sequence[Call], recent: dict[Scope, list[tuple[str, str]]],
+               seen: dict[str, str]) -> list[Plan]:
+        """Each call's fate of each item, in order, against one look-up of them all (the caller holds the write
+        lock). ``recent`` and ``seen`` carry what earlier calls will store, so a later call is decided as if it
+        came after them (two identical texts in a group: the first is stored, the second is its duplicate)."""
+        known, forgotten = planner.lookup([item for call in calls for item in call.items],
+                                          all(call.allow_forgotten for call in calls))
+        plans = []
+        for call in calls:
+            counts: dict[str, float] = {}
+            results, accepted = planner.decide(call.items, known, {} if call.allow_forgotten else forgotten,
+                                               recent, seen, counts)
+            plans.append(Plan(call, results, accepted, counts))
+        return plans
 
-        The caller holds the write lock. ``results`` gets each accepted item's result at its position.
-        ``rows``: what :meth:`Ingestor.rows` made of them beforehand (outside the lock); ``propose=False``
-        leaves the supersession proposals to the caller (:meth:`propose`, after it lets the lock go).
+    def build(self, planner: Ingestor, plans: Sequence[Plan]) -> Built | None:
+        """Every accepted item of ``plans`` made into units in one embedding call (``None``: nothing to store)."""
+        accepted = [entry for plan in plans for entry in plan.accepted]
+        if not accepted:  # all duplicates, forgotten or redundant: nothing to embed
+            return None
+        return planner.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
+
+    def write(self, planner: Ingestor, plans: Sequence[Plan], built: Built | None, *,
+              propose: bool = True) -> tuple[list[Written], Failure | None]:
+        """Store each plan's units in its own transaction, index them all in one update, add all their counters
+        in one write; then report each (:meth:`finish`). The caller holds the write lock.
+
+        What was written, and the failure that stopped it: a transaction that fails (that call's error) leaves
+        the plans after it unwritten. ``propose=False`` leaves the supersession proposals to the caller
+        (:meth:`propose`, after it lets the lock go).
         """
+        written: list[tuple[Plan, Written | None]] = []
+        failure: Failure | None = None
+        totals: dict[str, float] = {}
+        start = 0
         with self.parts.lock:
-            written = self.insert(planner, accepted, built, counts, action, reason, rows=rows)
-            self.index([written])
-            self.add_stats(counts)
-        self.finish(planner, written, results, propose=propose)
-        return written
+            for n, plan in enumerate(plans):
+                stop = start + len(plan.accepted)
+                done = None
+                if plan.accepted:
+                    assert built is not None
+                    part = built if len(plans) == 1 else built.part(start, stop)
+                    try:
+                        with acting_as(plan.call.actor):
+                            done = self.insert(planner, plan.accepted, part, plan.counts, plan.call.action,
+                                               plan.call.reason, rows=plan.rows)
+                    except Exception as exc:  # this call's error, raised in its caller's thread
+                        failure = (n, exc)
+                        break
+                written.append((plan, done))
+                for name, value in plan.counts.items():
+                    totals[name] = totals.get(name, 0.0) + value
+                start = stop
+            self.index([w for _, w in written if w is not None])
+            self.add_stats(totals)
+        for plan, done in written:
+            if done is not None:
+                self.finish(planner, done, plan.results, propose=propose)
+        return [w for _, w in written if w is not None], failure
 
     def insert(self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
                counts: dict[str, float], action: str, reason: str | None, *, rows: Rows | None = None) -> Written:

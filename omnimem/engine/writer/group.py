@@ -50,15 +50,17 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from typing import Protocol
 
-from omnimem.engine.parts import Parts, acting_as, current_actor
+from omnimem.engine.parts import Parts
+from omnimem.contract.caller import acting_as, current_actor
 from omnimem.errors import StoreError
 from omnimem.engine.ingest.pipeline import Built, Ingestor
-from omnimem.engine.ingest.prepare import AddResult, Pending
-from omnimem.engine.writer.written import Written
+from omnimem.results import AddResult
+from omnimem.engine.ingest.prepare import Pending
+from omnimem.engine.writer.written import Call, Plan, Written
 from omnimem.mau import Scope
 
 
@@ -71,14 +73,13 @@ class Writer(Protocol):
     def ingest(self, items: Sequence[Pending], *, allow_forgotten: bool, action: str,
                reason: str | None) -> list[AddResult]: ...
 
-    def insert(self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
-               counts: dict[str, float], action: str, reason: str | None) -> Written: ...
+    def decide(self, planner: Ingestor, calls: Sequence[Call], recent: dict[Scope, list[tuple[str, str]]],
+               seen: dict[str, str]) -> list[Plan]: ...
 
-    def index(self, written: Sequence[Written]) -> None: ...
+    def build(self, planner: Ingestor, plans: Sequence[Plan]) -> Built | None: ...
 
-    def add_stats(self, counts: dict[str, float]) -> None: ...
-
-    def finish(self, planner: Ingestor, written: Written, results: list[AddResult | None]) -> None: ...
+    def write(self, planner: Ingestor, plans: Sequence[Plan],
+              built: Built | None) -> tuple[list[Written], tuple[int, Exception] | None]: ...
 
     def sync(self) -> None: ...
 
@@ -96,23 +97,10 @@ GATHER_MAX_S = 0.025  # and no longer than this in all
 class _Request:
     """One add call waiting in the queue, and what became of it."""
 
-    items: Sequence[Pending]
-    allow_forgotten: bool
-    action: str
-    reason: str | None
-    actor: str | None  # the caller's ``acting_as``: the leader writes the audit event in its name
+    call: Call  # with the caller's ``acting_as``: the leader writes the audit event in its name
     results: list[AddResult] | None = None
     error: BaseException | None = None
     done: bool = False
-
-
-@dataclass(eq=False)
-class _Plan:
-    """A request's decided items: its results so far, what it stores, and its counters."""
-
-    results: list[AddResult | None]
-    accepted: list[tuple[int, Pending, str]]
-    counts: dict[str, float] = field(default_factory=dict)
 
 
 class GroupCommit:
@@ -133,7 +121,7 @@ class GroupCommit:
 
     def add(self, items: Sequence[Pending], allow_forgotten: bool, action: str, reason: str | None) -> list[AddResult]:
         """Queue the call and wait for its group to be written (leading it if no one is); its own results."""
-        request = _Request(items, allow_forgotten, action, reason, current_actor())
+        request = _Request(Call(items, allow_forgotten, action, reason, current_actor()))
         with self._cond:
             self._queue.append(request)
             self._last_arrival = time.monotonic()
@@ -214,9 +202,9 @@ class GroupCommit:
             with self._cond:
                 group: list[_Request] = []
                 size = 0
-                while self._queue and (not group or size + len(self._queue[0].items) <= self.max_items):
+                while self._queue and (not group or size + len(self._queue[0].call.items) <= self.max_items):
                     group.append(self._queue.popleft())
-                    size += len(group[-1].items)
+                    size += len(group[-1].call.items)
                 self._counts["adds"] += len(group)
                 self._counts["groups"] += 1
                 self._counts["largest_group"] = max(self._counts["largest_group"], len(group))
@@ -236,74 +224,36 @@ class GroupCommit:
                     self._cond.notify_all()
 
     def _write(self, group: list[_Request]) -> None:
+        """The write sequence once for the whole group: its decisions in arrival order, one build (one embedding
+        call), each request's own transaction, one index update and one counter update for them all."""
         if len(group) == 1:
             self._alone(group[0])
             return
+        writer = self.writer
         try:
-            plans, built = self._plan(group)
+            self.parts.check_open(write=True)
+            writer.sync()
+            plans = writer.decide(writer.ingestor, [request.call for request in group], {}, {})
+            writer.ingestor.reset_chain()
+            built = writer.build(writer.ingestor, plans)
         except Exception:  # which request caused it is unknown: each runs alone and meets its own
             for request in group:
                 self._alone(request)
             return
-        writer, p = self.writer, self.parts
-        written: list[tuple[_Request, _Plan, Written | None]] = []
-        failed: int | None = None
-        totals: dict[str, float] = {}
-        start = 0
-        with p.lock:  # every request's transaction, then one index update and one counter update for them all
-            for n, (request, plan) in enumerate(zip(group, plans)):
-                stop = start + len(plan.accepted)
-                try:
-                    with acting_as(request.actor):
-                        done = None
-                        if plan.accepted:
-                            assert built is not None
-                            done = writer.insert(writer.ingestor, plan.accepted, built.part(start, stop), plan.counts,
-                                                 request.action, request.reason)
-                except Exception as exc:  # it is this request's error, raised in its caller's thread
-                    request.error = exc
-                    failed = n
-                    break
-                written.append((request, plan, done))
-                for name, value in plan.counts.items():
-                    totals[name] = totals.get(name, 0.0) + value
-                start = stop
-            writer.index([w for _, _, w in written if w is not None])
-            writer.add_stats(totals)
-        for request, plan, done in written:
-            if done is not None:
-                writer.finish(writer.ingestor, done, plan.results)
+        written, failure = writer.write(writer.ingestor, plans, built)
+        stop = len(group) if failure is None else failure[0]
+        for request, plan in zip(group[:stop], plans):
             request.results = [r for r in plan.results if r is not None]
-        if failed is not None:
-            for later in group[failed + 1:]:  # decided against units that were not stored: decide them again
+        if failure is not None:
+            group[stop].error = failure[1]
+            for later in group[stop + 1:]:  # decided against units that were not stored: decide them again
                 self._alone(later)
-
-    def _plan(self, group: list[_Request]) -> tuple[list[_Plan], Built | None]:
-        """Every request's decisions in arrival order, and one build (one embedding call) of what they store."""
-        self.parts.check_open(write=True)
-        self.writer.sync()
-        ingestor = self.writer.ingestor
-        everything = [item for request in group for item in request.items]
-        known, forgotten = ingestor.lookup(everything, allow_forgotten=False)
-        recent: dict[Scope, list[tuple[str, str]]] = {}
-        seen: dict[str, str] = {}
-        plans: list[_Plan] = []
-        for request in group:
-            plan = _Plan([], [])
-            plan.results, plan.accepted = ingestor.decide(
-                request.items, known, {} if request.allow_forgotten else forgotten, recent, seen, plan.counts)
-            plans.append(plan)
-        ingestor.reset_chain()
-        accepted = [entry for plan in plans for entry in plan.accepted]
-        if not accepted:  # all duplicates or redundant: nothing to embed
-            return plans, None
-        return plans, ingestor.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
 
     def _alone(self, request: _Request) -> None:
         """Write one request as its own call would (its results, or its error)."""
         try:
-            with acting_as(request.actor):
-                request.results = self.writer.ingest(request.items, allow_forgotten=request.allow_forgotten,
-                                                       action=request.action, reason=request.reason)
+            with acting_as(request.call.actor):
+                request.results = self.writer.ingest(request.call.items, allow_forgotten=request.call.allow_forgotten,
+                                                       action=request.call.action, reason=request.call.reason)
         except Exception as exc:  # handed to the request's caller, raised in its thread
             request.error = exc

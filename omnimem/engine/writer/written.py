@@ -1,13 +1,38 @@
-"""What the writer hands on between storing a call's units and indexing and reporting them; a check's verdict."""
+"""What the writer's one write sequence hands on between its steps (decide, build, write), and a check's verdict."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from omnimem.engine.ingest.pipeline import Built
-from omnimem.engine.ingest.prepare import AddResult, Pending
+from omnimem.engine.ingest.pipeline import Built, Rows
+from omnimem.results import AddResult
+from omnimem.engine.ingest.prepare import Pending
 from omnimem.mau import MAU
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One add call: its items, and how its write is logged."""
+
+    items: Sequence[Pending]
+    allow_forgotten: bool
+    action: str
+    reason: str | None
+    actor: str | None  # the caller's ``acting_as`` (None outside one): the audit event names it
+
+
+@dataclass(eq=False, slots=True)
+class Plan:
+    """One call's decided items: its results so far (``None`` where an item is stored), what it stores, its
+    counters, and its rows when they were made beforehand (outside the write lock)."""
+
+    call: Call
+    results: list[AddResult | None]
+    accepted: list[tuple[int, Pending, str]]
+    counts: dict[str, float]
+    rows: Rows | None = None
 
 
 @dataclass(frozen=True, slots=True)
