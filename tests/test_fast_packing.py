@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from omnimem.fusion import rrf_merge, rrf_order
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.engine.retrieval.pyramid import fit_costs, fit_lines, group_header
+from omnimem.engine.retrieval.pyramid import fit_costs, fit_lines
+from omnimem.results import group_header
 from omnimem.engine.retrieval.search import Retriever
 from omnimem.tokens import count_joined, count_tokens
 

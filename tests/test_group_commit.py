@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from omnimem import AddResult, Memory
-from omnimem.engine.parts import acting_as
+from omnimem.contract.caller import acting_as
 from omnimem.errors import InvalidInputError, OmnimemError, StoreError
 from omnimem.engine.ingest.prepare import prepare
 from omnimem.mcp import create_mcp

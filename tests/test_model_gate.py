@@ -21,7 +21,7 @@ from omnimem.embed.base import Vectors, embed_queries
 from omnimem.embed.fake import FakeEmbedder
 from omnimem.embed.gate import SLICE, ModelGate
 from omnimem.embed.query import FastQueries
-from omnimem.engine.slots import search_slots
+from omnimem.contract.caller import search_slots
 
 DIM = 8
 

@@ -1,7 +1,8 @@
 from datetime import datetime, timezone
 
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.engine.retrieval.pyramid import NEWLINE, Candidate, RawContent, build_context, unit_line
+from omnimem.engine.retrieval.pyramid import NEWLINE, Candidate, build_context
+from omnimem.results import RawContent, unit_line
 from omnimem.tokens import count_tokens
 
 T = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)

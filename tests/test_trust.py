@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from omnimem import Memory
 from omnimem.cli import app
-from omnimem.engine.provenance import writing_via
+from omnimem.contract.caller import writing_via
 from omnimem.errors import ForbiddenError, InvalidInputError
 
 

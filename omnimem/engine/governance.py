@@ -21,7 +21,8 @@ from typing import Any
 
 from omnimem.embed.base import Embedder
 from omnimem.engine.parts import Parts
-from omnimem.engine.provenance import Channel, current_channel, imported
+from omnimem.contract.caller import Channel, current_channel
+from omnimem.engine.provenance import imported
 from omnimem.errors import ForbiddenError, InvalidInputError, MalformedDataError
 from omnimem.engine.ingest import history
 from omnimem.engine.ingest.dump import FORMAT, VERSION, Checked, check_dump
@@ -29,7 +30,7 @@ from omnimem.text import EmbedInput, embed_texts
 from omnimem.engine.ingest.pipeline import Progress
 from omnimem.engine.writer import Changes, Writer
 from omnimem.mau import MAU, Modality, Scope, trust_rank
-from omnimem.engine.retrieval.search import full_text
+from omnimem.engine.retrieval.content import full_text
 from omnimem.store.audit import AuditEvent
 
 

@@ -19,7 +19,8 @@ from omnimem.engine.writer import Changes, Writer
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.mau import MAU, Scope
 from omnimem.store import tombstones
-from omnimem.store.audit import AuditEvent, AuditRecord
+from omnimem.store.audit import AuditEvent
+from omnimem.results import AuditRecord
 from omnimem.timeparse import parse_time
 
 

@@ -30,7 +30,7 @@ from omnimem.engine.backends import open_search, open_store
 from omnimem.contract import (
     AddRequest, AskRequest, AudioRequest, DeleteRequest, DialogueRequest, EntityRequest, ExportRequest, ForgetRequest,
     ImageRequest, ImportRequest, ListRequest, LogRequest, PutRequest, ScopeRequest, SearchRequest, UnitRequest,
-    UpdateRequest, TrustRequest, VideoRequest, When,
+    UpdateRequest, TrustRequest, VideoRequest, When, MAX_IMAGE_BYTES,
 )
 from omnimem.embed.base import check_roles, role_scheme
 from omnimem.embed.query import query_compatible, with_fast_queries
@@ -205,7 +205,7 @@ class LocalEngine:
     def add_image(self, request: ImageRequest) -> AddResult:
         """One image unit, unless it is the same file or a near-duplicate of a recent image of its scope."""
         p, r = self.parts, request
-        data, name = media.read_bytes(r.image, limit=media.MAX_IMAGE_BYTES)
+        data, name = media.read_bytes(r.image, limit=MAX_IMAGE_BYTES)
         item, phash = media.image_item(data, filename=name, caption=r.caption, time=r.time, scope=r.scope, tz=p.tz,
                                        max_pixels=p.settings.max_media_pixels)
         if r.source_id is not None:

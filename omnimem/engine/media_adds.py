@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from omnimem.engine.ingest import media
-from omnimem.engine.ingest.media import MediaResult
+from omnimem.results import MediaResult
 from omnimem.engine.ingest.pipeline import Progress
-from omnimem.engine.ingest.prepare import AddResult, Pending
+from omnimem.results import AddResult
+from omnimem.engine.ingest.prepare import Pending
 from omnimem.engine.parts import Parts
 from omnimem.engine.writer import Writer
 from omnimem.engine.writer.written import Verdict

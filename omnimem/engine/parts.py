@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omnimem.config import Settings
-from omnimem.contract.caller import acting_as as acting_as, current_actor as current_actor  # the writer's group reads them
+from omnimem.contract.caller import current_actor
 from omnimem.embed.base import Embedder
 from omnimem.errors import ReadOnlyStoreError, StoreError
 from omnimem.llm.base import LLM

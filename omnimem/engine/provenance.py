@@ -18,13 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from omnimem.contract.caller import (  # the channel's names, read here by the write path
-    SURFACES as SURFACES, Channel as Channel, check_surface as check_surface, current_channel as current_channel,
-    writing_via as writing_via,
-)
-from omnimem.contract.checks import (  # shared with the facade
-    ROLE_SOURCES as ROLE_SOURCES, check_source as check_source, check_trust as check_trust,
-)
+from omnimem.contract.caller import Channel, current_channel
+from omnimem.contract.checks import ROLE_SOURCES, check_source, check_trust
 from omnimem.errors import ForbiddenError, InvalidInputError
 from omnimem.mau import MAU, SOURCES, TRUST_LEVELS, TRUSTED, default_trust, trust_rank
 

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from omnimem.graph.expand import expand, find_seeds
 from omnimem.graph.extract import Extractor
 from omnimem.results import Entity, ExtractedEntity, Extraction, Relation
-from omnimem.results import Neighbor as Neighbor  # defined there; this path keeps working
+from omnimem.results import Neighbor
 from omnimem.graph.resolve import CandidateIndex, EntityResolver
 from omnimem.mau import MAU, Scope, search_text
 from omnimem.store.base import GraphRows, GraphSource, RowWriter

@@ -14,7 +14,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic needs this Type
 
 from omnimem.results import AddResult, Context, Entity
 from omnimem.mau import MAU, Modality
-from omnimem.store.audit import AuditRecord
+from omnimem.results import AuditRecord
 
 RAW_URI = "omnimem://units/{id}/raw"
 

@@ -9,10 +9,8 @@ round-trips each one). Writes return :class:`AddResult` / :class:`MediaResult`;
 here). Searches return a :class:`Context` of :class:`Hit`, defined with the
 planner's :class:`Plan` and the line rules in :mod:`omnimem.context`; the
 knowledge graph's :class:`Entity`, :class:`Neighbor` and its other value types
-are defined in :mod:`omnimem.results.entities`. Both are re-exported here.
-
-The old import paths (``omnimem.engine.ingest.prepare.AddResult``,
-``omnimem.engine.retrieval.pyramid.Context`` ...) re-export these classes.
+are defined in :mod:`omnimem.results.entities`. Both are re-exported here:
+import them from here.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from omnimem.mau import Scope
-from omnimem.results import AuditRecord as AuditRecord  # defined there; this path keeps working
+from omnimem.results import AuditRecord
 
 AUDIT_SCHEMA = [
     """CREATE TABLE IF NOT EXISTS audit_log (

@@ -32,7 +32,8 @@ import numpy.typing as npt
 
 from omnimem.results import Entity, Relation
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.store.audit import AuditEvent, AuditRecord
+from omnimem.store.audit import AuditEvent
+from omnimem.results import AuditRecord
 from omnimem.store.keys import ApiKey, ApiSession
 from omnimem.store.jobs import Job, JobState, NewJob
 

@@ -49,8 +49,6 @@ SHELLS = {"cli", "server", "mcp", "remote", "integrations"}
 # Modules that only re-export, for import paths users, docs or benchmarks name (kept for one release).
 FACES = {
     "omnimem",  # the package: Memory, the errors, the value objects
-    "omnimem.ingest", "omnimem.ingest.loaders",  # the loaders benchmarks use
-    "omnimem.apikeys",  # create_key / check_key, as docs/http-api.md names them
     "omnimem.cli",  # the pyproject script omnimem.cli:main, the cold-start benchmark's phases
     "omnimem.remote",  # RemoteEngine
     "omnimem.store.sqlite",  # omnimem.store.sqlite.SQLiteStore

@@ -19,6 +19,10 @@ from test_import_graph import FACES, ROOT, module_name, only_re_exports
 PENDING = {
     "omnimem.engine.slots",  # the search slots: their code and importers are being reworked in contract/caller.py
 }
+# Modules that still re-export a name under its own name for importers another change is rewriting (same rule).
+PENDING_RE_EXPORTS = {
+    "omnimem.engine.retrieval.search",  # Ranking, Sources, similarity, full_text: the search is being reworked
+}
 
 
 def sources(tree: ast.Module, here: str, is_package: bool) -> set[str]:
@@ -41,6 +45,16 @@ def is_shim(source: str, name: str, is_package: bool) -> bool:
     if not origins or not only_re_exports(tree):
         return False
     return not is_package or any(o != name and not o.startswith(name + ".") for o in origins)
+
+
+def re_exports(source: str) -> list[str]:
+    """The names a module imports under their own name (``from a import b as b``): kept for another import path."""
+    return [alias.name for node in ast.parse(source).body if isinstance(node, ast.ImportFrom)
+            for alias in node.names if alias.asname == alias.name]
+
+
+def re_exporters(root: Path = ROOT) -> list[str]:
+    return sorted(module_name(p, root) for p in root.rglob("*.py") if re_exports(p.read_text(encoding="utf-8")))
 
 
 def shims(root: Path = ROOT) -> list[str]:
@@ -66,3 +80,15 @@ def test_the_package_holds_no_shim_outside_the_faces() -> None:
 
 def test_every_pending_shim_is_still_there() -> None:
     assert set(shims()) >= PENDING, "a pending shim is gone: remove it from PENDING"
+
+
+def test_an_import_under_its_own_name_is_a_re_export() -> None:
+    assert re_exports("from omnimem.results import AddResult as AddResult, Hit\nimport json as json\n") == ["AddResult"]
+    assert re_exports("from omnimem.contract.validate import metadata as clean_metadata\n") == []
+
+
+def test_no_module_outside_the_faces_re_exports_a_name_for_another_import_path() -> None:
+    found = [name for name in re_exporters() if name not in FACES | PENDING | PENDING_RE_EXPORTS]
+    assert not found, "modules re-exporting names (import them where they are defined, and drop `as`):\n" + \
+        "\n".join(found)
+    assert set(re_exporters()) >= PENDING_RE_EXPORTS, "a pending re-export is gone: remove it from PENDING_RE_EXPORTS"

@@ -14,7 +14,7 @@ from test_planner_llm import QUESTION, by_stage, memory  # noqa: F401 - memory: 
 
 from omnimem import Memory
 from omnimem.engine.retrieval.planner import REASON_CHARS
-from omnimem.engine.slots import search_slots
+from omnimem.contract.caller import search_slots
 
 ADEQUATE = chat('{"adequate": true}')
 

@@ -8,14 +8,9 @@ from pathlib import Path
 import pytest
 
 from omnimem import Memory
-from omnimem.engine.retrieval.answer import Answer
-from omnimem.graph.engine import Neighbor
-from omnimem.results.entities import Entity, EntityType
-from omnimem.engine.ingest.media import MediaResult
-from omnimem.engine.ingest.prepare import AddResult
 from omnimem.mau import MAU, Scope
-from omnimem.engine.retrieval.pyramid import Context
-from omnimem.store.audit import AuditRecord
+from omnimem.results import AddResult, Answer, AuditRecord, Context, MediaResult, Neighbor
+from omnimem.results.entities import Entity, EntityType
 from tests.serving import LiveServer
 
 TURNS = [

@@ -18,10 +18,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from omnimem.contract.loaders import parse_lines as parse_lines  # defined with the other file readers
 from omnimem.errors import InvalidInputError, MalformedDataError
 from omnimem.engine.ingest.media import media_hash
-from omnimem.engine.ingest.prepare import MAX_TEXT_CHARS, Pending, clean_text, make_scope
+from omnimem.contract import MAX_TEXT_CHARS
+from omnimem.engine.ingest.prepare import Pending
+from omnimem.contract.checks import clean_text, make_scope
 from omnimem.contract.validate import metadata as clean_metadata
 from omnimem.mau import Modality, content_hash
 from omnimem.timeparse import parse_time

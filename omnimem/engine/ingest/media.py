@@ -15,11 +15,9 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from omnimem.contract import MAX_IMAGE_BYTES as MAX_IMAGE_BYTES  # defined there, with the limits callers share
 from omnimem.errors import InvalidInputError, InvalidTimeError
 from omnimem.engine.ingest.prepare import Pending
 from omnimem.mau import Modality, Scope, content_hash
-from omnimem.results import MediaResult as MediaResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
 from omnimem.contract.validate import media_file
 

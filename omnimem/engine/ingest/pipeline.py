@@ -22,7 +22,8 @@ from omnimem.engine.parts import Parts
 from omnimem.engine.provenance import derived
 from omnimem.engine.ingest.plan import plan_jobs
 from omnimem.engine.ingest.novelty import NoveltyFilter
-from omnimem.engine.ingest.prepare import AddResult, Pending
+from omnimem.results import AddResult
+from omnimem.engine.ingest.prepare import Pending
 from omnimem.text import EmbedInput, embed_texts
 from omnimem.mau import MAU, Links, Modality, Scope, content_hash, search_text
 from omnimem.store.audit import AuditEvent

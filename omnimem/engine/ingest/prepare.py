@@ -11,15 +11,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from typing import Any
 
-from omnimem.contract import MAX_TEXT_CHARS as MAX_TEXT_CHARS  # defined there; the dump reads it here
-from omnimem.contract.checks import (  # the facade's checks, which the write path shares
-    clean_caption as clean_caption, clean_id as clean_id, clean_text as clean_text, make_scope as make_scope,
-    visible as visible,
-)
+from omnimem.contract import MAX_TEXT_CHARS
+from omnimem.contract.checks import clean_id, clean_text
 from omnimem.errors import InvalidInputError
 from omnimem.engine.provenance import Stamp, stamp
 from omnimem.mau import Modality, Scope, content_hash
-from omnimem.results import AddResult as AddResult  # defined there; this path keeps working
 from omnimem.timeparse import parse_time
 from omnimem.contract.validate import metadata as clean_metadata
 

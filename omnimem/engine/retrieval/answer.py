@@ -11,7 +11,7 @@ import time
 from datetime import datetime
 
 from omnimem.llm.base import LLM, Message
-from omnimem.results import Answer as Answer, AnswerUsage as AnswerUsage  # defined there; this path keeps working
+from omnimem.results import Answer, AnswerUsage
 from omnimem.results import Context
 
 NO_MODEL_NOTE = (

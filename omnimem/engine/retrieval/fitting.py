@@ -15,7 +15,8 @@ from omnimem import otel
 from omnimem.context import FENCE_RULE
 from omnimem.engine.parts import Parts
 from omnimem.engine.retrieval.line_costs import LineCosts
-from omnimem.engine.retrieval.pyramid import Context, Hit, RawContent, WholeLines, finish_context, fit_plan, line_of
+from omnimem.results import Context, Hit, RawContent
+from omnimem.engine.retrieval.pyramid import WholeLines, finish_context, fit_plan, line_of
 from omnimem.engine.retrieval.ranking import Sources, similarity
 from omnimem.engine.retrieval.row_cache import RowCache
 from omnimem.engine.retrieval.shares import shares_for

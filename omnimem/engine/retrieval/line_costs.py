@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from omnimem.mau import MAU, Modality, Scope
-from omnimem.engine.retrieval.pyramid import brief, grouping, line_of, minute_of_day, talk_facts, time_stamp
+from omnimem.engine.retrieval.pyramid import brief, line_of, talk_facts
+from omnimem.results import grouping, minute_of_day, time_stamp
 from omnimem.engine.retrieval.shares import SourceKey, source_key
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 

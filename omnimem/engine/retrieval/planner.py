@@ -25,8 +25,9 @@ from omnimem.config import PLANNERS
 from omnimem.errors import InvalidInputError
 from omnimem.fusion import rrf_order
 from omnimem.mau import Scope
-from omnimem.engine.retrieval.search import Ranking, Retriever
-from omnimem.engine.slots import cpu
+from omnimem.engine.retrieval.ranking import Ranking
+from omnimem.engine.retrieval.search import Retriever
+from omnimem.contract.caller import cpu
 from omnimem.results import Context, Plan, PlanRound
 
 PLANNED_WEIGHT = 0.5  # a planned query's ranking in the fusion, against the question's own at 1

@@ -18,13 +18,10 @@ from omnimem.context import FENCE_RULE, fence as fence_text, fenced_session_line
 from omnimem.engine.ingest.summarise import first_words
 from omnimem.engine.retrieval.shares import OFF, Shares, SourceKey, shares_for, source_key
 from omnimem.mau import MAU, Modality
-# The value objects and their line rules are defined in omnimem.context; these paths keep working.
-from omnimem.results import PACKINGS as PACKINGS, STAMP_GAP as STAMP_GAP, Context as Context, Hit as Hit
-from omnimem.results import RawContent as RawContent, minute_of_day as minute_of_day, stamped as stamped
-from omnimem.results import day_key as day_key, group_header as group_header, group_key as group_key
-from omnimem.results import grouping as grouping, media_label as media_label, session_line as session_line
-from omnimem.results import time_stamp as time_stamp, unit_line as unit_line
-from omnimem.results import speaker_of as speaker_of, spoken_order as spoken_order
+from omnimem.results import (
+    PACKINGS, STAMP_GAP, Context, Hit, RawContent, grouping, minute_of_day, session_line, speaker_of, time_stamp,
+    unit_line,
+)
 from omnimem.tokens import TokenCounter, count_many, count_tokens
 
 

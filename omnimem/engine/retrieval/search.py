@@ -30,7 +30,8 @@ from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, bo
                                               named_speakers, signals, wanted, without_names)
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.engine.retrieval.row_cache import RowCache
-from omnimem.engine.retrieval.pyramid import Candidate, Context, RawContent, build_context
+from omnimem.engine.retrieval.pyramid import Candidate, build_context
+from omnimem.results import Context, RawContent
 from omnimem.text import content_words
 from omnimem.engine.parts import Parts
 from omnimem.engine.slots import off_cpu

@@ -16,7 +16,8 @@ from typing import Any
 
 from omnimem.errors import NotFoundError
 from omnimem.mau import Scope
-from omnimem.store.audit import AuditEvent, AuditRecord
+from omnimem.store.audit import AuditEvent
+from omnimem.results import AuditRecord
 from omnimem.store.tombstones import mark
 from omnimem.store.versions import heir_of, reconnect_event
 

@@ -28,7 +28,8 @@ import numpy as np
 
 from omnimem.errors import NotFoundError, OmnimemError, ReadOnlyStoreError, StoreError, WriteConflictError
 from omnimem.mau import MAU, Links, Modality, Scope
-from omnimem.store.audit import AuditEvent, AuditRecord
+from omnimem.store.audit import AuditEvent
+from omnimem.results import AuditRecord
 from omnimem.store.base import RowWriter, StoreMeta, Vector
 from omnimem.store.cold import check_ref, content_ref
 from omnimem.store.postgres import governance_sql as gov

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from omnimem.mau import Scope
 from omnimem.store import tombstones
-from omnimem.store.audit import AuditEvent, AuditRecord, log_event, read_events
+from omnimem.store.audit import AuditEvent, log_event, read_events
+from omnimem.results import AuditRecord
 
 
 class SQLiteAuditLog:
