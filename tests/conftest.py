@@ -103,15 +103,20 @@ def store_path(tmp_path: Path) -> Path:
 _KEEP = {"OMNIMEM_DATA_DIR", "OMNIMEM_REQUIRE_DATA", "OMNIMEM_REQUIRE_MEDIA_TOOLS", "OMNIMEM_REQUIRE_POSTGRES"}
 
 
-@pytest.fixture(autouse=True)
-def _no_user_settings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A developer's own OMNIMEM_* settings or config file must not leak into tests."""
+def clear_user_settings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Remove a developer's own OMNIMEM_* settings and config file (for fixtures wider than one test, too)."""
     for name in list(os.environ):
         if name.startswith("OMNIMEM_") and name not in _KEEP:
             monkeypatch.delenv(name)
     empty = tmp_path_factory.getbasetemp() / "empty-config.toml"
     empty.touch()
     monkeypatch.setenv("OMNIMEM_CONFIG", str(empty))
+
+
+@pytest.fixture(autouse=True)
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A developer's own OMNIMEM_* settings or config file must not leak into tests."""
+    clear_user_settings(monkeypatch, tmp_path_factory)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

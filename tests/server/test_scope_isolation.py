@@ -9,6 +9,7 @@ default holds nothing of hers. Nothing of hers changes.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 
 from omnimem import NotFoundError
 from omnimem.errors import AuthError, ForbiddenError, ScopeError
+from tests.conftest import clear_user_settings
 from tests.server.conftest import Served, png, start, stop
 
 
@@ -25,8 +27,7 @@ def _error(response: httpx.Response, status: int, code: str) -> None:
     assert response.json()["error"] == code
 
 
-@pytest.fixture
-def world(served: Served) -> dict[str, Any]:
+def build_world(served: Served) -> dict[str, Any]:
     """Alice has two notes (one by her bot) and an image; Bob has one note."""
     alice, bot, bob = served.client("alice"), served.client("alice-bot"), served.client("bob")
     ids = {
@@ -38,6 +39,39 @@ def world(served: Served) -> dict[str, Any]:
     }
     assert all(ids.values())
     return ids
+
+
+@pytest.fixture
+def world(served: Served) -> dict[str, Any]:
+    return build_world(served)
+
+
+def _units(served: Served) -> list[dict[str, Any]]:
+    """Every unit record of the store (root's export), to check a refused request changed nothing."""
+    exported = served.client("root").get("/v1/export", params={"all": "true"}).raise_for_status()
+    return [r for r in map(json.loads, exported.text.splitlines()) if r["kind"] == "unit"]
+
+
+@pytest.fixture(scope="module")
+def _shared_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, dict[str, Any]]]:
+    """One server and world for the tests whose requests are all refused (one start instead of one per test)."""
+    with pytest.MonkeyPatch.context() as patch:
+        clear_user_settings(patch, tmp_path_factory)
+        shared = start(tmp_path_factory.mktemp("scope-isolation"))
+        try:
+            yield shared, build_world(shared)
+        finally:
+            stop(shared)
+
+
+@pytest.fixture
+def refused(_shared_world: tuple[Served, dict[str, Any]]) -> Iterator[tuple[Served, dict[str, Any]]]:
+    """The shared server and world; after the test, every unit must be as before (nothing leaks to the next)."""
+    served, _ = _shared_world
+    before = _units(served)
+    assert len(before) == 4  # alice's three and bob's one
+    yield _shared_world
+    assert _units(served) == before, "a refused request changed the shared store"
 
 
 def _alice_unchanged(served: Served, ids: dict[str, Any]) -> None:
@@ -61,8 +95,9 @@ SCOPED_READS = [  # (method, path, query/body) naming Alice's scope explicitly
 
 
 @pytest.mark.parametrize(("method", "path", "kwargs"), SCOPED_READS, ids=[f"{m} {p}" for m, p, _ in SCOPED_READS])
-def test_another_users_scope_is_refused_on_every_route(served: Served, world: dict[str, Any], method: str,
+def test_another_users_scope_is_refused_on_every_route(refused: tuple[Served, dict[str, Any]], method: str,
                                                        path: str, kwargs: dict[str, Any]) -> None:
+    served, world = refused
     _error(served.client("bob").request(method, path, **kwargs), 403, "ScopeError")
     _alice_unchanged(served, world)
     assert served.memory.count_units(user_id="alice") == 3
@@ -79,8 +114,9 @@ BY_ID = [
 
 @pytest.mark.parametrize(("method", "path", "kwargs"), BY_ID, ids=[f"{m} {p}" for m, p, _ in BY_ID])
 @pytest.mark.parametrize("target", ["alice", "alice_image"])
-def test_another_users_unit_by_id_is_not_found(served: Served, world: dict[str, Any], method: str, path: str,
+def test_another_users_unit_by_id_is_not_found(refused: tuple[Served, dict[str, Any]], method: str, path: str,
                                                kwargs: dict[str, Any], target: str) -> None:
+    served, world = refused
     response = served.client("bob").request(method, path.format(id=world[target]), **kwargs)
     missing = served.client("bob").request(method, path.format(id="no-such-unit"), **kwargs)
     _error(response, 404, "NotFoundError")
