@@ -147,6 +147,8 @@ class Settings:
     # ranking signals over the best fused candidates (omnimem.engine.retrieval.signals): each is one more
     # ranked list in the fusion, at this weight (0: off)
     signal_depth: int = 50  # how many of the fused ranking's best candidates the signals read and re-order
+    signals: str = ""  # ranking signals of plugins (docs/plugins.md), "name:weight,...": each re-orders the
+    #                    ranking's best candidates as one more ranked list at its weight (a dict in Python)
     ranking: str = "learnt"  # "rules": the signals' lists at their weights; "learnt": the packaged model re-orders
     #                         the first 30 fused candidates (omnimem.engine.retrieval.learnt; it won on every dev
     #                         split within 1k tokens, final/default-50); or a model file's path
@@ -247,6 +249,8 @@ class Settings:
                     coerced[f.name] = _elide_mode(raw)
                 elif f.name == "language":
                     coerced[f.name] = check_language(raw)
+                elif f.name == "signals":
+                    coerced[f.name] = signals_setting(raw)
                 elif isinstance(default, bool):
                     coerced[f.name] = _to_bool(raw)
                 elif isinstance(default, int):
@@ -267,6 +271,7 @@ class Settings:
 
     def validate(self) -> None:
         check_language(self.language)
+        signal_weights(self.signals)
         if not 0.0 <= self.novelty_threshold <= 1.0:
             raise ConfigError("novelty_threshold must be within [0, 1]")
         if self.novelty_window < 1 or self.top_k < 0 or self.budget < 1 or self.summary_words < 1:
@@ -322,6 +327,34 @@ class Settings:
             raise ConfigError("max_level must be 1, 2 or 3")
         if not -1.0 <= self.theta <= 1.0:
             raise ConfigError("theta must be within [-1, 1] (a cosine similarity)")
+
+
+def signals_setting(raw: object) -> str:
+    """The ``signals`` setting as ``"name:weight,..."``, from that text or a ``{name: weight}`` mapping."""
+    if isinstance(raw, Mapping):
+        raw = ",".join(f"{name}:{weight}" for name, weight in raw.items())
+    if not isinstance(raw, str):
+        raise ConfigError(f"signals must be 'name:weight,...' or a mapping of names to weights, not {raw!r}")
+    return ",".join(f"{name}:{weight!r}" for name, weight in signal_weights(raw))
+
+
+def signal_weights(spec: str) -> tuple[tuple[str, float], ...]:
+    """The (name, weight) pairs of a ``signals`` setting; a ConfigError names what is wrong."""
+    pairs: list[tuple[str, float]] = []
+    for item in (part.strip() for part in spec.split(",")):
+        if not item:
+            continue
+        name, colon, weight = (x.strip() for x in item.rpartition(":"))
+        try:
+            value = float(weight) if colon and name else math.nan
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"signals: {item!r} is not name:weight with a positive weight")
+        if name in (n for n, _ in pairs):
+            raise ConfigError(f"signals: {name!r} is named twice")
+        pairs.append((name, value))
+    return tuple(pairs)
 
 
 def _elide_mode(raw: Any) -> bool | str:

@@ -1049,12 +1049,16 @@ def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
 
 @pytest.mark.parametrize("page", ["docs/python.md", "docs/planner.md", "docs/plugins.md"])
 def test_a_reference_pages_python_block_runs_verbatim_in_an_empty_folder(page: str, tmp_path: Path) -> None:
-    """The pages whose one python block stands alone (no earlier block assumed), as a user pastes it."""
+    """The pages whose every python block stands alone (no earlier block assumed), as a user pastes it, each in
+    an empty folder of its own."""
     blocks = re.findall(r"```python\n(.*?)```", _page(page), re.S)
-    assert len(blocks) == 1
+    assert blocks
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     env.pop("OMNIMEM_EMBEDDER", None)
-    out = subprocess.run([sys.executable, "-c", blocks[0]], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip()
+    for number, block in enumerate(blocks):
+        folder = tmp_path / str(number)
+        folder.mkdir()
+        out = subprocess.run([sys.executable, "-c", block], cwd=folder, env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip()

@@ -1,5 +1,6 @@
 """One registry for every provider: embedders, LLMs, image captioners,
-transcribers, voice-activity detectors, graph extractors and CLIP encoders.
+transcribers, voice-activity detectors, graph extractors, CLIP encoders and
+ranking signals.
 
 Each kind is a small Protocol with a ``name``. Built-ins register exactly as
 third parties do: by ``(kind, name, factory)``, where a factory is a
@@ -20,10 +21,11 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from omnimem.errors import ConfigError
 
-Kind = Literal["embedder", "llm", "captioner", "transcriber", "vad", "graph_extractor", "clip"]
-KINDS: tuple[Kind, ...] = ("embedder", "llm", "captioner", "transcriber", "vad", "graph_extractor", "clip")
+Kind = Literal["embedder", "llm", "captioner", "transcriber", "vad", "graph_extractor", "clip", "signal"]
+KINDS: tuple[Kind, ...] = ("embedder", "llm", "captioner", "transcriber", "vad", "graph_extractor", "clip", "signal")
 ENTRY_POINT_GROUP = "omnimem.providers"
-_LABELS = {"llm": "LLM", "vad": "voice-activity", "graph_extractor": "graph extractor", "clip": "CLIP"}
+_LABELS = {"llm": "LLM", "vad": "voice-activity", "graph_extractor": "graph extractor", "clip": "CLIP",
+           "signal": "ranking signal"}
 Factory = Callable[..., Any] | str  # a callable, or "module:attribute" imported when first used
 
 
@@ -47,6 +49,13 @@ class Transcriber(Provider, Protocol):
 class SpeechDetector(Provider, Protocol):
     def spans(self, samples: Any) -> list[tuple[int, int]]:
         """(start, end) sample offsets of speech in 16 kHz mono float32 samples."""
+        ...
+
+
+class RankingSignal(Provider, Protocol):
+    def rank(self, query: str, units: Sequence[Any]) -> Sequence[str]:
+        """The ids of the units (:class:`omnimem.mau.MAU`, the search's best candidates in its order) this
+        signal prefers for ``query``, best first; units it leaves out get nothing from it."""
         ...
 
 

@@ -23,6 +23,7 @@ from omnimem.mau import MAU, Scope, search_text
 from omnimem.engine.retrieval.content import full_text as full_text, raw_content, with_raw_bytes
 from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper, first_depth
 from omnimem.engine.retrieval.fitting import pack_fitting
+from omnimem.engine.retrieval.plugins import load_signals, plugin_order
 from omnimem.engine.retrieval.learnt import SINK_DEPTH, features, learnt_order, load_ranker
 from omnimem.engine.retrieval.ranking import Ranking as Ranking, Sources as Sources, similarity as similarity
 from omnimem.engine.retrieval.rerank import Reranker
@@ -65,6 +66,7 @@ class Retriever:
         self.facts = FactCache(statements=learnt or parts.settings.statement_weight > 0,
                                replies=learnt or parts.settings.reply_weight > 0)
         self.ranker = load_ranker(parts.settings.ranking) if learnt else None
+        self.plugins = load_signals(parts.settings)  # the plugins' ranking signals, built once
         # a ranker's training reads each head's features here: (query, head, features, facts)
         self.ranking_sink: Callable[[str, list[int], Any, Mapping[int, Any]], None] | None = None
         self.speakers = SpeakerMemo()  # the speakers seen in each scope's heads: names are stripped up front
@@ -164,6 +166,10 @@ class Retriever:
                 qvec, order, dense, sparse, extra, graph_info = self._signals(
                     text, searched, scope, qvec, asked, view, depth, dense, sparse, order,
                     now or datetime.now(timezone.utc), fused_graph)
+        if self.plugins and not union:  # the plugins' signals re-order the ranking as it stands
+            order, lists = plugin_order(text, order, m.store.get_rows(order[: settings.signal_depth]), self.plugins,
+                                        dense, sparse, settings)
+            extra = [*extra, *lists]
         reranked: dict[int, int] = {}
         if settings.reranker:  # a cross-encoder re-orders the best fused candidates (off by default)
             order, reranked = self._reranked(text, order)
