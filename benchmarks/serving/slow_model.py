@@ -8,7 +8,7 @@ dialogue, with an OpenAI-compatible model on loopback that answers every request
 returns), then a last idle block: interleaved, so the shared machine's drift hits both alike.
 Reported: p50/p95 of the idle and the loaded searches and the loaded p95 over the idle p95; the
 target is within 3x. A planned search takes a search slot only for its ranking and packing
-(:mod:`omnimem.engine.slots`), so the model's wait holds none.
+(:mod:`omnimem.contract.caller`), so the model's wait holds none.
 
     python -m benchmarks slow-model [--planned 6] [--searches 30] [--rounds 3] [--model-seconds 30]
 

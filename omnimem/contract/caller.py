@@ -9,6 +9,19 @@ write, an API key's ``max_trust``), and whom the audit log names with
 thread or task that calls the facade, and a thread that acts for it carries it
 over. Outside any block a call is a direct Python call (surface ``python``,
 the engine's own actor, no slot).
+
+Search slots: a server bounds how many searches use the CPU at once
+(``omnimem serve --search-concurrency``). A search must not hold one of those
+slots while it waits for a model (an LLM for ``planner="llm"`` or an ask, or
+the embedder behind a write's slice, :mod:`omnimem.embed.gate`), or a slow
+model slows every user. So the engine enters :func:`cpu` around its CPU
+stages only: a plain or offline search once for all of it, after its query is
+embedded; an LLM-planned search once per round's ranking and once per packing.
+A ranking inside a slot gives it back while it embeds (:func:`off_cpu`).
+Nested :func:`cpu` blocks share the outer one's slot. Without
+:func:`search_slots` (in-process use, a remote engine's own process) :func:`cpu`
+takes nothing. The engine contract does not change: the slot travels with the
+caller's context into the thread that runs the search.
 """
 
 from __future__ import annotations

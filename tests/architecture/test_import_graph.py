@@ -264,7 +264,7 @@ ENGINE_FLOORS: list[set[str]] = [
     {"enrich", "governance", "lifecycle", "media_adds"},  # the rooms that hand their writes to the writer
     {"writer", "retrieval", "listing"},  # the one writer, and the reads
     {"ingest"},  # what to write: checks, the planner, novelty, summaries, restatement, job plans, dumps, media items
-    {"parts", "provenance", "backends", "verbs", "slots"},  # what every room shares
+    {"parts", "provenance", "backends", "verbs"},  # what every room shares
 ]
 
 

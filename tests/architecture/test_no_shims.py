@@ -14,16 +14,6 @@ from pathlib import Path
 
 from test_import_graph import FACES, ROOT, module_name, only_re_exports
 
-# Shims still imported by code another change is rewriting; each goes with that change, and then
-# its entry too (the test fails while an entry names a module that is gone or no longer a shim).
-PENDING = {
-    "omnimem.engine.slots",  # the search slots: their code and importers are being reworked in contract/caller.py
-}
-# Modules that still re-export a name under its own name for importers another change is rewriting (same rule).
-PENDING_RE_EXPORTS = {
-    "omnimem.engine.retrieval.search",  # Ranking, Sources, similarity, full_text: the search is being reworked
-}
-
 
 def sources(tree: ast.Module, here: str, is_package: bool) -> set[str]:
     """The modules a module's import statements read from (relative ones resolved against ``here``)."""
@@ -73,13 +63,9 @@ def test_a_module_that_only_re_exports_is_a_shim_and_a_package_gathering_its_own
 
 
 def test_the_package_holds_no_shim_outside_the_faces() -> None:
-    found = [name for name in shims() if name not in FACES | PENDING]
+    found = [name for name in shims() if name not in FACES]
     assert not found, "modules that only re-export (import the defining module instead, and remove these):\n" + \
         "\n".join(found)
-
-
-def test_every_pending_shim_is_still_there() -> None:
-    assert set(shims()) >= PENDING, "a pending shim is gone: remove it from PENDING"
 
 
 def test_an_import_under_its_own_name_is_a_re_export() -> None:
@@ -88,7 +74,6 @@ def test_an_import_under_its_own_name_is_a_re_export() -> None:
 
 
 def test_no_module_outside_the_faces_re_exports_a_name_for_another_import_path() -> None:
-    found = [name for name in re_exporters() if name not in FACES | PENDING | PENDING_RE_EXPORTS]
+    found = [name for name in re_exporters() if name not in FACES]
     assert not found, "modules re-exporting names (import them where they are defined, and drop `as`):\n" + \
         "\n".join(found)
-    assert set(re_exporters()) >= PENDING_RE_EXPORTS, "a pending re-export is gone: remove it from PENDING_RE_EXPORTS"

@@ -1,5 +1,5 @@
 """The LLM planner within its limits, whatever the model proposes: clipped queries, a deadline per round, and
-the caller's search slot held for ranking and packing only (:mod:`omnimem.engine.slots`)."""
+the caller's search slot held for ranking and packing only (:mod:`omnimem.contract.caller`)."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ class Rounds:
         The question itself (the first query of the first round) weighs 1 in the fusion, the others
         ``PLANNED_WEIGHT``. A query (a model may propose any) is clipped to ``max_query_chars``, the
         reason to ``REASON_CHARS``. The round holds the caller's search slot while it ranks
-        (:mod:`omnimem.engine.slots`); past the deadline a later round is not searched, and the first
+        (:mod:`omnimem.contract.caller`); past the deadline a later round is not searched, and the first
         searches the question alone. Returns the queries searched (none: the round is not recorded).
         """
         limit = self.retriever.parts.settings.max_query_chars

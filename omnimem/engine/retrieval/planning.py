@@ -8,14 +8,14 @@ from omnimem.engine.retrieval.plan_llm import llm_search
 from omnimem.engine.retrieval.plan_offline import offline_search
 from omnimem.engine.retrieval.planner import Query, Rounds
 from omnimem.engine.retrieval.search import Retriever
-from omnimem.engine.slots import cpu
+from omnimem.contract.caller import cpu
 from omnimem.results import Context
 
 
 def planned_search(retriever: Retriever, planner: str | None, query: Query) -> Context:
     """``query`` searched under ``planner`` (``None``: the one search every ``Memory.search`` was).
 
-    A search with no model to wait for holds the caller's search slot (:mod:`omnimem.engine.slots`) from
+    A search with no model to wait for holds the caller's search slot (:mod:`omnimem.contract.caller`) from
     the moment its query is embedded (the plain search embeds it first, outside the slot) to its end; the
     LLM planner's rounds take it for their ranking and packing only (:class:`Rounds`).
     Planned rounds start before ``plan_deadline`` seconds have passed, or not at all.

@@ -20,12 +20,12 @@ from omnimem import otel
 from omnimem.fusion import diversify, rrf_order, union_merge
 from omnimem.embed.base import embed_queries
 from omnimem.mau import MAU, Scope, search_text
-from omnimem.engine.retrieval.content import full_text as full_text, raw_content, with_raw_bytes
+from omnimem.engine.retrieval.content import full_text, raw_content, with_raw_bytes
 from omnimem.engine.retrieval.depth import DEEPER_ROUNDS, deeper, first_depth
 from omnimem.engine.retrieval.fitting import pack_fitting
 from omnimem.engine.retrieval.plugins import load_signals, plugin_order
 from omnimem.engine.retrieval.learnt import SINK_DEPTH, features, learnt_order, load_ranker
-from omnimem.engine.retrieval.ranking import Ranking as Ranking, Sources as Sources, similarity as similarity
+from omnimem.engine.retrieval.ranking import Ranking, Sources, similarity
 from omnimem.engine.retrieval.rerank import Reranker
 from omnimem.engine.retrieval.signals import (FactCache, Signal, SpeakerMemo, bounded, feedback_vector,
                                               named_speakers, signals, wanted, without_names)
@@ -35,7 +35,7 @@ from omnimem.engine.retrieval.pyramid import Candidate, build_context
 from omnimem.results import Context, RawContent
 from omnimem.text import content_words
 from omnimem.engine.parts import Parts
-from omnimem.engine.slots import off_cpu
+from omnimem.contract.caller import off_cpu
 from omnimem.store.base import Candidates, SearchFilter
 
 if TYPE_CHECKING:
