@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from omnimem import Memory
-from omnimem.contract.providers import register_provider
+from omnimem.contract.providers import Registry, register_provider
 from omnimem.errors import ConfigError
 from omnimem.mau import MAU
 
@@ -91,3 +91,15 @@ def test_a_signal_that_answers_no_list_is_a_config_error_naming_it(tmp_path: Pat
             memory.search(QUESTION, user_id="u")
         assert added.id is not None and memory.get(added.id) is not None  # nothing stored is lost
 
+
+
+def test_an_unknown_signal_says_what_is_registered_and_the_store_keeps_its_memories(tmp_path: Path) -> None:
+    with Memory(tmp_path / "store", embedder="fake") as memory:
+        memory.add("I drink green tea every morning", user_id="u")
+    with pytest.raises(ConfigError, match=r"unknown ranking signal provider 'nope'; registered: broken, oldest"):
+        Memory(tmp_path / "store", embedder="fake", signals="nope:1")
+    with pytest.raises(ConfigError, match=r"registered: none$"):
+        Registry(plugins=False).create("signal", "nope")
+    with Memory(tmp_path / "store", embedder="fake") as memory:
+        assert [h.unit.summary for h in memory.search(QUESTION, user_id="u").hits] == [
+            "I drink green tea every morning"]

@@ -131,7 +131,7 @@ class Registry:
         factory = self._factories.get((kind, key))
         if factory is None:
             known = ", ".join(sorted({*self.names(kind), *(a for k, a in self._aliases if k == kind)}))
-            raise ConfigError(f"unknown {_LABELS.get(kind, kind)} provider {name!r}; registered: {known}")
+            raise ConfigError(f"unknown {_LABELS.get(kind, kind)} provider {name!r}; registered: {known or 'none'}")
         if isinstance(factory, str):
             module, _, attribute = factory.partition(":")
             factory = getattr(importlib.import_module(module), attribute)
