@@ -238,7 +238,7 @@ def _add_table(r: dict[str, Any]) -> list[str]:
             lines.append(f"| {p['embedder']} | **{p['to_first_result_s']}** | {p['process_wall_s']} | "
                          f"{p['import_s']} | {p['open_s']} | {p['add_s']} | {'yes' if p['torch_imported'] else 'no'} |")
         lines += ["", f"Same run: `omnimem add` with the numpy MiniLM is {r['add_speedup_vs_torch']}x faster to the "
-                  "stored unit than with the torch one (the same vectors to float rounding: tests/test_cli_oneshot.py)."]
+                  "stored unit than with the torch one (the same vectors to float rounding: tests/cli/test_cli_oneshot.py)."]
     return lines
 
 

@@ -24,7 +24,7 @@ from packaging.requirements import Requirement
 import omnimem
 from omnimem import Memory
 from tests.server.test_serve_startup import serving
-from tests.test_cli_cold_start import StandInForTorchMiniLM
+from tests.cli.test_cli_cold_start import StandInForTorchMiniLM
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = Path(omnimem.__file__).parent

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from omnimem import ConfigError, Memory
 from omnimem.cli import app
 from omnimem.store.postgres import local_server
-from tests.test_cli_cold_start import TURNS, StandInForTorchMiniLM, cli_in_fresh_process
+from tests.cli.test_cli_cold_start import TURNS, StandInForTorchMiniLM, cli_in_fresh_process
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_conversation.jsonl"
 

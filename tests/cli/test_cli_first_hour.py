@@ -8,23 +8,12 @@ from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from omnimem import Memory
 from omnimem.cli import app
 
 Run = Callable[..., Result]
-
-
-@pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch) -> Run:
-    monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
-    runner = CliRunner()
-
-    def invoke(*args: object) -> Result:
-        return runner.invoke(app, [str(a) for a in args])
-
-    return invoke
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HIDDEN = ("fastapi", "uvicorn", "starlette", "python_multipart", "prometheus_client", "fastapi_offline")
 BLOCKER = f"""
 import sys

@@ -19,7 +19,7 @@ from omnimem import Memory
 from omnimem.cli import app
 from omnimem.mcp import create_mcp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "sample_conversation.jsonl"
 
 

@@ -21,7 +21,7 @@ import pytest
 from omnimem.store.postgres import local_server
 
 pytest.importorskip("pgserver")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mode(path: Path) -> int:

@@ -73,7 +73,7 @@ def test_without_a_store_the_demo_says_its_store_is_temporary(minilm):
     assert "  omnimem demo --store ./mem   (keeps the store to explore)" in res.output.splitlines()
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow

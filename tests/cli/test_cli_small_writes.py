@@ -18,7 +18,7 @@ import pytest
 
 from omnimem import Memory
 from omnimem.cli.oneshot import SMALL_WRITE
-from tests.test_cli_cold_start import ROOT, TURNS, cli_in_fresh_process
+from tests.cli.test_cli_cold_start import ROOT, TURNS, cli_in_fresh_process
 
 pytestmark = pytest.mark.slow  # the torch MiniLM is the reference the vectors are checked against
 

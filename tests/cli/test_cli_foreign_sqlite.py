@@ -21,7 +21,7 @@ from omnimem.cli import app
 from omnimem.errors import NotAStoreError
 from omnimem.store.sqlite.store import SQLiteStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def invoices(folder: Path, *, wal: bool = False, meta: bool = False) -> Path:

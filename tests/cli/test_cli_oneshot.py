@@ -22,7 +22,7 @@ import pytest
 from omnimem import Memory
 from omnimem.embed.numpy_minilm import NumpyMiniLMEmbedder
 from omnimem.cli.oneshot import read_only_query_embedder, write_embedder
-from tests.test_cli_cold_start import ROOT, StandInForTorchMiniLM, cli_in_fresh_process, make_store
+from tests.cli.test_cli_cold_start import ROOT, StandInForTorchMiniLM, cli_in_fresh_process, make_store
 
 pytestmark = pytest.mark.slow  # loads MiniLM weights
 

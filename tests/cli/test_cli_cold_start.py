@@ -23,7 +23,7 @@ from omnimem.store.sqlite.opening import indexes_saved, read_meta
 
 pytestmark = pytest.mark.slow  # loads the ONNX model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "sentence_transformers", "transformers", "spacy")
 TURNS = [
     {"id": "D1:1", "speaker": "Alex", "text": "I painted the lighthouse at Point Reyes in watercolour.", "time": "2024-03-02"},

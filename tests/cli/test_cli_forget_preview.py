@@ -13,20 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from omnimem import Memory
-from omnimem.cli import app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 Run = Callable[..., Result]
-
-
-@pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch) -> Run:
-    monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
-    runner = CliRunner()
-    return lambda *args, input=None: runner.invoke(app, [str(a) for a in args], input=input)
 
 
 @pytest.fixture

@@ -19,24 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from omnimem import Memory, __version__
-from omnimem.cli import app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 Run = Callable[..., Result]
-
-
-@pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch) -> Run:
-    monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
-    runner = CliRunner()
-
-    def invoke(*args: object, input: str | None = None) -> Result:
-        return runner.invoke(app, [str(a) for a in args], input=input)
-
-    return invoke
 
 
 def environment(**extra: str) -> dict[str, str]:

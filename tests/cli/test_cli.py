@@ -4,23 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from omnimem.cli.commands import app
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "sample_conversation.jsonl"
-
-
-@pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("OMNIMEM_EMBEDDER", "fake")
-    runner = CliRunner()
-
-    def invoke(*args: str):
-        return runner.invoke(app, [str(a) for a in args])
-
-    return invoke
 
 
 def test_ingest_jsonl_then_search_json(run, store_path: Path):
