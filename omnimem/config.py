@@ -83,144 +83,115 @@ def read_config_file(path: str | os.PathLike[str] | None) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Every tunable of the core, with the paper's defaults."""
+    """Every tunable of the core, grouped by the stage it belongs to (``STAGES``).
 
-    embedder: str | None = None  # None: the store's own, or the default for a new store
-    fast_queries: bool = True  # embed search queries with the store model's faster equivalent where one is
-    #                           installed (omnimem.embed.query: all-MiniLM-L6-v2's int8 ONNX copy); never stored
-    language: str = "en"  # what BM25 tokenises, stems and drops stop words by: "en", "auto" (detected per unit and
-    #                       query) or a language code (omnimem.text.LANGUAGES); recorded by a new store, and a store
-    #                       opens only with its own (docs/retrieval.md, "Languages")
-    novelty: bool = True
-    novelty_threshold: float = 0.8
-    novelty_window: int = 10
-    top_k: int = 0  # at most this many hits, the best of the fused ranking (0: as many as the budget holds)
-    theta: float = 0.4
-    budget: int = 6000
-    dense: bool = True  # retrievers to use; switching one off is for ablations
-    sparse: bool = True
-    max_level: int = 3  # highest pyramid level to spend budget on (1, 2 or 3)
-    fusion: str = "rrf"  # "rrf" (reciprocal rank fusion) or "union" (the paper: dense order, BM25-only appended)
-    depth: int = 0  # candidates per retriever; 0 = enough to fill the budget (max(top_k, budget // 20), deeper
-    #                 where every candidate fit with room left and the scope holds more); union: top_k
-    #                 or 20
-    sparse_depth: int = 0  # BM25 candidates (0: the same as depth; 50 changed nothing on every LongMemEval dev
-    #                        question, benchmarks/results/longmemeval-retrieval-dev-all-x)
-    neighbours: int = 0  # same-session turns added on each side of the best hits (off: on LoCoMo it cost
-    #                     9 points of recall within 1,000 tokens for 0.3 within 6,000)
-    expand_top: int = 10  # how many of the best hits get their neighbours
-    packing: str = "day"  # "day" (one [time] header per session and day, the time of day before a line where the
-    #                       conversation resumes), "session" (one [time] header per session and time) or "line"
-    #                       ([time] per hit)
-    stamp_gap: int = 30  # day packing: a line shows its time of day when it is at least this many minutes after
-    #                      the line before it (1: wherever the minute changes, the rendering before; short-message
-    #                      chats, benchmarks/results/packing-cost.md)
-    elide_speakers: bool | str = "auto"  # day packing: a text line that goes on, without a time stamp, from a line
-    #                               of the same speaker omits "speaker: " (True), only where the two lines carry
-    #                               times of their own, as chat messages do ("auto": transcripts whose turns share
-    #                               their session's time keep every name, where leaving them out measured no
-    #                               better), or never (False); short-message chats: benchmarks/results/packing-cost.md
-    fence_untrusted: bool = True  # a rendered context puts text below trusted (tool output, documents, imports)
-    #                               between <untrusted> and </untrusted>, under a line saying it is data, not
-    #                               instructions; charged in the budget like every line (docs/security.md)
-    max_source_share: float = 1.0  # the share of a context's budget the lines of any one source below trusted
-    #                                (its source kind and actor) may fill; 1: no cap (docs/security.md)
-    summary_words: int = 100  # text up to this many words is kept whole; longer text gets a summary line, what
-    #                           dense and BM25 index of it (100 rather than 150: LongMemEval dev, 36 questions,
-    #                           0.787 -> 0.825 within 1k and 0.947 -> 0.972 within 6k; on all 91 dev questions
-    #                           0.783 / 0.958 -> 0.800 / 0.974; LoCoMo dev unchanged)
-    whole_share: float = 0.5  # the best hits are shown whole (full text, not their summary line), in rank order,
-    #                           while the context stays within this share of the budget (0: summaries first)
-    whole_top: int = 0  # the best this many hits are shown whole whenever they fit the whole budget (off: on
-    #                     every LongMemEval dev question 1 cost 0.02 within 1k tokens, a long best hit crowds out
-    #                     others)
-    line_words: int = 20  # a hit not shown whole whose summary stands for a longer text says at most this many
-    #                       words (0: its whole summary line); indexing is unchanged (LongMemEval dev, every
-    #                       question: 0.800 / 0.974 -> 0.871 / 0.997 within 1k / 6k; LoCoMo dev unchanged; 10
-    #                       words 0.891 / 0.997, 20 kept so that the line still says what its turn is about;
-    #                       benchmarks/results/longmemeval-retrieval-dev-all-lines)
-    rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
-    reranker: str | None = None  # local sentence-transformers CrossEncoder folder: re-orders the best candidates
-    rerank_depth: int = 30  # how many of the fused ranking's best candidates the reranker re-orders
-    query_stop_words: bool = True  # BM25 matches a query without the words of a full English stop list
-    sparse_weight: float = 1.0  # weight of the BM25 ranking in the fusion (dense has 1)
-    # ranking signals over the best fused candidates (omnimem.engine.retrieval.signals): each is one more
-    # ranked list in the fusion, at this weight (0: off)
-    signal_depth: int = 50  # how many of the fused ranking's best candidates the signals read and re-order
-    signals: str = ""  # ranking signals of plugins (docs/plugins.md), "name:weight,...": each re-orders the
-    #                    ranking's best candidates as one more ranked list at its weight (a dict in Python)
-    ranking: str = "learnt"  # "rules": the signals' lists at their weights; "learnt": the packaged model re-orders
-    #                         the first 30 fused candidates (omnimem.engine.retrieval.learnt; it won on every dev
-    #                         split within 1k tokens, final/default-50); or a model file's path
-    signal_margin: float = 0.15  # the signals never put a unit above one whose dense similarity is this much higher
-    #                             and whose BM25 score is no lower (omnimem.fusion.clear_wins_kept; 0: off)
-    speaker_weight: float = 0.5  # the units of a speaker the query names (with speaker_field: LoCoMo dev recall
-    #                              within 1k tokens 0.831 -> 0.854; LongMemEval dev, whose questions name no speaker,
-    #                              unchanged; benchmarks/results/locomo-retrieval-dev-ranking)
-    speaker_field: bool = True  # with speaker_weight: a named speaker is matched as the field only; dense and BM25
-    #                             search the rest of the query (one more query embedding for such queries)
-    dense_without_names: bool = True  # with speaker_field: dense too searches the query without the names (False:
-    #                                   dense searches the query as asked, BM25 the rest); hits are scored against
-    #                                   the query as asked either way
-    planner: str | None = None  # retrieval planning (omnimem.engine.retrieval.planner): None one search, "offline"
-    #                             rewritten queries and a second hop from the question's form and the store, "llm"
-    #                             the configured model's analysis, expansion and adequacy check (docs/planner.md)
-    plan_rounds: int = 1  # rounds a planner may add after its first (the adequacy check's "search again")
-    plan_calls: int = 3  # model calls per search, at most (the llm planner)
-    plan_tokens: int = 4000  # prompt + completion tokens per search, at most (the llm planner)
-    plan_deadline: float = 10.0  # seconds after which a planned search returns the best context so far
-    session_weight: float = 0.5  # units by the summed fused score of their session (with line_words=20, within 1k:
-    #                              LongMemEval dev 0.871 -> 0.885, LoCoMo dev 0.856 -> 0.858, Mem-Gallery dev
-    #                              0.891 -> 0.899, 6k unchanged; before line_words it cost LongMemEval dev 0.042;
-    #                              benchmarks/results/*-dev-*session)
-    time_weight: float = 1.0  # units inside the time window a relative time in the query names ("last week"),
-    #                           read against the search's ``now`` (LoCoMo dev +0.005 within 1k; LongMemEval dev same)
-    recency_weight: float = 0.0  # units newest first
-    statement_weight: float = 0.0  # units that state something (informative_words content words outside
-    #                                questions), in fused order: a turn that only asks ("What did you paint?")
-    #                                matches a question's form, not its answer
-    informative_words: int = 4  # content words outside questions that make a unit a statement (statement_weight)
-    reply_weight: float = 0.0  # the turn right after a head unit that asks something (its reply), in the order of
-    #                           the asking units: a question turn matches a query's words, its answer follows it
-    prf_docs: int = 0  # pseudo-relevance feedback: dense searched again with the query moved towards this many
-    #                    of the best candidates' vectors (Rocchio; 0: off)
-    prf_weight: float = 0.5  # how far the query vector moves (the mean of the feedback vectors, times this)
+    Why each default is what it is, with its figures: benchmarks/results/experiments/.
+    """
+
+    # ingest: what is kept of each text, and what is refused as a repeat
+    novelty: bool = True  # refuse a text that repeats a recent summary of the same scope
+    novelty_threshold: float = 0.8  # the word-set Jaccard similarity above which a text is a repeat
+    novelty_window: int = 10  # how many recent summaries of the scope a new text is compared with
+    summary_words: int = 100  # text up to this many words is kept whole; longer text is indexed by a summary line
+    timezone: str = "UTC"  # the zone of times given without an offset
+    redact_pii: bool = False  # personal data is replaced by typed placeholders before anything is stored
+
+    # embedding: the model that turns text into vectors, and what it reads
+    embedder: str | None = None  # the embedding model; None: the store's own, or the default for a new store
+    fast_queries: bool = True  # search queries use a faster copy of the store's model where one is installed
     embed_dates: bool = False  # embed "[event date] speaker: text" instead of "speaker: text"
-    embed_context: int = 0  # embed each text unit after this many text units before it in the same scope (2: +0.008
-    #                         LoCoMo dev recall within 1k tokens for 2.6x the encoder time per turn; off)
+    embed_context: int = 0  # embed each text unit after this many text units before it in the same scope
+    clip_model: str | None = None  # a local CLIP checkpoint folder: image embeddings and text-to-image search
+
+    # BM25: how text becomes words
+    language: str = "en"  # what BM25 tokenises, stems and drops stop words by: "en", "auto" or a language code
     sparse_context: int = 1  # BM25 also indexes the words of this many text units before each unit
-    diversity: float = 0.0  # re-rank so one session does not fill the top: score / (1 + diversity * earlier hits)
-    restate_window: int = 40  # turns per restatement window (SimpleMem: 40 with 2 of overlap)
-    restate_overlap: int = 2
-    llm_workers: int = 4  # parallel LLM calls during restatement
-    llm_summaries: bool = True  # with an LLM: summarise long text for level 1 (full text stays at level 2)
-    auto_supersede: bool = False  # with an LLM: let it mark earlier units a new one replaces (logged)
-    clip_model: str | None = None  # local CLIP checkpoint folder: image embeddings and text-to-image search
-    vision_captions: bool = False  # caption images without a caption with the configured (vision) LLM
+    query_stop_words: bool = True  # BM25 matches a query without the words of a full English stop list
+
+    # candidates: what each retriever returns
+    dense: bool = True  # search the dense vectors (off: for ablations)
+    sparse: bool = True  # search BM25 (off: for ablations)
+    depth: int = 0  # candidates per retriever; 0: enough to fill the budget
+    sparse_depth: int = 0  # BM25 candidates; 0: the same as depth
+    prf_docs: int = 0  # dense searches again, its query moved towards this many of the best candidates (0: off)
+    prf_weight: float = 0.5  # how far that feedback moves the query vector
+
+    # ranking signals: each is one more ranked list in the fusion, at its weight (0: off)
+    signal_depth: int = 50  # how many of the best fused candidates the signals read and re-order
+    signal_margin: float = 0.15  # no signal lifts a unit above one this much more similar and no lower in BM25
+    signals: str = ""  # ranking signals of plugins, "name:weight,..." (a dict in Python)
+    speaker_weight: float = 0.5  # the units of a speaker the query names
+    speaker_field: bool = True  # a named speaker is matched as the speaker field; dense and BM25 search the rest
+    dense_without_names: bool = True  # with speaker_field: dense too searches the query without the names
+    session_weight: float = 0.5  # units by the summed fused score of their session
+    time_weight: float = 1.0  # units inside the time window a relative time in the query names ("last week")
+    recency_weight: float = 0.0  # units newest first
+    statement_weight: float = 0.0  # units that state something, not only ask
+    informative_words: int = 4  # content words outside questions that make a unit a statement
+    reply_weight: float = 0.0  # the turn right after a candidate that asks something
+
+    # fusion and ranking: how the lists become one ranking
+    fusion: str = "rrf"  # "rrf" (reciprocal rank fusion) or "union" (dense order, BM25-only hits appended)
+    rrf_k: int = 60  # reciprocal rank fusion constant: score = sum of weight / (rrf_k + rank)
+    sparse_weight: float = 1.0  # the BM25 list's weight in the fusion (dense has 1)
+    ranking: str = "learnt"  # "learnt": the packaged model re-orders the first 30; "rules"; or a model file's path
+    reranker: str | None = None  # a local sentence-transformers CrossEncoder folder that re-orders the best candidates
+    rerank_depth: int = 30  # how many of the best fused candidates the reranker re-orders
+    diversity: float = 0.0  # one session does not fill the top: score / (1 + diversity * earlier hits)
+
+    # packing: what the context holds, and how it is written
+    budget: int = 6000  # the context's token budget
+    top_k: int = 0  # at most this many hits (0: as many as the budget holds)
+    max_level: int = 3  # the highest pyramid level to spend budget on: 1 summaries, 2 full text, 3 raw content
+    theta: float = 0.4  # level 2 shows the full text of hits at least this similar to the query (a cosine)
+    whole_share: float = 0.5  # the best hits are shown whole while the context fills at most this share of the budget
+    whole_top: int = 0  # the best this many hits are shown whole whenever they fit the whole budget
+    line_words: int = 20  # a long hit not shown whole says at most this many words of its summary (0: all of it)
+    neighbours: int = 0  # same-session turns added on each side of the best hits
+    expand_top: int = 10  # how many of the best hits get their neighbours
+    packing: str = "day"  # "day": a [time] header per session and day; "session": per session and time; "line"
+    stamp_gap: int = 30  # day packing: a line shows its time of day when it comes this many minutes after the last
+    elide_speakers: bool | str = "auto"  # day packing: omit a repeated "speaker: "; "auto": between timed lines only
+    fence_untrusted: bool = True  # text below trusted goes between <untrusted> markers in a rendered context
+    max_source_share: float = 1.0  # the share of the budget any one source below trusted may fill (1: no cap)
+
+    # planning: more than one query per search (docs/planner.md)
+    planner: str | None = None  # None: one search; "offline": rewritten queries and a second hop; "llm": the model's
+    plan_rounds: int = 1  # rounds a planner may add after its first
+    plan_calls: int = 3  # the llm planner's model calls per search, at most
+    plan_tokens: int = 4000  # the llm planner's prompt and completion tokens per search, at most
+    plan_deadline: float = 10.0  # seconds after which a planned search returns the best context so far
+
+    # knowledge graph: entities and relations, and search through them
     graph: bool = False  # build the knowledge graph on ingest and expand queries through it
     graph_extractor: str = "auto"  # "spacy", "llm", or "auto" (the LLM when one is configured)
-    graph_hops: int = 2
-    graph_beta: float = 0.5
-    graph_k: int = 10  # graph-only units merged into the results per query
-    graph_weight: float = 0.0  # >0: the graph's units (the query's entities and their h-hop neighbourhood, by
-    #                            beta^distance x confidence) are one more ranked list in the fusion at this weight,
-    #                            instead of graph_k units appended after the fused ones
-    enrich: str = "async"  # model work on the write path (LLM summaries, restatement, captions, graph, supersession):
-    #                        "async" queued for a worker thread, "sync" inline (blocks the add), "off" queued for
-    #                        an external `omnimem worker`
+    graph_hops: int = 2  # how many relation hops from the query's entities the expansion goes
+    graph_beta: float = 0.5  # a unit's graph score is beta^distance x confidence
+    graph_k: int = 10  # graph-only units appended to the results per query
+    graph_weight: float = 0.0  # >0: the graph's units are one more ranked list in the fusion, not appended
+
+    # enrichment: model work on the write path
+    enrich: str = "async"  # "async": a worker thread; "sync": inside the add; "off": an external `omnimem worker`
     enrich_workers: int = 1  # worker threads an "async" engine runs
     enrich_lease: float = 300.0  # seconds a claimed job is held before another worker may take it over
-    enrich_attempts: int = 5  # attempts before a failing job is parked as failed (the dead letter)
-    enrich_backoff: float = 2.0  # seconds before the first retry; doubled after each failure (at most 1 hour)
-    timezone: str = "UTC"
-    store: str | None = None  # default store folder for the CLI
-    url: str | None = None  # a database to open instead of a folder (postgresql://...), when no path is given
-    max_query_chars: int = 20_000  # longer queries are refused (a 20 MB query took 22 s and 3.3 GB)
-    max_media_pixels: int = 50_000_000  # per image or video frame, checked from headers before decoding
-    max_media_seconds: float = 14_400.0  # per audio or video input (4 hours)
-    trace_content: bool = False  # OpenTelemetry spans also carry texts, queries, answers and ids (omnimem.otel)
-    redact_pii: bool = False  # personal data (emails, phones, cards, accounts, addresses, names) is replaced by
-    #                           typed placeholders before anything is stored (omnimem.engine.ingest.redact)
+    enrich_attempts: int = 5  # attempts before a failing job is parked as failed
+    enrich_backoff: float = 2.0  # seconds before the first retry; doubled after each failure, at most 1 hour
+    llm_summaries: bool = True  # with an LLM: summarise long text for level 1 (the full text stays at level 2)
+    restate_window: int = 40  # turns per restatement window
+    restate_overlap: int = 2  # turns that two restatement windows in a row share
+    llm_workers: int = 4  # parallel LLM calls during restatement
+    auto_supersede: bool = False  # with an LLM: it marks the earlier units a new one replaces (logged)
+    vision_captions: bool = False  # caption images that have no caption with the configured vision LLM
+
+    # limits: inputs refused before any work is done
+    max_query_chars: int = 20_000  # longer queries are refused
+    max_media_pixels: int = 50_000_000  # pixels per image or video frame, checked from headers before decoding
+    max_media_seconds: float = 14_400.0  # seconds per audio or video input (4 hours)
+
+    # storage and tracing
+    store: str | None = None  # the CLI's default store folder
+    url: str | None = None  # a database to open instead of a folder (postgresql://...) when no path is given
+    trace_content: bool = False  # OpenTelemetry spans also carry texts, queries, answers and ids
 
     @classmethod
     def load(cls, *, config_file: str | Path | None = None, **overrides: Any) -> Settings:
@@ -328,6 +299,26 @@ class Settings:
         if not -1.0 <= self.theta <= 1.0:
             raise ConfigError("theta must be within [-1, 1] (a cosine similarity)")
 
+
+# The stage each setting belongs to, in the order of Settings' fields; docs/configuration.md has a section for each.
+STAGES: dict[str, tuple[str, ...]] = {
+    "Ingest": ("novelty", "novelty_threshold", "novelty_window", "summary_words", "timezone", "redact_pii"),
+    "Embedding": ("embedder", "fast_queries", "embed_dates", "embed_context", "clip_model"),
+    "BM25": ("language", "sparse_context", "query_stop_words"),
+    "Candidates": ("dense", "sparse", "depth", "sparse_depth", "prf_docs", "prf_weight"),
+    "Ranking signals": ("signal_depth", "signal_margin", "signals", "speaker_weight", "speaker_field",
+                        "dense_without_names", "session_weight", "time_weight", "recency_weight", "statement_weight",
+                        "informative_words", "reply_weight"),
+    "Fusion and ranking": ("fusion", "rrf_k", "sparse_weight", "ranking", "reranker", "rerank_depth", "diversity"),
+    "Packing": ("budget", "top_k", "max_level", "theta", "whole_share", "whole_top", "line_words", "neighbours",
+                "expand_top", "packing", "stamp_gap", "elide_speakers", "fence_untrusted", "max_source_share"),
+    "Planning": ("planner", "plan_rounds", "plan_calls", "plan_tokens", "plan_deadline"),
+    "Knowledge graph": ("graph", "graph_extractor", "graph_hops", "graph_beta", "graph_k", "graph_weight"),
+    "Enrichment": ("enrich", "enrich_workers", "enrich_lease", "enrich_attempts", "enrich_backoff", "llm_summaries",
+                   "restate_window", "restate_overlap", "llm_workers", "auto_supersede", "vision_captions"),
+    "Limits": ("max_query_chars", "max_media_pixels", "max_media_seconds"),
+    "Storage and tracing": ("store", "url", "trace_content"),
+}
 
 def signals_setting(raw: object) -> str:
     """The ``signals`` setting as ``"name:weight,..."``, from that text or a ``{name: weight}`` mapping."""
