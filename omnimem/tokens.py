@@ -76,7 +76,7 @@ def count_joined(lines: Sequence[str], with_break: TokenCounter, count: TokenCou
     (``\\s*[\\r\\n]``, ``\\s+``) need white space to do so. So the joined count is
     the sum of ``count(line + "\\n")`` over all lines but the last, plus the last
     line's count: ``with_break(line)`` gives the former (a caller remembers it
-    per row; ``tests/test_tokens.py`` checks the identity against tiktoken on
+    per row; ``tests/core/test_tokens.py`` checks the identity against tiktoken on
     random text). Lines that are empty or start with white space, or another
     counter than cl100k, are counted joined, as before.
     """

@@ -33,7 +33,7 @@ def test_the_fast_files_call_every_facade_verb() -> None:
 
 
 def test_only_embedded_runs_of_a_listed_file_are_fast() -> None:
-    listed = TESTS / "test_memory.py"
+    listed = TESTS / "core" / "test_memory.py"
     assert all(is_fast(listed, {"engine": engine}, slow=False) for engine in ("memory", "path"))
     assert not is_fast(listed, {"engine": "postgresql"}, slow=False)
     assert not is_fast(listed, {"engine": "http"}, slow=False)
