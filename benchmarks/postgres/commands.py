@@ -13,7 +13,7 @@ SCRIPTS = {
     "pg-text-sql": ("benchmarks.postgres.pg_text_sql", "BM25 in PostgreSQL before and after term_df, same store and "
                     "queries, interleaved (writes postgres/pg-text-sql-<size>.json and .md)."),
     "pg-ingest-cost": ("benchmarks.postgres.pg_ingest_cost", "add_dialogue on PostgreSQL with and without the HNSW "
-                       "index, alternating (writes postgres/pg-ingest-cost.json and .md)."),
+                       "index, alternating (writes pg-ingest-cost.json and .md)."),
 }  # command -> (module with main(argv), one-line help)
 
 

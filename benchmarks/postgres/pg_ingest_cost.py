@@ -78,7 +78,7 @@ def table(doc: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks pg-ingest-cost", description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=3000)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/postgres"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     started = time.perf_counter()

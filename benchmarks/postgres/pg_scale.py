@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=None, help="max_parallel_maintenance_workers for the build")
     parser.add_argument("--url", default="pgserver", help="a server that lets this user create databases, "
                         "or pgserver (default: a private one for the run)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/postgres"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = parser.parse_args(argv)
     if args.warm < 0:
         parser.error(f"--warm must be >= 0, not {args.warm}")

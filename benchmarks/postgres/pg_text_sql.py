@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--depth", type=int, default=300, help="candidates asked of BM25 (a search's default)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/postgres"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     started = time.perf_counter()

@@ -207,7 +207,7 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
                     "fixed-latency fake LLM (writes parallel-qa.json, parallel-qa.md)."),
     "targets": ("benchmarks.retrieval.targets", "The retrieval targets against the final test-split result files: "
                 "figure, gap, bootstrap interval (writes retrieval-targets.json, .md)."),
-    "report": ("benchmarks.harness.report", "Regenerate results/README.md from the retrieval JSON files [FOLDER]."),
+    "report": ("benchmarks.harness.report", "Regenerate results/README.md and the archive's index [FOLDER]."),
     "query-embedder": ("benchmarks.retrieval.query_embedder", "Whether the int8 ONNX MiniLM can embed queries for a "
                        "store built with the torch MiniLM, on LoCoMo (writes query-embedder.json, .md)."),
     "rerank-cost": ("benchmarks.retrieval.rerank_cost", "What reranker= costs per search, with a cross-encoder of "

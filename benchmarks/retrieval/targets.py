@@ -2,9 +2,8 @@
 
     python -m benchmarks targets [--results benchmarks/results]
 
-Reads the test-split runs of the current default (``final/default-50``: LoCoMo, LongMemEval on every
-question, Mem-Gallery)
-and writes ``retrieval-targets.json`` and ``retrieval-targets.md``: for each target, the figure, the
+Reads the test-split runs of the current default (``locomo-test.json``, ``longmemeval-test.json`` on every
+question, ``memgallery-test.json``) and writes ``retrieval-targets.json`` and ``retrieval-targets.md``: for each target, the figure, the
 gap to the target (negative: short of it), whether it is met, and the 95% bootstrap interval over
 questions (:mod:`benchmarks.harness.intervals`) of the figure, or of its paired difference from naive dense
 for the "naive dense + 0.05" targets. Nothing here is measured: it is a view of the files named.
@@ -40,17 +39,17 @@ class Target:
 
 
 TARGETS = (
-    Target("LoCoMo test", "final/default-50/locomo-test.json", "1k", 0.85),
-    Target("LoCoMo test", "final/default-50/locomo-test.json", "6k", 0.97),
-    Target("LoCoMo test", "final/default-50/locomo-test.json", "1k", None),
-    Target("LoCoMo test", "final/default-50/locomo-test.json", "6k", None),
-    Target("LoCoMo test", "final/default-50/locomo-test.json", "1k", 0.70, "1", "multi-hop"),
-    Target("LongMemEval-S test", "final/default-50/longmemeval-test.json", "1k", 0.85),
-    Target("LongMemEval-S test", "final/default-50/longmemeval-test.json", "6k", 0.97),
-    Target("LongMemEval-S test", "final/default-50/longmemeval-test.json", "1k", None),
-    Target("LongMemEval-S test", "final/default-50/longmemeval-test.json", "6k", None),
-    Target("Mem-Gallery test", "final/default-50/memgallery-test.json", "1k", 0.85),
-    Target("Mem-Gallery test", "final/default-50/memgallery-test.json", "6k", 0.98),
+    Target("LoCoMo test", "locomo-test.json", "1k", 0.85),
+    Target("LoCoMo test", "locomo-test.json", "6k", 0.97),
+    Target("LoCoMo test", "locomo-test.json", "1k", None),
+    Target("LoCoMo test", "locomo-test.json", "6k", None),
+    Target("LoCoMo test", "locomo-test.json", "1k", 0.70, "1", "multi-hop"),
+    Target("LongMemEval-S test", "longmemeval-test.json", "1k", 0.85),
+    Target("LongMemEval-S test", "longmemeval-test.json", "6k", 0.97),
+    Target("LongMemEval-S test", "longmemeval-test.json", "1k", None),
+    Target("LongMemEval-S test", "longmemeval-test.json", "6k", None),
+    Target("Mem-Gallery test", "memgallery-test.json", "1k", 0.85),
+    Target("Mem-Gallery test", "memgallery-test.json", "6k", 0.98),
 )
 
 

@@ -4,7 +4,7 @@ On a shared machine absolute timings move with the load; running the code before
 after it in alternating processes on copies of the same store gives a ratio both saw alike::
 
     python -m benchmarks latency-ab --store STORE --size 100000 --embedder synthetic \\
-        --before /path/to/old/checkout --after . --out benchmarks/results/latency-ab-100000.json
+        --before /path/to/old/checkout --after . --out benchmarks/results/archive/latency-ab-100000.json
 
 Wall-clock p50 and the searching thread's CPU time p50 (``time.process_time``, every thread of the process, which the load
 changes least) are both reported. Each side runs in its own process (``PYTHONPATH`` = that checkout) on its own copy of the store

@@ -1,7 +1,7 @@
 """omnimem beside the memory libraries users would pick instead (mem0, Chroma), one run: ingest and search.
 
     python -m benchmarks peer-compare --peer mem0=/tmp/mem0-venv/bin/python \\
-        --peer chroma=/tmp/chroma-venv/bin/python --limit 2 --questions 50 --out benchmarks/results/peers-51
+        --peer chroma=/tmp/chroma-venv/bin/python --limit 2 --questions 50 --out benchmarks/results
 
 Each peer is installed in its own virtual environment (never in omnimem's) and runs in a child process, its
 worker beside this module (``<peer>_worker.py``: :mod:`benchmarks.speed.mem0_worker`,

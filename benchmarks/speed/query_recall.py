@@ -1,8 +1,8 @@
 """Recall question by question: two folders of the same six retrieval runs (LoCoMo, Mem-Gallery, LongMemEval;
 dev and test), one made with queries embedded by the store's torch MiniLM, one by its int8 ONNX copy.
 
-    python -m benchmarks query-recall --before benchmarks/results/final/default-48 \\
-        --after benchmarks/results/final/query-onnx --out benchmarks/results/final/query-onnx/compare.json
+    python -m benchmarks query-recall --before benchmarks/results/archive/final/default-48 \\
+        --after benchmarks/results/archive/final/query-onnx --out benchmarks/results/archive/final/query-onnx/compare.json
 
 Each split's JSON holds every question's recall within 1,000 and 6,000 tokens (``per_question``) and the
 overall figures; the comparison counts the questions whose recall moved, up and down, and sets the overall

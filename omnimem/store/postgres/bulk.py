@@ -2,7 +2,7 @@
 
 Adding a unit to a live HNSW index walks the graph (``ef_construction``)
 and rewrites its neighbours' pages; on this machine that is most of what a
-``Memory.add`` costs on PostgreSQL (``benchmarks/results/postgres``). For a
+``Memory.add`` costs on PostgreSQL (``benchmarks/results/pg-ingest-cost.md``). For a
 large load (moving an embedded store to PostgreSQL, restoring a backup,
 seeding a benchmark) it is far cheaper to drop the index, ``COPY`` the rows
 and build the index once, in memory and in parallel::
