@@ -521,11 +521,11 @@ class LocalMemory(Memory):
     # -- the engine's parts, for inspection (tools, tests, benchmarks) ---------
     @property
     def settings(self) -> Settings:
-        return self.engine.parts.settings
+        return self.engine.deps.settings
 
     @property
     def store(self) -> Store:
-        return self.engine.parts.store
+        return self.engine.deps.store
 
     @property
     def indexes(self) -> IndexSet:
@@ -533,19 +533,19 @@ class LocalMemory(Memory):
 
     @property
     def embedder(self) -> Embedder:
-        return self.engine.parts.embedder
+        return self.engine.state.embedder
 
     @property
     def llm(self) -> LLM | None:
-        return self.engine.parts.llm
+        return self.engine.deps.llm
 
     @property
     def graph(self) -> KnowledgeGraph | None:
-        return self.engine.parts.graph
+        return self.engine.deps.graph
 
     @property
     def clip(self) -> ClipSearch | None:
-        return self.engine.parts.clip
+        return self.engine.deps.clip
 
     @property
     def enricher(self) -> Enricher:
@@ -555,7 +555,7 @@ class LocalMemory(Memory):
     @property
     def count_tokens(self) -> TokenCounter:
         """Budgets are in this counter's tokens (default cl100k)."""
-        return self.engine.parts.count_tokens
+        return self.engine.deps.count_tokens
 
     # -- verbs that exist only in this process ------------------------------------
     def export_graph(self, *, format: str = "json", user_id: str | None = None, agent_id: str | None = None) -> str:
@@ -566,7 +566,7 @@ class LocalMemory(Memory):
 
     def reembed(self, embedder: str | Embedder) -> int:
         """Rebuild every vector with another embedding model; the store then records that model."""
-        self.engine.parts.check_open(write=True)
+        self.engine.state.check_open(write=True)
         instance = create_embedder(embedder) if isinstance(embedder, str) else embedder
         return self.engine.reembed(instance)
 

@@ -20,7 +20,7 @@ def test_close_waits_for_searches_in_flight_and_refuses_new_ones(tmp_path: Path,
     mem.add_dialogue([{"text": f"note {i} about the lake house and the boat", "speaker": "Ann"} for i in range(200)],
                      user_id="ann", session_id="s1")
     inside = threading.Barrier(5)  # four searches past their open check, and the closing thread
-    search = mem.engine.parts.search
+    search = mem.engine.state.search
     real_within = search.within
 
     calls: dict[int, int] = {}  # rankings per searching thread

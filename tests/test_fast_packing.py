@@ -138,10 +138,10 @@ def test_fitting_rows_only_packs_like_packing_every_candidate(tmp_path, options)
               "time": f"2023-05-08T{9 + i // 6:02d}:{i % 6 * 7:02d}"} for i in range(24)]
     with Memory(tmp_path / "store", embedder="fake", **options) as m:
         m.add_dialogue(turns, user_id="u", session_id="s1")
-        parts = m.engine.parts
-        slow = _PackingEverything(parts)
+        deps = m.engine.deps
+        slow = _PackingEverything(deps, m.engine.state)
         for query in ["when does the museum open", "ticket office", "weather"]:
-            args = (query, 0, parts.settings.theta, parts.settings.budget, Scope("u"), False, None)
+            args = (query, 0, deps.settings.theta, deps.settings.budget, Scope("u"), False, None)
             fast = m.engine.retriever.search(*args)
             assert fast.to_dict() == slow.search(*args).to_dict()
             assert fast.render() == slow.search(*args).render() and fast.tokens == count_tokens(fast.render())

@@ -1,6 +1,6 @@
 """A write about to embed lets the searches in flight finish first, for a bounded time.
 
-``Parts.yield_to_reads`` is what a write calls before its embedding call (the
+``WriterState.yield_to_reads`` is what a write calls before its embedding call (the
 ``serve-load --storm-seconds`` benchmark measures what it does for searches
 during a write storm): it returns as soon as no search is in flight, and after
 its bound when searches never stop, so writes are slowed, never stopped.
@@ -23,11 +23,11 @@ from omnimem.engine.ingest.pipeline import READ_CHUNK, READ_CHUNK_MAX, SEARCH_RE
 
 def test_a_write_waits_for_the_search_in_flight_and_no_longer() -> None:
     with Memory(embedder="fake") as m:
-        parts = m.engine.parts  # type: ignore[attr-defined]
+        state = m.engine.state  # type: ignore[attr-defined]
         started, release = threading.Event(), threading.Event()
 
         def search_in_flight() -> None:
-            with parts.reading():
+            with state.reading():
                 started.set()
                 release.wait(5)
 
@@ -36,7 +36,7 @@ def test_a_write_waits_for_the_search_in_flight_and_no_longer() -> None:
         started.wait(5)
         threading.Timer(0.2, release.set).start()
         begun = time.monotonic()
-        parts.yield_to_reads(5.0)  # returns when the search ends, long before its bound
+        state.yield_to_reads(5.0)  # returns when the search ends, long before its bound
         waited = time.monotonic() - begun
         reader.join(5)
         assert 0.15 <= waited < 4.0
@@ -47,14 +47,14 @@ def test_a_write_waits_for_the_search_in_flight_and_no_longer() -> None:
         reader.start()
         started.wait(5)
         begun = time.monotonic()
-        parts.yield_to_reads(0.2)  # the search goes on: the write goes ahead after its bound
+        state.yield_to_reads(0.2)  # the search goes on: the write goes ahead after its bound
         waited = time.monotonic() - begun
         release.set()
         reader.join(5)
         assert 0.15 <= waited < 4.0
 
         begun = time.monotonic()
-        parts.yield_to_reads(5.0)  # nothing in flight: no wait
+        state.yield_to_reads(5.0)  # nothing in flight: no wait
         assert time.monotonic() - begun < 1.0
         assert m.add("a write after all that", user_id="u").accepted
 
@@ -79,8 +79,8 @@ def _turns(n: int, tag: str) -> list[dict[str, str]]:
 def test_a_group_is_embedded_in_short_calls_only_while_searches_come_in() -> None:
     embedder = CallSizes()
     with Memory(embedder=embedder) as m:
-        parts = m.engine.parts  # type: ignore[attr-defined]
-        assert not parts.searches_recent(SEARCH_RECENT_S)  # nothing searched yet: a group is one call
+        state = m.engine.state  # type: ignore[attr-defined]
+        assert not state.searches_recent(SEARCH_RECENT_S)  # nothing searched yet: a group is one call
         m.add_dialogue(_turns(20, "quiet"), user_id="u")
         assert embedder.calls == [20]
 
@@ -88,7 +88,7 @@ def test_a_group_is_embedded_in_short_calls_only_while_searches_come_in() -> Non
         started, release = threading.Event(), threading.Event()
 
         def search_in_flight() -> None:
-            with parts.reading(search=True):
+            with state.reading(search=True):
                 started.set()
                 release.wait(10)
 
@@ -96,7 +96,7 @@ def test_a_group_is_embedded_in_short_calls_only_while_searches_come_in() -> Non
         reader.start()
         started.wait(5)
         try:
-            assert parts.searches_recent(SEARCH_RECENT_S)
+            assert state.searches_recent(SEARCH_RECENT_S)
             m.add_dialogue(_turns(20, "busy"), user_id="u")  # searches coming in: the group is cut into short calls
             assert embedder.calls == [READ_CHUNK, READ_CHUNK, 20 - 2 * READ_CHUNK]
             embedder.calls.clear()
@@ -122,14 +122,14 @@ def _vectors(m: Memory, tag: str) -> dict[str, Any]:
 
 def test_searches_seen_lately_count_as_coming_in_and_other_reads_do_not() -> None:
     with Memory(embedder="fake") as m:
-        parts = m.engine.parts  # type: ignore[attr-defined]
+        state = m.engine.state  # type: ignore[attr-defined]
         added = m.add("one thing to find", user_id="u")
         assert added.id is not None
         m.get(added.id, user_id="u")  # reads, not searches: writes keep their one call
         m.units(user_id="u")
         m.stats()
-        assert not parts.searches_recent(60.0)
+        assert not state.searches_recent(60.0)
         m.search("thing", user_id="u")
-        assert parts.searches_recent(60.0)
+        assert state.searches_recent(60.0)
         time.sleep(0.05)
-        assert not parts.searches_recent(0.01)
+        assert not state.searches_recent(0.01)

@@ -20,7 +20,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from omnimem.embed.base import Embedder
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
+from omnimem.engine.state import WriterState
 from omnimem.contract.caller import Channel, current_channel
 from omnimem.engine.provenance import imported
 from omnimem.errors import ForbiddenError, InvalidInputError, MalformedDataError
@@ -34,32 +35,32 @@ from omnimem.engine.retrieval.content import full_text
 from omnimem.store.audit import AuditEvent
 
 
-def export_records(parts: Parts, scope: Scope) -> Iterator[dict[str, Any]]:
+def export_records(deps: Deps, state: WriterState, scope: Scope) -> Iterator[dict[str, Any]]:
     """Everything the store holds about ``scope``, as JSON-ready records."""
-    with parts.reading():
-        units = parts.store.get(parts.store.ids_in_scope(scope))
-    yield {"kind": "header", "format": FORMAT, "version": VERSION, "embedder": parts.embedder.name,
+    with state.reading():
+        units = deps.store.get(deps.store.ids_in_scope(scope))
+    yield {"kind": "header", "format": FORMAT, "version": VERSION, "embedder": state.embedder.name,
            "exported_at": datetime.now(timezone.utc).isoformat(), **scope.as_dict(), "units": len(units)}
     for unit in units:
         record = {"kind": "unit", **unit.to_dict()}
-        record["text"] = full_text(parts.store, unit) if unit.modality is Modality.TEXT else unit.summary
+        record["text"] = full_text(deps.store, unit) if unit.modality is Modality.TEXT else unit.summary
         if unit.raw_ref and unit.modality is not Modality.TEXT:
-            record["raw"] = base64.b64encode(parts.store.read_raw(unit.raw_ref)).decode("ascii")
+            record["raw"] = base64.b64encode(deps.store.read_raw(unit.raw_ref)).decode("ascii")
         yield record
-    if parts.graph is not None:
-        for entity in parts.graph.entities(scope):
-            yield {"kind": "entity", **parts.graph.details(entity)}
+    if deps.graph is not None:
+        for entity in deps.graph.entities(scope):
+            yield {"kind": "entity", **deps.graph.details(entity)}
     ids = {u.id for u in units}
     seen: set[int] = set()
     for unit_id in sorted(ids):
-        for event in parts.store.events(unit_id=unit_id):
+        for event in deps.store.events(unit_id=unit_id):
             if event.seq not in seen:
                 seen.add(event.seq)
                 yield {"kind": "event", **event.to_dict()}
 
 
 def import_records(
-    parts: Parts, writer: Writer, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
+    deps: Deps, writer: Writer, records: Iterable[Mapping[str, Any]], *, allow_forgotten: bool = False,
     progress: Progress | None = None, trust: str | None = None,
 ) -> dict[str, int]:
     """Validate a whole dump, then have the writer store its units (skipping ones already present or forgotten),
@@ -78,12 +79,12 @@ def import_records(
     if not isinstance(allow_forgotten, bool):
         raise InvalidInputError("allow_forgotten must be True or False")
     records = list(records)
-    checked = [replace(c, item=replace(c.item, provenance=imported(c.claimed, trust, parts.actor)))
-               for c in _checked_media(parts, check_dump(records))]  # an import, whatever the file says
+    checked = [replace(c, item=replace(c.item, provenance=imported(c.claimed, trust, deps.actor)))
+               for c in _checked_media(deps, check_dump(records))]  # an import, whatever the file says
     past = history.check_events(records)  # the source's audit events, checked before anything is stored
-    with parts.reading():
-        todo = history.new_units(parts.store, checked)  # refuses ids another scope holds or held
-    todo, forgotten = _not_forgotten(parts, todo, allow_forgotten)
+    with writer.state.reading():
+        todo = history.new_units(deps.store, checked)  # refuses ids another scope holds or held
+    todo, forgotten = _not_forgotten(deps, writer.state, todo, allow_forgotten)
     if progress is not None and len(checked) > len(todo):
         progress(len(checked) - len(todo))
     stored = 0
@@ -92,13 +93,13 @@ def import_records(
         results = writer.ingest(items, progress, allow_forgotten=allow_forgotten, action="import", reason="import")
         stored += sum(r.accepted for r in results)
         forgotten += sum(r.reason.startswith("forgotten") for r in results)
-    _link_versions(parts, writer, checked)
-    events = writer.change(lambda changes: history.restore(parts.store, past, changes.log))
+    _link_versions(deps, writer, checked)
+    events = writer.change(lambda changes: history.restore(deps.store, past, changes.log))
     return {"units": len(checked), "stored": stored, "skipped": len(checked) - stored, "forgotten": forgotten,
             "events": events}
 
 
-def _checked_media(parts: Parts, checked: list[Checked]) -> list[Checked]:
+def _checked_media(deps: Deps, checked: list[Checked]) -> list[Checked]:
     """Imported raw content is checked like an upload: an image unit must decode as an image within
     ``max_media_pixels`` (its mime, size and perceptual hash are taken from the pixels, not the record),
     an audio unit must hold the WAV segment the audio paths store."""
@@ -110,7 +111,7 @@ def _checked_media(parts: Parts, checked: list[Checked]) -> list[Checked]:
                 from omnimem.media import inspect_image
                 from omnimem.media.limits import check_image
 
-                check_image(item.raw, parts.settings.max_media_pixels)
+                check_image(item.raw, deps.settings.max_media_pixels)
                 info = inspect_image(item.raw)
                 meta = {**item.metadata, "mime": info.mime_type, "width": info.width, "height": info.height,
                         "phash": info.phash}
@@ -133,7 +134,7 @@ def _check_wav(data: bytes) -> None:
         raise InvalidInputError("an audio unit's raw content is an empty WAV segment")
 
 
-def _not_forgotten(parts: Parts, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:
+def _not_forgotten(deps: Deps, state: WriterState, todo: list[Checked], allow: bool) -> tuple[list[Checked], int]:
     """Drop every unit of a user/agent that was forgotten as a whole here, whatever times the dump gives it.
 
     The times a dump carries (``record_time``, mem0's ``updated_at``) are the importer's word: a later one
@@ -144,11 +145,11 @@ def _not_forgotten(parts: Parts, todo: list[Checked], allow: bool) -> tuple[list
         return todo, 0
     forgotten: dict[tuple[str | None, str | None], bool] = {}
     kept: list[Checked] = []
-    with parts.reading():
+    with state.reading():
         for c in todo:
             owner = (c.item.scope.user_id, c.item.scope.agent_id)
             if owner not in forgotten:
-                forgotten[owner] = parts.store.forgotten_since(c.item.scope) is not None
+                forgotten[owner] = deps.store.forgotten_since(c.item.scope) is not None
             if not forgotten[owner]:
                 kept.append(c)
     return kept, len(todo) - len(kept)
@@ -161,16 +162,16 @@ def _by_scope(todo: list[Checked]) -> list[list[Checked]]:
     return list(groups.values())
 
 
-def _link_versions(parts: Parts, writer: Writer, checked: list[Checked]) -> None:
+def _link_versions(deps: Deps, writer: Writer, checked: list[Checked]) -> None:
     """Restore supersession between imported units (already checked to share user and agent)."""
     pairs = [(c.item.unit_id or "", c.superseded_by) for c in checked if c.superseded_by]
     if pairs:
-        writer.change(lambda changes: _link(parts, changes, pairs))
+        writer.change(lambda changes: _link(deps, changes, pairs))
 
 
-def _link(parts: Parts, changes: Changes, pairs: list[tuple[str, str]]) -> None:
+def _link(deps: Deps, changes: Changes, pairs: list[tuple[str, str]]) -> None:
     """Supersede each pair's old unit by its new one, where both are here, current and of one owner."""
-    units = {u.id: u for u in parts.store.get(list({i for pair in pairs for i in pair if i}))}
+    units = {u.id: u for u in deps.store.get(list({i for pair in pairs for i in pair if i}))}
     todo: dict[str, list[str]] = {}
     for old, new in pairs:
         if old in units and new in units and units[old].active and (
@@ -178,11 +179,11 @@ def _link(parts: Parts, changes: Changes, pairs: list[tuple[str, str]]) -> None:
             todo.setdefault(new or "", []).append(old)
     if todo:
         replaced = tuple(o for olds in todo.values() for o in olds)
-        changes.supersede(todo, AuditEvent("supersede", parts.actor, (*todo, *replaced), reason="import",
+        changes.supersede(todo, AuditEvent("supersede", deps.actor, (*todo, *replaced), reason="import",
                                            details={"supersedes": todo}))
 
 
-def set_trust(parts: Parts, writer: Writer, unit: MAU, trust: str, reason: str | None) -> MAU:
+def set_trust(deps: Deps, writer: Writer, unit: MAU, trust: str, reason: str | None) -> MAU:
     """An admin's change of ``unit``'s trust, logged (action ``trust``, from and to); the unit as it now is.
 
     Raising it above what the current channel's key may write is a ForbiddenError, as for a write."""
@@ -190,12 +191,12 @@ def set_trust(parts: Parts, writer: Writer, unit: MAU, trust: str, reason: str |
         raise ForbiddenError(f"this key may not make a memory {trust!r}")
     if unit.trust == trust:
         return unit
-    event = AuditEvent("trust", parts.actor, (unit.id,), unit.scope, reason, {"from": unit.trust, "to": trust})
+    event = AuditEvent("trust", deps.actor, (unit.id,), unit.scope, reason, {"from": unit.trust, "to": trust})
     writer.change(lambda changes: changes.set_trust([unit.id], trust, event))
     return replace(unit, trust=trust)
 
 
-def new_vectors(parts: Parts, embedder: Embedder, rows: list[Any], *, batch: int = 256) -> list[Any]:
+def new_vectors(deps: Deps, embedder: Embedder, rows: list[Any], *, batch: int = 256) -> list[Any]:
     """Every stored unit's vector with ``embedder``, from its ``embed_rows`` row (the text it is embedded by).
 
     The writer (:meth:`omnimem.engine.writer.Writer.reembed`) stores them and swaps the engine's embedder
@@ -203,7 +204,7 @@ def new_vectors(parts: Parts, embedder: Embedder, rows: list[Any], *, batch: int
     """
     inputs = [EmbedInput(scope, sp, su, Modality(mod), datetime.fromisoformat(when) if when else None)
               for _, scope, sp, su, mod, when in rows]
-    texts = embed_texts(inputs, context=parts.settings.embed_context, dates=parts.settings.embed_dates)
+    texts = embed_texts(inputs, context=deps.settings.embed_context, dates=deps.settings.embed_dates)
     vectors: list[Any] = []
     for start in range(0, len(texts), batch):
         vectors.extend(embedder.embed(texts[start : start + batch]))

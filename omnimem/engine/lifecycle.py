@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from omnimem.contract import validate
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
+from omnimem.engine.state import WriterState
 from omnimem.engine.writer import Changes, Writer
 from omnimem.errors import InvalidInputError, NotFoundError
 from omnimem.mau import MAU, Scope
@@ -35,22 +36,22 @@ def _missing(unit_id: str) -> NotFoundError:
     return NotFoundError(f"no unit with id {unit_id!r}")
 
 
-def scoped_unit(parts: Parts, unit_id: object, scope: Scope) -> MAU:
+def scoped_unit(deps: Deps, state: WriterState, unit_id: object, scope: Scope) -> MAU:
     """The unit with this id if it lies in ``scope``; else NotFoundError (never "exists elsewhere")."""
     uid = check_id(unit_id)
-    with parts.reading():
-        found = parts.store.get([uid])
+    with state.reading():
+        found = deps.store.get([uid])
     if not found or not scope.contains(found[0].scope):
         raise _missing(uid)
     return found[0]
 
 
-def check_supersedable(parts: Parts, ids: Sequence[str], owner: Scope) -> None:
+def check_supersedable(deps: Deps, state: WriterState, ids: Sequence[str], owner: Scope) -> None:
     """Units a new unit of ``owner`` may replace: current ones of the same user and agent."""
     if isinstance(ids, str) or not all(isinstance(i, str) for i in ids):
         raise InvalidInputError("supersedes must be a list of unit ids")
-    with parts.reading():
-        found = {u.id: u for u in parts.store.get(list(ids))}
+    with state.reading():
+        found = {u.id: u for u in deps.store.get(list(ids))}
     for uid in ids:
         unit = found.get(uid)
         if unit is None or (unit.user_id, unit.agent_id) != (owner.user_id, owner.agent_id):
@@ -59,15 +60,15 @@ def check_supersedable(parts: Parts, ids: Sequence[str], owner: Scope) -> None:
             raise InvalidInputError(f"unit {uid} is already superseded by {unit.superseded_by}; use that one")
 
 
-def versions(parts: Parts, unit: MAU) -> list[str]:
+def versions(deps: Deps, state: WriterState, unit: MAU) -> list[str]:
     """Every version of a memory: the units it replaced and the ones that replaced it, transitively."""
     owner = (unit.user_id, unit.agent_id)
     seen = {unit.id}
     todo = [unit.id]
     while todo:
-        with parts.reading():
-            linked = parts.store.predecessors(todo) + [u.superseded_by for u in parts.store.get(todo) if u.superseded_by]
-            units = [u for u in parts.store.get(linked) if (u.user_id, u.agent_id) == owner and u.id not in seen]
+        with state.reading():
+            linked = deps.store.predecessors(todo) + [u.superseded_by for u in deps.store.get(todo) if u.superseded_by]
+            units = [u for u in deps.store.get(linked) if (u.user_id, u.agent_id) == owner and u.id not in seen]
         todo = [u.id for u in units]
         seen.update(todo)
     return sorted(seen)
@@ -80,7 +81,7 @@ def _enriched(old: MAU, new: MAU) -> bool:
         and old.superseded_by == new.id)
 
 
-def enrichment_family(parts: Parts, unit: MAU) -> list[str]:
+def enrichment_family(deps: Deps, unit: MAU) -> list[str]:
     """A unit with the versions enrichment made of it and the ones it was made from: to the user they are
     one memory, so deleting any of them deletes all (a delete by the id ``add`` returned leaves nothing)."""
     seen = {unit.id: unit}
@@ -88,46 +89,46 @@ def enrichment_family(parts: Parts, unit: MAU) -> list[str]:
     while todo:
         current = todo.pop()
         linked = [i for i in (current.metadata.get("enriched_from"), current.superseded_by) if i]
-        for other in parts.store.get([i for i in linked + parts.store.predecessors([current.id]) if i not in seen]):
+        for other in deps.store.get([i for i in linked + deps.store.predecessors([current.id]) if i not in seen]):
             if _enriched(other, current) or _enriched(current, other):
                 seen[other.id] = other
                 todo.append(other)
     return sorted(seen)
 
 
-def delete(parts: Parts, writer: Writer, unit_id: object, scope: Scope, reason: str | None, chain: bool) -> None:
+def delete(deps: Deps, writer: Writer, unit_id: object, scope: Scope, reason: str | None, chain: bool) -> None:
     """Remove a unit with its versions (``chain``) or its enrichment family, chosen with no write in between."""
     if not isinstance(chain, bool):
         raise InvalidInputError("chain must be True or False")
 
     def change(changes: Changes) -> None:
-        unit = scoped_unit(parts, unit_id, scope)
-        ids = versions(parts, unit) if chain else enrichment_family(parts, unit)
-        changes.remove(ids, AuditEvent("delete", parts.actor, (unit.id,), unit.scope, reason, {"chain": chain}))
+        unit = scoped_unit(deps, writer.state, unit_id, scope)
+        ids = versions(deps, writer.state, unit) if chain else enrichment_family(deps, unit)
+        changes.remove(ids, AuditEvent("delete", deps.actor, (unit.id,), unit.scope, reason, {"chain": chain}))
 
     writer.change(change)
 
 
-def history(parts: Parts, unit_id: object, scope: Scope) -> list[AuditRecord]:
+def history(deps: Deps, state: WriterState, unit_id: object, scope: Scope) -> list[AuditRecord]:
     uid = check_id(unit_id)
-    with parts.reading():
+    with state.reading():
         if not scope.is_empty():
-            found = parts.store.get([uid])
-            owner = found[0].scope if found else parts.store.tombstone_owner(uid)
+            found = deps.store.get([uid])
+            owner = found[0].scope if found else deps.store.tombstone_owner(uid)
             if owner is None or not scope.contains(owner):
                 raise _missing(uid)
-            return _within(parts, parts.store.events(unit_id=uid), Scope(scope.user_id, scope.agent_id))
-        return parts.store.events(unit_id=uid)
+            return _within(deps, deps.store.events(unit_id=uid), Scope(scope.user_id, scope.agent_id))
+        return deps.store.events(unit_id=uid)
 
 
-def _within(parts: Parts, events: list[AuditRecord], owner: Scope) -> list[AuditRecord]:
+def _within(deps: Deps, events: list[AuditRecord], owner: Scope) -> list[AuditRecord]:
     """The events with only the unit ids ``owner``'s (live, or deleted while the tombstone lasts): one event
     can name units of many users (a forget by session for all users), and a scoped caller sees only its own."""
     ids = list(dict.fromkeys(i for e in events for i in e.unit_ids))
-    owners = {u.id: u.scope for u in parts.store.get(ids)}
+    owners = {u.id: u.scope for u in deps.store.get(ids)}
     for uid in ids:
         if uid not in owners:
-            gone = parts.store.tombstone_owner(uid)
+            gone = deps.store.tombstone_owner(uid)
             if gone is not None:
                 owners[uid] = gone
     mine = {uid for uid, scope in owners.items() if owner.contains(scope)}
@@ -149,13 +150,13 @@ class ForgetPlan:
 
 
 def plan_forget(
-    parts: Parts, scope: Scope, *, since: object, until: object, unit_ids: object, everything: object,
+    deps: Deps, scope: Scope, *, since: object, until: object, unit_ids: object, everything: object,
     all_users: object, reason: object,
 ) -> ForgetPlan:
     """Check a forget's arguments (see :meth:`Memory.forget`); nothing is read or removed yet."""
     ids = _check_forget_args(unit_ids, everything, all_users, reason, since, until)
-    start = parse_time(since, default_tz=parts.tz) if since is not None else None  # type: ignore[arg-type]
-    end = parse_time(until, default_tz=parts.tz) if until is not None else None  # type: ignore[arg-type]
+    start = parse_time(since, default_tz=deps.tz) if since is not None else None  # type: ignore[arg-type]
+    end = parse_time(until, default_tz=deps.tz) if until is not None else None  # type: ignore[arg-type]
     owned = scope.user_id is not None or scope.agent_id is not None
     if everything and (not scope.is_empty() or start or end or ids is not None or all_users):
         raise InvalidInputError("all=True wipes the whole store and takes no other criteria")
@@ -175,35 +176,35 @@ def plan_forget(
     return ForgetPlan(scope, start, end, ids, whole, details, reason if isinstance(reason, str) else None)
 
 
-def forget_selection(parts: Parts, plan: ForgetPlan) -> list[str]:
+def forget_selection(deps: Deps, plan: ForgetPlan) -> list[str]:
     """The ids a plan selects."""
-    chosen = parts.store.ids_in_scope(plan.scope)
+    chosen = deps.store.ids_in_scope(plan.scope)
     if plan.start is not None or plan.end is not None:  # only a time range needs the units themselves
-        chosen = [u.id for u in parts.store.get(chosen) if _in_range(u, plan.start, plan.end)]
+        chosen = [u.id for u in deps.store.get(chosen) if _in_range(u, plan.start, plan.end)]
     if plan.ids is not None:
         wanted = set(plan.ids)
         chosen = [uid for uid in chosen if uid in wanted]
     return chosen
 
 
-def forget(parts: Parts, writer: Writer, scope: Scope, **selection: Any) -> int:
+def forget(deps: Deps, writer: Writer, scope: Scope, **selection: Any) -> int:
     """Select and remove units (see :meth:`Memory.forget`), with no write between the selection and the removal."""
-    plan = plan_forget(parts, scope, **selection)
+    plan = plan_forget(deps, scope, **selection)
 
     def change(changes: Changes) -> int:
-        chosen = forget_selection(parts, plan)
-        changes.remove(chosen, AuditEvent("forget", parts.actor, (), plan.scope, plan.reason, dict(plan.details)),
+        chosen = forget_selection(deps, plan)
+        changes.remove(chosen, AuditEvent("forget", deps.actor, (), plan.scope, plan.reason, dict(plan.details)),
                        forgotten=plan.whole)
         return len(chosen)
 
     return writer.change(change)
 
 
-def preview_forget(parts: Parts, scope: Scope, **selection: Any) -> list[MAU]:
+def preview_forget(deps: Deps, state: WriterState, scope: Scope, **selection: Any) -> list[MAU]:
     """The units :func:`forget` would remove with these arguments; removes nothing."""
-    plan = plan_forget(parts, scope, **selection)
-    with parts.reading():
-        return parts.store.get(forget_selection(parts, plan))
+    plan = plan_forget(deps, scope, **selection)
+    with state.reading():
+        return deps.store.get(forget_selection(deps, plan))
 
 
 def _check_forget_args(

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from omnimem.contract import validate
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
+from omnimem.engine.state import WriterState
 from omnimem.errors import InvalidInputError
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.timeparse import parse_time
@@ -48,7 +49,7 @@ class UnitFilter:
         return True
 
 
-def make_filter(parts: Parts, *, modality: object = None, speaker: object = None, since: object = None,
+def make_filter(deps: Deps, *, modality: object = None, speaker: object = None, since: object = None,
                 until: object = None, include_superseded: object = False) -> UnitFilter:
     """Check a listing's filter arguments (typed errors for bad ones)."""
     kind: Modality | None = None
@@ -64,7 +65,7 @@ def make_filter(parts: Parts, *, modality: object = None, speaker: object = None
     for name, value in (("since", since), ("until", until)):
         if value is not None and not isinstance(value, str | datetime):
             raise InvalidInputError(f"{name} must be a time string or a datetime")
-        times.append(parse_time(value, default_tz=parts.tz) if value is not None else None)
+        times.append(parse_time(value, default_tz=deps.tz) if value is not None else None)
     return UnitFilter(kind, speaker, times[0], times[1], validate.flag(include_superseded, "include_superseded"))
 
 
@@ -83,7 +84,7 @@ Rows = list[tuple[int, MAU]]
 SNAPSHOT_TRIES = 8  # reads of a scope that a write may interleave before the last one holds the write lock
 
 
-def matching(parts: Parts, scope: Scope, wanted: UnitFilter,
+def matching(deps: Deps, state: WriterState, scope: Scope, wanted: UnitFilter,
              exclusive: Callable[[Callable[[], Rows]], Rows]) -> list[MAU]:
     """Every unit of ``scope`` the filter admits, in listing order, as of one moment.
 
@@ -93,25 +94,25 @@ def matching(parts: Parts, scope: Scope, wanted: UnitFilter,
     after a few tries the read is made through ``exclusive`` (the writer's: no write of this process
     in between).
     """
-    with parts.reading():
+    with state.reading():
         for attempt in range(SNAPSHOT_TRIES):
             if attempt == SNAPSHOT_TRIES - 1:
-                rows = exclusive(lambda: _rows(parts, scope))
+                rows = exclusive(lambda: _rows(deps, scope))
                 break
-            before = parts.store.seq()
-            rows = _rows(parts, scope)
-            if parts.store.seq() == before:
+            before = deps.store.seq()
+            rows = _rows(deps, scope)
+            if deps.store.seq() == before:
                 break
     return [unit for _, unit in sorted((r for r in rows if wanted.admits(r[1])), key=_order)]
 
 
-def _rows(parts: Parts, scope: Scope) -> Rows:
-    return list(parts.store.get_with_rids(parts.store.ids_in_scope(scope)))
+def _rows(deps: Deps, scope: Scope) -> Rows:
+    return list(deps.store.get_with_rids(deps.store.ids_in_scope(scope)))
 
 
-def page(parts: Parts, scope: Scope, wanted: UnitFilter, limit: object, offset: object,
+def page(deps: Deps, state: WriterState, scope: Scope, wanted: UnitFilter, limit: object, offset: object,
          exclusive: Callable[[Callable[[], Rows]], Rows]) -> list[MAU]:
     """One page of :func:`matching`."""
     size = validate.whole(limit, "limit", maximum=MAX_PAGE)
     start = validate.whole(offset, "offset", minimum=0, maximum=1_000_000_000)
-    return matching(parts, scope, wanted, exclusive)[start : start + size]
+    return matching(deps, state, scope, wanted, exclusive)[start : start + size]

@@ -2,9 +2,11 @@
 
 It opens the store (SQLite in memory or in a folder, or PostgreSQL), the
 dense and sparse indexes, the embedder, the optional knowledge graph and CLIP
-search, builds the parts, the writer (:mod:`omnimem.engine.writer`, the one
-door for every write and the owner of the locks), the retriever and the
-enricher, and delegates each verb to the room that does it. It implements the
+search, builds what never changes (:class:`~omnimem.engine.deps.Deps`), the
+writer's state (:class:`~omnimem.engine.state.WriterState`: the locks, and
+the embedder and search ``reembed`` swaps), the writer
+(:mod:`omnimem.engine.writer`, the one door for every write and the owner of
+that state), the retriever and the enricher, and delegates each verb to the room that does it. It implements the
 engine contract (:class:`omnimem.contract.Engine`): the facade checks
 each request once and calls one method; what depends on this engine's settings
 (its time zone, search defaults, the query and media limits) and the
@@ -34,7 +36,8 @@ from omnimem.contract import (
 )
 from omnimem.embed.base import check_roles, role_scheme
 from omnimem.embed.query import query_compatible, with_fast_queries
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
+from omnimem.engine.state import WriterState
 from omnimem.engine.writer import Writer
 from omnimem.engine.enrich.worker import Enricher
 from omnimem.errors import ConfigError, EmbedderMismatchError, InvalidInputError, NotFoundError
@@ -80,42 +83,24 @@ class LocalEngine:
                                       queries_only=store.read_only, language=settings.language,
                                       fast_queries=settings.fast_queries)
             self._search = open_search(store, model.dim, path, settings)
-            self.parts = Parts(
-                settings=settings, store=store, embedder=model, search=self._search, path=path,
-                tz=zone(settings.timezone), default_actor=actor, count_tokens=count_tokens, llm=llm,
+            self.deps = Deps(
+                settings=settings, store=store, path=path, tz=zone(settings.timezone), default_actor=actor,
+                count_tokens=count_tokens, llm=llm, graph=_make_graph(settings, store, model, llm) if settings.graph
+                else None, clip=_make_clip(settings) if settings.clip_model else None,
             )
-            self.parts.graph = self._make_graph() if settings.graph else None
-            self.parts.clip = self._make_clip() if settings.clip_model else None
-            self.ingestor = Ingestor(self.parts)
-            self.writer = Writer(self.parts, self.ingestor)  # every write; concurrent adds share one embedding
-            self.retriever = Retriever(self.parts)
-            self.enricher = Enricher(self.parts, self.writer)
+            self.state = WriterState(embedder=model, search=self._search, read_only=store.read_only, path=path)
+            self.ingestor = Ingestor(self.deps, self.state)
+            self.writer = Writer(self.deps, self.state, self.ingestor)  # every write; concurrent adds: one embedding
+            self.retriever = Retriever(self.deps, self.state)
+            self.enricher = Enricher(self.deps, self.writer)
             if settings.enrich == "async" and not read_only:  # threads start with the first job
-                self.parts.wake = self.enricher.wake
+                self.state.wake = self.enricher.wake
                 depth = store.queue_depth()
                 if depth["pending"] + depth["running"]:  # left by an earlier process
                     self.enricher.start()
         except BaseException:
             store.close()
             raise
-
-    def _make_graph(self) -> KnowledgeGraph:
-        from omnimem.graph.engine import KnowledgeGraph
-
-        p = self.parts
-        choice = p.settings.graph_extractor
-        if choice == "llm" and p.llm is None:
-            raise ConfigError("graph_extractor='llm' needs an LLM; configure one or use 'spacy'")
-        use_llm = choice == "llm" or (choice == "auto" and p.llm is not None)
-        extractor = create_provider("graph_extractor", "llm", llm=p.llm) if use_llm and p.llm is not None \
-            else create_provider("graph_extractor", "spacy")
-        return KnowledgeGraph(p.store, p.embedder.embed, extractor, hops=p.settings.graph_hops,
-                              beta=p.settings.graph_beta)
-
-    def _make_clip(self) -> ClipSearch:
-        from omnimem.index.clip import ClipSearch
-
-        return ClipSearch(create_provider("clip", "clip", path=str(self.parts.settings.clip_model)))
 
     # -- lifecycle of the engine ----------------------------------------------
     def close(self) -> None:
@@ -125,12 +110,12 @@ class LocalEngine:
 
     @property
     def read_only(self) -> bool:
-        return self.parts.read_only
+        return self.deps.read_only
 
     @property
     def tz(self) -> tzinfo:
         """The zone for times given without an offset (setting ``timezone``)."""
-        return self.parts.tz
+        return self.deps.tz
 
     @property
     def indexes(self) -> IndexSet:
@@ -144,7 +129,7 @@ class LocalEngine:
         """One text unit, which may supersede others of its user and agent (see :meth:`Memory.add`)."""
         r = request
         item = self._pending(r.text, r.time, r.speaker, r.source_id, r.scope, r.metadata)
-        item = replace(item, provenance=stamp(r.source, r.trust, self.parts.actor))
+        item = replace(item, provenance=stamp(r.source, r.trust, self.deps.actor))
         if r.supersedes:
             self.check_supersedable(r.supersedes, r.scope)
             item = replace(item, supersedes=r.supersedes)
@@ -155,7 +140,7 @@ class LocalEngine:
         must be a current one of the same user and agent (the store checks it as it writes)."""
         items = [replace(self._pending(i.text, i.time, i.speaker, i.source_id, request.scope, i.metadata),
                          novelty=False, unit_id=i.unit_id, supersedes=i.supersedes,
-                         provenance=stamp(i.source, i.trust, self.parts.actor)) for i in request.items]
+                         provenance=stamp(i.source, i.trust, self.deps.actor)) for i in request.items]
         action = "supersede" if any(i.supersedes for i in items) else "add"
         return self.ingest(items, allow_forgotten=request.allow_forgotten, action=action)
 
@@ -168,7 +153,7 @@ class LocalEngine:
 
     def add_dialogue(self, request: DialogueRequest) -> list[AddResult]:
         """Turns validated as a whole, then stored in batches or restated first (see :meth:`Memory.add_dialogue`)."""
-        items = [replace(prepare_turn(t, i, scope=request.scope, tz=self.tz), provenance=turn_stamp(t, i, self.parts.actor))
+        items = [replace(prepare_turn(t, i, scope=request.scope, tz=self.tz), provenance=turn_stamp(t, i, self.deps.actor))
                  for i, t in enumerate(request.turns)]
         if request.restate:
             return self.restate(items, request.scope, request.progress)
@@ -182,29 +167,29 @@ class LocalEngine:
         return self.ingestor.restate(items, scope, progress, self.writer.ingest)
 
     def check_supersedable(self, ids: Sequence[str], owner: Scope) -> None:
-        lifecycle.check_supersedable(self.parts, ids, owner)
+        lifecycle.check_supersedable(self.deps, self.state, ids, owner)
 
     def update(self, request: UpdateRequest) -> AddResult:
         """A corrected version of a text unit that supersedes it (see :meth:`Memory.update`)."""
         r = request
         unit_id, text, time, speaker, reason = r.unit_id, r.text, r.time, r.speaker, r.reason
-        old = lifecycle.scoped_unit(self.parts, unit_id, request.scope)
+        old = lifecycle.scoped_unit(self.deps, self.state, unit_id, request.scope)
         if old.modality is not Modality.TEXT:
             raise InvalidInputError("only text units can be updated; add the new media and pass supersedes=")
-        lifecycle.check_supersedable(self.parts, [old.id], old.scope)
+        lifecycle.check_supersedable(self.deps, self.state, [old.id], old.scope)
         body = text if text is not None else (self.retriever.full_text(old) or old.summary)
         item = prepare(
             body, time=time if time is not None else old.event_time, speaker=speaker if speaker is not None else old.speaker,
-            source_id=None, scope=old.scope, tz=self.parts.tz, metadata=old.metadata,
+            source_id=None, scope=old.scope, tz=self.deps.tz, metadata=old.metadata,
         )
         if item.content_hash == old.content_hash:
             raise InvalidInputError("the update changes nothing")
-        item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,), provenance=kept(old, self.parts.actor))
+        item = replace(item, source_ids=old.source_ids, supersedes=(unit_id,), provenance=kept(old, self.deps.actor))
         return self.ingest([item], action="update", reason=reason, allow_forgotten=True)[0]
 
     def add_image(self, request: ImageRequest) -> AddResult:
         """One image unit, unless it is the same file or a near-duplicate of a recent image of its scope."""
-        p, r = self.parts, request
+        p, r = self.deps, request
         data, name = media.read_bytes(r.image, limit=MAX_IMAGE_BYTES)
         item, phash = media.image_item(data, filename=name, caption=r.caption, time=r.time, scope=r.scope, tz=p.tz,
                                        max_pixels=p.settings.max_media_pixels)
@@ -215,12 +200,12 @@ class LocalEngine:
     def add_audio(self, request: AudioRequest) -> MediaResult:
         """Speech segments streamed into units, 16 at a time (see :meth:`Memory.add_audio`)."""
         r = request
-        return media_adds.add_audio(self.parts, self.writer, r.audio, r.time, r.scope, r.progress)
+        return media_adds.add_audio(self.deps, self.writer, r.audio, r.time, r.scope, r.progress)
 
     def add_video(self, request: VideoRequest) -> MediaResult:
         """A video event unit, its scene-change frames and its speech (see :meth:`Memory.add_video`)."""
         r = request
-        return media_adds.add_video(self.parts, self.writer, r.video, r.time, r.scope, r.fps, r.max_frames)
+        return media_adds.add_video(self.deps, self.writer, r.video, r.time, r.scope, r.fps, r.max_frames)
 
     def flush(self, timeout: float | None) -> bool:
         """Wait for the enrichment queue to drain (see :meth:`Memory.flush`)."""
@@ -228,27 +213,27 @@ class LocalEngine:
 
     def set_trust(self, request: TrustRequest) -> MAU:
         """An admin's change of a unit's trust, with an audit entry (see :meth:`Memory.set_trust`)."""
-        unit = lifecycle.scoped_unit(self.parts, request.unit_id, request.scope)
-        return governance.set_trust(self.parts, self.writer, unit, request.trust, request.reason)
+        unit = lifecycle.scoped_unit(self.deps, self.state, request.unit_id, request.scope)
+        return governance.set_trust(self.deps, self.writer, unit, request.trust, request.reason)
 
     def delete(self, request: DeleteRequest) -> None:
-        lifecycle.delete(self.parts, self.writer, request.unit_id, request.scope, request.reason, request.chain)
+        lifecycle.delete(self.deps, self.writer, request.unit_id, request.scope, request.reason, request.chain)
 
     def forget(self, request: ForgetRequest) -> int:
-        return lifecycle.forget(self.parts, self.writer, request.scope, **_selection(request))
+        return lifecycle.forget(self.deps, self.writer, request.scope, **_selection(request))
 
     def preview_forget(self, request: ForgetRequest) -> list[MAU]:
-        return lifecycle.preview_forget(self.parts, request.scope, **_selection(request))
+        return lifecycle.preview_forget(self.deps, self.state, request.scope, **_selection(request))
 
     def import_records(self, request: ImportRequest) -> dict[str, int]:
-        self.parts.check_open(write=True)
-        return governance.import_records(self.parts, self.writer, request.records,
+        self.state.check_open(write=True)
+        return governance.import_records(self.deps, self.writer, request.records,
                                          allow_forgotten=request.allow_forgotten, progress=request.progress,
                                          trust=request.trust)
 
     def reembed(self, embedder: Embedder) -> int:
         """Rebuild every vector with ``embedder``; then the engine, its indexes and its graph use it."""
-        return self.writer.reembed(embedder, lambda rows: governance.new_vectors(self.parts, embedder, rows),
+        return self.writer.reembed(embedder, lambda rows: governance.new_vectors(self.deps, embedder, rows),
                                    self._new_search)
 
     def _new_search(self, embedder: Embedder) -> CandidateSearch:
@@ -261,34 +246,35 @@ class LocalEngine:
 
     # -- reads ------------------------------------------------------------------
     def get(self, request: UnitRequest) -> MAU:
-        return lifecycle.scoped_unit(self.parts, request.unit_id, request.scope)
+        return lifecycle.scoped_unit(self.deps, self.state, request.unit_id, request.scope)
 
     def units(self, request: ListRequest) -> list[MAU]:
         """A page of the scope's units in event-time order (see :mod:`omnimem.engine.listing`)."""
-        wanted = listing.make_filter(self.parts, **request.filters())
-        return listing.page(self.parts, request.scope, wanted, request.limit, request.offset, self.writer.exclusive)
+        wanted = listing.make_filter(self.deps, **request.filters())
+        return listing.page(self.deps, self.state, request.scope, wanted, request.limit, request.offset,
+                            self.writer.exclusive)
 
     def count_units(self, request: ListRequest) -> int:
-        wanted = listing.make_filter(self.parts, **request.filters())
-        return len(listing.matching(self.parts, request.scope, wanted, self.writer.exclusive))
+        wanted = listing.make_filter(self.deps, **request.filters())
+        return len(listing.matching(self.deps, self.state, request.scope, wanted, self.writer.exclusive))
 
     def raw(self, request: UnitRequest) -> tuple[bytes, str]:
         """A unit's raw content (cold tier) and its content type; NotFoundError when it has none."""
-        unit = lifecycle.scoped_unit(self.parts, request.unit_id, request.scope)
+        unit = lifecycle.scoped_unit(self.deps, self.state, request.unit_id, request.scope)
         if unit.raw_ref is None:
             raise NotFoundError(f"unit {unit.id} has no raw content")
-        with self.parts.reading():
-            data = self.parts.store.read_raw(unit.raw_ref)
+        with self.state.reading():
+            data = self.deps.store.read_raw(unit.raw_ref)
         fallback = "text/plain; charset=utf-8" if unit.modality is Modality.TEXT else "application/octet-stream"
         return data, str(unit.metadata.get("mime") or fallback)
 
     def full_text(self, request: UnitRequest) -> str | None:
         """A unit's whole text (a long text's cold-tier copy; its summary otherwise); None for media."""
-        return self.retriever.full_text(lifecycle.scoped_unit(self.parts, request.unit_id, request.scope))
+        return self.retriever.full_text(lifecycle.scoped_unit(self.deps, self.state, request.unit_id, request.scope))
 
     def search(self, request: SearchRequest) -> Context:
         """Hybrid retrieval packed into a pyramid context; ``None`` arguments take this engine's settings."""
-        r, settings = request, self.parts.settings
+        r, settings = request, self.deps.settings
         text = validate.query(r.query, settings.max_query_chars)
         k = settings.top_k if r.top_k is None else r.top_k
         theta = settings.theta if r.theta is None else r.theta
@@ -296,7 +282,7 @@ class LocalEngine:
         as_of = parse_time(r.as_of, default_tz=self.tz) if r.as_of is not None else None
         now = parse_time(r.now, default_tz=self.tz) if r.now is not None else None
         planner = settings.planner if r.planner is None else planner_name(r.planner)
-        with self.parts.reading(search=True):
+        with self.state.reading(search=True):
             return planned_search(self.retriever, planner, Query(text, k, theta, budget, r.scope,
                                                                  r.include_superseded, as_of, now, r.min_trust))
 
@@ -304,7 +290,7 @@ class LocalEngine:
         """Search, then answer from the context with this engine's LLM (the evidence only without one)."""
         ctx = self._evidence(SearchRequest(request.question, request.scope, top_k=request.top_k, budget=request.budget,
                                            min_trust=request.min_trust))
-        return answer_question(self.parts.llm, ctx.query, ctx, instructions=request.instructions)
+        return answer_question(self.deps.llm, ctx.query, ctx, instructions=request.instructions)
 
     @otel.traced("omnimem.search", otel.describe_search_request, static=otel.memory_static)
     def _evidence(self, request: SearchRequest) -> Context:
@@ -312,28 +298,28 @@ class LocalEngine:
         return self.search(request)
 
     def history(self, request: UnitRequest) -> list[AuditRecord]:
-        return lifecycle.history(self.parts, request.unit_id, request.scope)
+        return lifecycle.history(self.deps, self.state, request.unit_id, request.scope)
 
     def log(self, request: LogRequest) -> list[AuditRecord]:
-        with self.parts.reading():
-            return self.parts.store.events(scope=request.scope, limit=request.limit)
+        with self.state.reading():
+            return self.deps.store.events(scope=request.scope, limit=request.limit)
 
     def export(self, request: ExportRequest) -> Iterator[dict[str, Any]]:
-        self.parts.check_open()
-        return governance.export_records(self.parts, request.scope)
+        self.state.check_open()
+        return governance.export_records(self.deps, self.state, request.scope)
 
     def need_graph(self) -> KnowledgeGraph:
-        if self.parts.graph is None:
+        if self.deps.graph is None:
             raise ConfigError("the knowledge graph is off; open the store with Memory(..., graph=True)")
-        return self.parts.graph
+        return self.deps.graph
 
     def entities(self, request: ScopeRequest) -> list[Entity]:
         graph, scope = self.need_graph(), request.scope
         found = graph.entities(scope)
         if scope.session_id is None:
             return found
-        with self.parts.reading():
-            in_session = set(self.parts.store.ids_in_scope(scope))
+        with self.state.reading():
+            in_session = set(self.deps.store.ids_in_scope(scope))
         return [e for e in found if in_session & set(graph.details(e)["units"])]
 
     def neighbors(self, request: EntityRequest) -> list[Neighbor]:
@@ -349,14 +335,14 @@ class LocalEngine:
         return self.need_graph().export(_graph_scope(scope), format)
 
     def stats(self) -> dict[str, Any]:
-        p = self.parts
-        with p.reading():
+        p, state = self.deps, self.state
+        with state.reading():
             data: dict[str, Any] = {
                 "path": str(p.path) if p.path else None,
-                "embedder": p.embedder.name,
-                "dim": p.embedder.dim,
+                "embedder": state.embedder.name,
+                "dim": state.embedder.dim,
                 **p.store.stats(),
-                "index": p.search.sizes(),
+                "index": state.search.sizes(),
                 "filters": p.store.filter_stats(),
                 "llm": None,
                 "queue": p.store.queue_depth(),
@@ -366,6 +352,24 @@ class LocalEngine:
             usage = p.llm.usage()
             data["llm"] = {"name": p.llm.name, **{k: getattr(usage, k) for k in usage.__dataclass_fields__}}
         return data
+
+
+def _make_graph(settings: Settings, store: Store, embedder: Embedder, llm: LLM | None) -> KnowledgeGraph:
+    from omnimem.graph.engine import KnowledgeGraph
+
+    choice = settings.graph_extractor
+    if choice == "llm" and llm is None:
+        raise ConfigError("graph_extractor='llm' needs an LLM; configure one or use 'spacy'")
+    use_llm = choice == "llm" or (choice == "auto" and llm is not None)
+    extractor = create_provider("graph_extractor", "llm", llm=llm) if use_llm and llm is not None \
+        else create_provider("graph_extractor", "spacy")
+    return KnowledgeGraph(store, embedder.embed, extractor, hops=settings.graph_hops, beta=settings.graph_beta)
+
+
+def _make_clip(settings: Settings) -> ClipSearch:
+    from omnimem.index.clip import ClipSearch
+
+    return ClipSearch(create_provider("clip", "clip", path=str(settings.clip_model)))
 
 
 def _selection(request: ForgetRequest) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from omnimem.results import MediaResult
 from omnimem.engine.ingest.pipeline import Progress
 from omnimem.results import AddResult
 from omnimem.engine.ingest.prepare import Pending
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
 from omnimem.engine.writer import Writer
 from omnimem.engine.writer.written import Verdict
 from omnimem.mau import Modality, Scope
@@ -26,23 +26,23 @@ from omnimem.contract.providers import create_provider
 AUDIO_BATCH = 16  # speech segments handed to the writer at a time: a long recording is searchable as it goes
 
 
-def add_image(parts: Parts, writer: Writer, item: Pending, phash: str, data: bytes, captioned: bool) -> AddResult:
+def add_image(deps: Deps, writer: Writer, item: Pending, phash: str, data: bytes, captioned: bool) -> AddResult:
     """One image unit, unless it is the same file or a near-duplicate of a recent image of its scope."""
-    if not captioned and parts.settings.vision_captions and parts.llm is not None and parts.settings.enrich == "sync":
-        captioner = create_provider("captioner", "vision-llm", llm=parts.llm)
+    if not captioned and deps.settings.vision_captions and deps.llm is not None and deps.settings.enrich == "sync":
+        captioner = create_provider("captioner", "vision-llm", llm=deps.llm)
         described = captioner.caption(data, str(item.metadata["mime"]))
         item = replace(item, text=described, metadata={**item.metadata, "caption": "vision-llm"})
-    return writer.add_unless(item, lambda: near_duplicate(parts, item, phash))
+    return writer.add_unless(item, lambda: near_duplicate(deps, item, phash))
 
 
-def near_duplicate(parts: Parts, item: Pending, phash: str) -> Verdict | None:
+def near_duplicate(deps: Deps, item: Pending, phash: str) -> Verdict | None:
     """Why ``item`` is not stored, if a recent image of its scope looks the same (the very same file is
     left to the write path, which reports it as a duplicate)."""
-    if parts.store.find_hashes([item.content_hash]):
+    if deps.store.find_hashes([item.content_hash]):
         return None
     from omnimem.media import hash_distance, is_near_duplicate
 
-    for unit_id, meta in parts.store.recent_metadata(item.scope, Modality.IMAGE, parts.settings.novelty_window * 5):
+    for unit_id, meta in deps.store.recent_metadata(item.scope, Modality.IMAGE, deps.settings.novelty_window * 5):
         other = meta.get("phash")
         if other and is_near_duplicate(phash, other):
             distance = hash_distance(phash, other)
@@ -51,14 +51,14 @@ def near_duplicate(parts: Parts, item: Pending, phash: str) -> Verdict | None:
     return None
 
 
-def add_audio(parts: Parts, writer: Writer, audio: media.Source, time: object, scope: Scope,
+def add_audio(deps: Deps, writer: Writer, audio: media.Source, time: object, scope: Scope,
               progress: Progress | None) -> MediaResult:
     """Speech segments streamed into units, :data:`AUDIO_BATCH` at a time (see :meth:`Memory.add_audio`)."""
     stats: dict[str, float] = {}
     results: list[AddResult] = []
     batch: list[Pending] = []
-    for item in media.audio_items(audio, time=time, scope=scope, tz=parts.tz, stats=stats,
-                                  max_seconds=parts.settings.max_media_seconds,
+    for item in media.audio_items(audio, time=time, scope=scope, tz=deps.tz, stats=stats,
+                                  max_seconds=deps.settings.max_media_seconds,
                                   transcriber=create_provider("transcriber", "whisper"),
                                   detector=create_provider("vad", "silero")):
         batch.append(item)
@@ -71,18 +71,18 @@ def add_audio(parts: Parts, writer: Writer, audio: media.Source, time: object, s
     return MediaResult(tuple(results), stats)
 
 
-def add_video(parts: Parts, writer: Writer, video: media.Source, time: object, scope: Scope, fps: float,
+def add_video(deps: Deps, writer: Writer, video: media.Source, time: object, scope: Scope, fps: float,
               max_frames: int) -> MediaResult:
     """A video event unit, its scene-change frames and its speech (see :meth:`Memory.add_video`)."""
     detector = None
-    if parts.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
+    if deps.clip is not None:  # scene changes judged by CLIP embeddings instead of pixels
         from omnimem.media.scene import EmbeddingChangeDetector
 
-        clip = parts.clip.embedder
+        clip = deps.clip.embedder
         detector = EmbeddingChangeDetector(lambda image: clip.embed_images([image])[0])
     items, stats, event_id = media.video_items(
-        video, time=time, scope=scope, tz=parts.tz, fps=fps, max_frames=max_frames, detector=detector,
-        max_pixels=parts.settings.max_media_pixels, max_seconds=parts.settings.max_media_seconds,
+        video, time=time, scope=scope, tz=deps.tz, fps=fps, max_frames=max_frames, detector=detector,
+        max_pixels=deps.settings.max_media_pixels, max_seconds=deps.settings.max_media_seconds,
     )
     results = writer.add(items)
     if not results[0].accepted:  # the same video again: nothing new was stored

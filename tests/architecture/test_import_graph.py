@@ -260,11 +260,11 @@ def test_wings_import_only_lower_floors() -> None:
 # __init__ holds no code and stands outside). Top down; no floor's wings import each other.
 ENGINE = "omnimem.engine"
 ENGINE_FLOORS: list[set[str]] = [
-    {"local"},  # LocalEngine: builds the parts, the writer, the retriever and the enricher; delegates each verb
+    {"local"},  # LocalEngine: builds the deps, the writer's state, the writer, the retriever, the enricher; delegates
     {"enrich", "governance", "lifecycle", "media_adds"},  # the rooms that hand their writes to the writer
     {"writer", "retrieval", "listing"},  # the one writer, and the reads
     {"ingest"},  # what to write: checks, the planner, novelty, summaries, restatement, job plans, dumps, media items
-    {"parts", "provenance", "backends", "verbs"},  # what every room shares
+    {"deps", "state", "provenance", "backends", "verbs"},  # what every room shares
 ]
 
 
@@ -284,16 +284,16 @@ def inner_wing_graph(graph: dict[str, set[str]], package: str = ENGINE) -> dict[
 
 
 def test_an_import_up_or_sideways_inside_the_engine_is_found_even_lazily() -> None:
-    known = {"omnimem.engine.parts", "omnimem.engine.writer.core", "omnimem.engine.retrieval.pyramid",
+    known = {"omnimem.engine.deps", "omnimem.engine.writer.core", "omnimem.engine.retrieval.pyramid",
              "omnimem.engine.ingest.summarise", "omnimem.store.base"}
     lazy = "import omnimem.store.base\ndef f():\n    from omnimem.engine.writer import core\n"
-    sources = {"omnimem.engine.parts": lazy,
+    sources = {"omnimem.engine.deps": lazy,
                "omnimem.engine.retrieval.pyramid": "from omnimem.engine.ingest.summarise import first_words\n"
                                                    "from omnimem.engine.writer.core import Writer\n",
-               "omnimem.engine.writer.core": "from ..parts import Parts\n"}
+               "omnimem.engine.writer.core": "from ..deps import Deps\n"}
     graph = {name: imported(ast.parse(code), name, False, known) for name, code in sources.items()}
-    assert inner_wing_graph(graph) == {"parts": {"writer"}, "retrieval": {"ingest", "writer"}, "writer": {"parts"}}
-    assert not_down(inner_wing_graph(graph), ENGINE_FLOORS) == ["parts (floor 5) imports writer (floor 3)",
+    assert inner_wing_graph(graph) == {"deps": {"writer"}, "retrieval": {"ingest", "writer"}, "writer": {"deps"}}
+    assert not_down(inner_wing_graph(graph), ENGINE_FLOORS) == ["deps (floor 5) imports writer (floor 3)",
                                                                 "retrieval (floor 3) imports writer (floor 3)"]
 
 

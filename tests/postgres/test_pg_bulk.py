@@ -248,7 +248,7 @@ def test_migration_8_gives_existing_postings_their_units_lengths(pg_url: str) ->
     with Memory(url=pg_url, embedder="fake") as pg:
         for user, session, text in DIALOGUE:
             pg.add(text, user_id=user, session_id=session)
-        before = [pg.engine.parts.search.within(SearchFilter(Scope(u))).text("kayak lake marathon", 10)
+        before = [pg.engine.state.search.within(SearchFilter(Scope(u))).text("kayak lake marathon", 10)
                   for u in (None, "ann")]
     with psycopg.connect(pg_url) as conn:  # back to schema 7: postings without lengths, its covering index
         conn.execute("DROP INDEX terms_term")
@@ -261,6 +261,6 @@ def test_migration_8_gives_existing_postings_their_units_lengths(pg_url: str) ->
                                   "WHERE t.doc_len <> u.doc_len OR t.doc_len = 0").fetchone()[0]
         assert mismatched == 0
     with Memory(url=pg_url, embedder="fake") as pg:
-        after = [pg.engine.parts.search.within(SearchFilter(Scope(u))).text("kayak lake marathon", 10)
+        after = [pg.engine.state.search.within(SearchFilter(Scope(u))).text("kayak lake marathon", 10)
                  for u in (None, "ann")]
     assert after == before and before[0]

@@ -83,8 +83,8 @@ def test_congruence_with_the_embedded_backend(pg_url: str, tmp_path: Path) -> No
         for query in QUERIES:
             vector = lite.embedder.embed([query])[0]
             for scope in (Scope(), Scope("mel"), Scope("mel", None, "s2")):
-                a = lite.engine.parts.search.within(SearchFilter(scope))
-                b = pg.engine.parts.search.within(SearchFilter(scope))
+                a = lite.engine.state.search.within(SearchFilter(scope))
+                b = pg.engine.state.search.within(SearchFilter(scope))
                 assert _ranked(lite, a.dense(vector, 10)) == _ranked(pg, b.dense(vector, 10)), (query, scope)
                 text_a, text_b = a.text(query, 10), b.text(query, 10)
                 ranked_a, ranked_b = _ranked(lite, text_a), _ranked(pg, text_b)
@@ -157,14 +157,14 @@ def test_a_filter_that_drops_the_best_candidates_still_gets_its_best_k(pg_url: s
             return first_round(conn, head, common, limit)
 
         monkeypatch.setattr(pg_search.PgCandidates, "_had_candidates", staticmethod(counted))
-        found = m.engine.parts.search.within(where).text("kayak lake", 3)
+        found = m.engine.state.search.within(where).text("kayak lake", 3)
         assert fallbacks == [pg_search.CANDIDATES * 3]  # the best 6 were all session a's: none passed the filter
         monkeypatch.setattr(pg_search, "CANDIDATES", 1000)  # every candidate filtered at once: the exact answer
-        assert m.engine.parts.search.within(where).text("kayak lake", 3) == found
+        assert m.engine.state.search.within(where).text("kayak lake", 3) == found
         rows = m.store.get_rows([rid for rid, _ in found])
         assert len(found) == 3 and {rows[rid].scope.session_id for rid, _ in found} == {"b"}
         assert [score for _, score in found] == sorted((score for _, score in found), reverse=True)
-        whole = m.engine.parts.search.within(SearchFilter(Scope("ann"))).text("kayak lake", 3)
+        whole = m.engine.state.search.within(SearchFilter(Scope("ann"))).text("kayak lake", 3)
         assert {m.store.get_rows([rid])[rid].scope.session_id for rid, _ in whole} == {"a"}  # no second query
 
 

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
+from omnimem.engine.state import WriterState
 from omnimem.errors import ConfigError
 from omnimem.engine.ingest.pipeline import Ingestor, restated_metadata
 from omnimem.engine.writer import Writer
@@ -41,51 +42,51 @@ class Outcome:
     requires: tuple[str, ...] = ()
 
 
-def run(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> Outcome:
+def run(deps: Deps, writer: Writer, planner: Ingestor, job: Job) -> Outcome:
     """Do the job's work, writing through ``writer`` (adds decided by ``planner``, the worker's own);
     returns what to write with its completion. Raises to fail the attempt."""
     if job.kind == "enrich":
-        return enrich_unit(parts, writer, job)
+        return enrich_unit(deps, writer, job)
     if job.kind == "graph":
-        return graph_rows(parts, job)
+        return graph_rows(deps, writer.state, job)
     if job.kind == "restate":
-        restate_turns(parts, writer, planner, job)
+        restate_turns(deps, writer, planner, job)
         return Outcome()
     raise ConfigError(f"unknown job kind {job.kind!r} (written by a newer omnimem?)")
 
 
-def graph_rows(parts: Parts, job: Job) -> Outcome:
+def graph_rows(deps: Deps, state: WriterState, job: Job) -> Outcome:
     """Entities and relations of the batch's units still current, extracted together."""
-    if parts.graph is None:
+    if deps.graph is None:
         raise ConfigError("job kind 'graph' needs the knowledge graph; open the store with graph=True")
-    with parts.reading():
-        units = [u for u in parts.store.get(list(job.payload["units"])) if u.active]
+    with state.reading():
+        units = [u for u in deps.store.get(list(job.payload["units"])) if u.active]
     if not units:
         return Outcome()
-    return Outcome((parts.graph.writer(units, parts.graph.extract(units)),), tuple(u.id for u in units))
+    return Outcome((deps.graph.writer(units, deps.graph.extract(units)),), tuple(u.id for u in units))
 
 
-def _need_llm(parts: Parts, task: str) -> Any:
-    if parts.llm is None:
+def _need_llm(deps: Deps, task: str) -> Any:
+    if deps.llm is None:
         raise ConfigError(f"job task {task!r} needs an LLM and none is configured in this process")
-    return parts.llm
+    return deps.llm
 
 
-def enrich_unit(parts: Parts, writer: Writer, job: Job) -> Outcome:
+def enrich_unit(deps: Deps, writer: Writer, job: Job) -> Outcome:
     """Summary or caption (a new version that supersedes the unit), graph rows, supersession proposals."""
     tasks: list[str] = list(job.payload.get("tasks", ()))
     new_id = enriched_id(job.key)
-    with parts.reading():
-        found = {u.id: u for u in parts.store.get([job.payload["unit"], new_id])}
+    with writer.state.reading():
+        found = {u.id: u for u in deps.store.get([job.payload["unit"], new_id])}
     unit = found.get(job.payload["unit"])
     target = found.get(new_id)  # written by an earlier run of this job, with its graph rows
     if target is None:
         if unit is None or not unit.active:
             return Outcome()  # deleted, or replaced by a newer version (which has its own jobs): nothing to enrich
         target = unit
-        changed = _new_text(parts, unit, tasks)
+        changed = _new_text(deps, unit, tasks)
         if changed is not None:  # compared with what was stored before the unit (not before its version)
-            target = replace(_write_version(parts, writer, unit, new_id, changed, tasks, job),
+            target = replace(_write_version(deps, writer, unit, new_id, changed, tasks, job),
                              record_time=unit.record_time)
             tasks = [t for t in tasks if t != "graph"]  # written with the new version
     elif not target.active:
@@ -94,72 +95,72 @@ def enrich_unit(parts: Parts, writer: Writer, job: Job) -> Outcome:
         tasks = [t for t in tasks if t != "graph"]  # its graph rows were written with it
         if unit is not None:
             target = replace(target, record_time=unit.record_time)
-    if "supersede" in tasks and parts.settings.auto_supersede:
-        _need_llm(parts, "supersede")
+    if "supersede" in tasks and deps.settings.auto_supersede:
+        _need_llm(deps, "supersede")
         writer.propose_supersession([target], [target.embedding])
-    if "graph" in tasks and parts.graph is not None:
-        return Outcome((parts.graph.writer([target], parts.graph.extract([target])),), (target.id,))
+    if "graph" in tasks and deps.graph is not None:
+        return Outcome((deps.graph.writer([target], deps.graph.extract([target])),), (target.id,))
     if "graph" in tasks:
         raise ConfigError("job task 'graph' needs the knowledge graph; open the store with graph=True")
     return Outcome()
 
 
-def _new_text(parts: Parts, unit: MAU, tasks: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
+def _new_text(deps: Deps, unit: MAU, tasks: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
     """The enriched summary and metadata additions, or None when the unit keeps its text."""
     if "caption" in tasks and unit.raw_ref is not None:
         from omnimem.contract.providers import create_provider
 
-        captioner = create_provider("captioner", "vision-llm", llm=_need_llm(parts, "caption"))
-        described = captioner.caption(parts.store.read_raw(unit.raw_ref), str(unit.metadata.get("mime", "image/png")))
+        captioner = create_provider("captioner", "vision-llm", llm=_need_llm(deps, "caption"))
+        described = captioner.caption(deps.store.read_raw(unit.raw_ref), str(unit.metadata.get("mime", "image/png")))
         return described, {"caption": "vision-llm"}
     if "summary" in tasks and unit.raw_ref is not None and unit.modality is Modality.TEXT:
         from omnimem.engine.ingest.summarise import summarise
 
-        full = parts.store.read_raw(unit.raw_ref).decode("utf-8")
-        summary = summarise(full, _need_llm(parts, "summary"), max_words=parts.settings.summary_words)
+        full = deps.store.read_raw(unit.raw_ref).decode("utf-8")
+        summary = summarise(full, _need_llm(deps, "summary"), max_words=deps.settings.summary_words)
         return (summary, {}) if summary != unit.summary else None
     return None
 
 
-def _write_version(parts: Parts, writer: Writer, unit: MAU, new_id: str, change: tuple[str, dict[str, Any]],
+def _write_version(deps: Deps, writer: Writer, unit: MAU, new_id: str, change: tuple[str, dict[str, Any]],
                    tasks: Sequence[str], job: Job) -> MAU:
     """Have the writer store the enriched version with its graph rows, superseding ``unit``, in one transaction."""
     summary, extra = change
 
     def derive(version: MAU) -> list[RowWriter]:  # its graph rows, written in the version's transaction
-        if "graph" in tasks and parts.graph is not None:
-            return [parts.graph.writer([version], parts.graph.extract([version]))]
+        if "graph" in tasks and deps.graph is not None:
+            return [deps.graph.writer([version], deps.graph.extract([version]))]
         return []
 
-    actor = f"llm:{parts.llm.name}" if parts.llm is not None else "omnimem"
+    actor = f"llm:{deps.llm.name}" if deps.llm is not None else "omnimem"
     event = AuditEvent("enrich", actor, (new_id, unit.id), unit.scope, f"enriched version ({', '.join(tasks)})",
                        {"supersedes": {new_id: [unit.id]}, "job": job.key})
     return writer.write_version(unit, new_id, summary, {**unit.metadata, **extra, "enriched_from": unit.id}, derive,
                                 event)
 
 
-def restate_turns(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> None:
+def restate_turns(deps: Deps, writer: Writer, planner: Ingestor, job: Job) -> None:
     """Restate dialogue turns stored offline; each restated unit supersedes the turns it covers.
 
     Resumes where an earlier run stopped: turns already superseded are covered and only give context.
     """
     from omnimem.engine.ingest.restate import Restater, Turn
 
-    llm = _need_llm(parts, "restate")
-    with parts.reading():
-        stored = {u.id: u for u in parts.store.get(list(job.payload["units"]))}
+    llm = _need_llm(deps, "restate")
+    with writer.state.reading():
+        stored = {u.id: u for u in deps.store.get(list(job.payload["units"]))}
     turns_units = [stored[i] for i in job.payload["units"] if i in stored]
     start = next((n for n, u in enumerate(turns_units) if u.active), None)
     if start is None:
         return  # every turn deleted or already restated
-    overlap = parts.settings.restate_overlap
+    overlap = deps.settings.restate_overlap
     todo = turns_units[max(0, start - overlap):]
     offline = {u.source_ids[0]: u.id for u in todo if u.source_ids}
     covered = {u.source_ids[0] for u in todo if u.source_ids and not u.active}
     by_turn = {u.source_ids[0]: u for u in todo if u.source_ids}
     scope = todo[0].scope
-    restater = Restater(llm, window=parts.settings.restate_window, overlap=overlap,
-                        workers=parts.settings.llm_workers, default_tz=parts.tz)
+    restater = Restater(llm, window=deps.settings.restate_window, overlap=overlap,
+                        workers=deps.settings.llm_workers, default_tz=deps.tz)
     turns = [Turn(u.source_ids[0] if u.source_ids else u.id, u.speaker, str(u.metadata.get("turn_text", u.summary)),
                   u.event_time) for u in todo]
     session_time = next((t.time for t in turns if t.time is not None), None)
@@ -177,7 +178,7 @@ def restate_turns(parts: Parts, writer: Writer, planner: Ingestor, job: Job) -> 
                 metadata=restated_metadata(restated),
                 novelty=False,  # it restates turns already stored: similar on purpose
                 unit_id=enriched_id(f"{job.key}:{digest}"), source_ids=restated.source_ids, supersedes=replaced,
-                provenance=derived([stamp_of(by_turn.get(s)) for s in restated.source_ids], parts.actor),
+                provenance=derived([stamp_of(by_turn.get(s)) for s in restated.source_ids], deps.actor),
             ))
         if pending:
             writer.ingest(pending, planner=planner, action="enrich", reason="restated by the model")

@@ -20,7 +20,7 @@ import time
 import uuid
 
 from omnimem import otel
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
 from omnimem.engine.enrich import jobs as handlers
 from omnimem.engine.ingest.plan import ENRICH, GRAPH, RESTATE
 from omnimem.engine.ingest.pipeline import Ingestor
@@ -48,10 +48,10 @@ class Enricher:
     """Claims and runs jobs for one engine. ``start()`` runs ``enrich_workers`` threads; ``run_once()``
     and ``run_forever()`` are for a foreground worker (``omnimem worker``) and tests."""
 
-    def __init__(self, parts: Parts, writer: Writer) -> None:
-        self.parts = parts
+    def __init__(self, deps: Deps, writer: Writer) -> None:
+        self.deps = deps
         self.writer = writer  # every job's writes, and the queue's claims and completions, go through it
-        self.ingestor = Ingestor(parts)  # its own planner: the caller's adds keep their own media chain state
+        self.ingestor = Ingestor(deps, writer.state)  # its own planner: the caller's adds keep their media chain
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -60,7 +60,7 @@ class Enricher:
     def kinds(self) -> list[str]:
         """The job kinds this engine can run: graph jobs need the graph, the others an LLM. Jobs of other
         kinds wait in the queue for a worker that can (they are not failed for want of a model)."""
-        return [*([GRAPH] if self.parts.graph is not None else []), *([ENRICH, RESTATE] if self.parts.llm else [])]
+        return [*([GRAPH] if self.deps.graph is not None else []), *([ENRICH, RESTATE] if self.deps.llm else [])]
 
     # -- threads in the engine ---------------------------------------------------
     def start(self) -> None:
@@ -69,7 +69,7 @@ class Enricher:
         with self._start_lock:
             if self._threads or self._stop.is_set() or not self.kinds():
                 return
-            for n in range(self.parts.settings.enrich_workers):
+            for n in range(self.deps.settings.enrich_workers):
                 thread = threading.Thread(target=self.run_forever, name=f"omnimem-enrich-{n}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
@@ -96,7 +96,7 @@ class Enricher:
             try:
                 ran = self.run_once(name)
             except Exception:  # the store went away (closed); the lease brings the job back
-                if self.parts.closed:
+                if self.writer.state.closed:
                     return
                 log.exception("enrichment worker %s: claiming failed; retrying", name)
                 ran = 0
@@ -107,7 +107,7 @@ class Enricher:
     def run_once(self, name: str | None = None, limit: int = 1) -> int:
         """Claim up to ``limit`` jobs and run them; how many were claimed."""
         name = name or worker_name("once")
-        settings = self.parts.settings
+        settings = self.deps.settings
         kinds = self.kinds()
         if not kinds:
             return 0
@@ -118,17 +118,17 @@ class Enricher:
 
     @otel.traced("omnimem.engine.enrich", otel.describe_job)  # one span per job
     def _run(self, name: str, job: Job) -> None:
-        settings = self.parts.settings
+        settings = self.deps.settings
         if job.expiries > MAX_EXPIRIES:  # abandoned by dying workers again and again
             self.writer.fail(job.id, name, f"{job.last_error or 'its worker stopped'}; abandoned {job.expiries} "
                              "times (lease expired)", retry_at=None)
             return
         try:
-            outcome = handlers.run(self.parts, self.writer, self.ingestor, job)
+            outcome = handlers.run(self.deps, self.writer, self.ingestor, job)
             if not self.writer.complete(job.id, name, outcome.derived, outcome.requires):
                 log.warning("job %s finished after its lease passed to another worker", job.key)
         except Exception as exc:  # any failure of the job is recorded on it, never lost
-            if self.parts.closed:
+            if self.writer.state.closed:
                 return
             otel.mark_failed(exc)
             error = f"{type(exc).__name__}: {exc}"
@@ -145,11 +145,11 @@ class Enricher:
         the graph does not wait for graph jobs forever); otherwise every kind (``omnimem worker``).
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        kinds = self.kinds() if self.parts.settings.enrich == "async" else None
+        kinds = self.kinds() if self.deps.settings.enrich == "async" else None
         delay = 0.005
         while True:
-            with self.parts.reading():
-                depth = self.parts.store.queue_depth(kinds)
+            with self.writer.state.reading():
+                depth = self.deps.store.queue_depth(kinds)
             if depth["pending"] + depth["running"] == 0:
                 self.writer.sync()
                 return True

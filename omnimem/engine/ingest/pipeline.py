@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from omnimem.embed.base import Vectors
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
+from omnimem.engine.state import WriterState
 from omnimem.engine.provenance import derived
 from omnimem.engine.ingest.plan import plan_jobs
 from omnimem.engine.ingest.novelty import NoveltyFilter
@@ -37,10 +38,10 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int], None]
 BATCH = 256
-READ_FIRST_S = 0.05  # the longest a write waits for the searches in flight before it embeds (Parts.yield_to_reads)
+READ_FIRST_S = 0.05  # the longest a write waits for the searches in flight to embed (WriterState.yield_to_reads)
 READ_CHUNK = 8  # while searches are coming in, a group of up to READ_CHUNK_MAX texts is embedded this many at a time
 READ_CHUNK_MAX = 64  # (a larger call, an import or a long dialogue, keeps its one batch: its throughput counts)
-SEARCH_RECENT_S = 0.25  # searches are "coming in" when one is in flight or began this recently (Parts.searches_recent)
+SEARCH_RECENT_S = 0.25  # searches "come in": one is in flight or began this recently (WriterState.searches_recent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +72,12 @@ class Built:
 
 
 class Ingestor:
-    """Stores pending units through one engine's parts."""
+    """Decides and builds the units one engine stores (its writer writes them)."""
 
-    def __init__(self, parts: Parts) -> None:
-        self.parts = parts
-        self.novelty = NoveltyFilter(parts.settings.novelty_threshold, parts.settings.novelty)
+    def __init__(self, deps: Deps, state: WriterState) -> None:
+        self.deps = deps
+        self.state = state  # the writer's: reads held open, the embedder (re-embedding swaps it)
+        self.novelty = NoveltyFilter(deps.settings.novelty_threshold, deps.settings.novelty)
         self._chain_tail: str | None = None  # last chained media unit of the current add_* call
 
     def restate(self, items: list[Pending], scope: Scope, progress: Progress | None,
@@ -90,20 +92,20 @@ class Ingestor:
         """
         from omnimem.engine.ingest.restate import Restater, Turn
 
-        deferred = self.parts.llm is not None and self.parts.settings.enrich != "sync"  # the LLM runs in a job
+        deferred = self.deps.llm is not None and self.deps.settings.enrich != "sync"  # the LLM runs in a job
         turns = [Turn(p.source_id or f"turn-{i}", p.speaker, p.text, p.event_time) for i, p in enumerate(items)]
         said = {t.id: t.text for t in turns}
         stamps = {t.id: p.provenance for t, p in zip(turns, items)}
-        with self.parts.reading():
-            covered = {s for u in self.parts.store.get(self.parts.store.ids_in_scope(scope)) for s in u.source_ids}
+        with self.state.reading():
+            covered = {s for u in self.deps.store.get(self.deps.store.ids_in_scope(scope)) for s in u.source_ids}
         start = next((i for i, t in enumerate(turns) if t.id not in covered), len(turns))
         if start == len(turns):
             return []
-        overlap = self.parts.settings.restate_overlap
+        overlap = self.deps.settings.restate_overlap
         todo = turns[max(0, start - overlap) if start else 0 :]
         restater = Restater(
-            None if deferred else self.parts.llm, window=self.parts.settings.restate_window, overlap=overlap,
-            workers=self.parts.settings.llm_workers, default_tz=self.parts.tz,
+            None if deferred else self.deps.llm, window=self.deps.settings.restate_window, overlap=overlap,
+            workers=self.deps.settings.llm_workers, default_tz=self.deps.tz,
         )
         session_time = next((t.time for t in turns if t.time is not None), None)
         results: list[AddResult] = []
@@ -116,7 +118,7 @@ class Ingestor:
                     metadata=restated_metadata(unit) if not deferred else  # stored now, restated by the model in a job (omnimem.engine.enrich)
                     {"restated": "offline", "turn_text": said[unit.source_ids[0]]},
                     source_ids=unit.source_ids,
-                    provenance=derived([stamps.get(s) for s in unit.source_ids], self.parts.actor),
+                    provenance=derived([stamps.get(s) for s in unit.source_ids], self.deps.actor),
                 )
                 for unit in window.units
                 if not covered.issuperset(unit.source_ids)
@@ -132,8 +134,8 @@ class Ingestor:
 
     def lookup(self, items: Sequence[Pending], allow_forgotten: bool) -> tuple[dict[str, str], dict[str, str]]:
         """Stored units with the items' content hashes, and (unless ``allow_forgotten``) deleted ones."""
-        known = self.parts.store.find_hashes([p.content_hash for p in items])
-        forgotten = {} if allow_forgotten else self.parts.store.tombstoned([(p.scope, p.content_hash) for p in items])
+        known = self.deps.store.find_hashes([p.content_hash for p in items])
+        forgotten = {} if allow_forgotten else self.deps.store.tombstoned([(p.scope, p.content_hash) for p in items])
         return known, forgotten
 
     def decide(
@@ -147,7 +149,7 @@ class Ingestor:
         """
         results: list[AddResult | None] = []
         accepted: list[tuple[int, Pending, str]] = []
-        window = self.parts.settings.novelty_window
+        window = self.deps.settings.novelty_window
         for pos, item in enumerate(batch):
             kind = item.modality.value
             dup = known.get(item.content_hash) or seen_in_batch.get(item.content_hash)
@@ -163,7 +165,7 @@ class Ingestor:
             unit_id = item.unit_id or uuid.uuid4().hex
             if item.novelty:
                 if item.scope not in recent:
-                    recent[item.scope] = self.parts.store.recent(item.scope, window)[::-1]
+                    recent[item.scope] = self.deps.store.recent(item.scope, window)[::-1]
                 decision = self.novelty.check(item.text, recent[item.scope])
                 if not decision.accepted:
                     results.append(AddResult(None, False, decision.reason, decision.similarity, decision.closest_id))
@@ -178,7 +180,7 @@ class Ingestor:
 
     def _embed_texts(self, items: Sequence[Pending], summaries: Sequence[str]) -> list[str]:
         """What each unit is embedded by (see :mod:`omnimem.text`)."""
-        settings = self.parts.settings
+        settings = self.deps.settings
         # the hot-tier summary (a text of up to summary_words is its own summary): what re-embedding and the
         # context of later batches read back, so every path embeds the same text
         inputs = [EmbedInput(item.scope, item.speaker, s, item.modality, item.event_time)
@@ -187,34 +189,35 @@ class Ingestor:
         if settings.embed_context:
             for scope in dict.fromkeys(item.scope for item in items):
                 history[scope] = [search_text(sp, su) for sp, su in
-                                  self.parts.store.recent_lines(scope, settings.embed_context)]
+                                  self.deps.store.recent_lines(scope, settings.embed_context)]
         return embed_texts(inputs, context=settings.embed_context, dates=settings.embed_dates, history=history)
 
     def _embed_yielding(self, texts: list[str]) -> Vectors:
-        """The vectors of ``texts``, embedded after the searches in flight have ended (``Parts.yield_to_reads``).
+        """The vectors of ``texts``, embedded after the searches in flight have ended
+        (``WriterState.yield_to_reads``).
 
-        While searches are coming in (``Parts.searches_recent``), a group commit's texts (up to ``READ_CHUNK_MAX``)
-        are embedded ``READ_CHUNK`` at a time with that wait before each call: a search that arrives while a write
-        embeds then shares the cores with one short call, not with the whole group's (in a storm of adds a group
-        is 20-30 texts, ~100 ms of model time). With no search about, the group is one call: smaller calls cost
-        throughput, and a burst of adds returns after its group's call.
+        While searches are coming in (``WriterState.searches_recent``), a group commit's texts (up to
+        ``READ_CHUNK_MAX``) are embedded ``READ_CHUNK`` at a time with that wait before each call: a search that
+        arrives while a write embeds then shares the cores with one short call, not with the whole group's (in a
+        storm of adds a group is 20-30 texts, ~100 ms of model time). With no search about, the group is one call:
+        smaller calls cost throughput, and a burst of adds returns after its group's call.
         """
-        parts = self.parts
+        state = self.state
         chunked = READ_CHUNK < len(texts) <= READ_CHUNK_MAX
         vectors: list[Vectors] = []
         start = 0
         while not vectors or start < len(texts):  # one call at least (no texts: the embedder's empty answer)
-            parts.yield_to_reads(READ_FIRST_S)
-            stop = start + READ_CHUNK if chunked and parts.searches_recent(SEARCH_RECENT_S) else len(texts)
-            vectors.append(parts.embedder.embed(texts[start:stop]))
+            state.yield_to_reads(READ_FIRST_S)
+            stop = start + READ_CHUNK if chunked and state.searches_recent(SEARCH_RECENT_S) else len(texts)
+            vectors.append(state.embedder.embed(texts[start:stop]))
             start = stop
         return vectors[0] if len(vectors) == 1 else np.concatenate(vectors)
 
     def build(self, items: Sequence[Pending], ids: Sequence[str]) -> Built:
         """Summaries, one embedding call and the units of accepted items, in order (nothing is written)."""
-        deferred = self.parts.settings.enrich != "sync"  # model work is queued as jobs (omnimem.engine.enrich)
-        llm = self.parts.llm if self.parts.settings.llm_summaries and not deferred else None
-        words = self.parts.settings.summary_words
+        deferred = self.deps.settings.enrich != "sync"  # model work is queued as jobs (omnimem.engine.enrich)
+        llm = self.deps.llm if self.deps.settings.llm_summaries and not deferred else None
+        words = self.deps.settings.summary_words
         summaries = [  # long text: a model's summary when one is configured, else the first words
             summarise(item.text, llm if item.modality is Modality.TEXT else None, max_words=words)
             for item in items
@@ -246,23 +249,23 @@ class Ingestor:
     def rows(self, accepted: list[tuple[int, Pending, str]], built: Built, action: str,
              reason: str | None) -> Rows:
         """What the writer stores with built units in their transaction: derived rows, event, jobs."""
-        deferred = self.parts.settings.enrich != "sync"
+        deferred = self.deps.settings.enrich != "sync"
         units, raw = built.units, built.raw
         derived: list[RowWriter] = []  # graph and CLIP rows, written in the transaction of their units
-        if self.parts.graph is not None and not deferred:
+        if self.deps.graph is not None and not deferred:
             described = [u for u in units if u.modality is Modality.TEXT or u.metadata.get("caption")]
-            derived.append(self.parts.graph.writer(described, self.parts.graph.extract(described)))
-        if self.parts.clip is not None and (clip_rows := self.parts.clip.writer(units, raw)) is not None:
+            derived.append(self.deps.graph.writer(described, self.deps.graph.extract(described)))
+        if self.deps.clip is not None and (clip_rows := self.deps.clip.writer(units, raw)) is not None:
             derived.append(clip_rows)
         supersedes = {uid: list(item.supersedes) for _, item, uid in accepted if item.supersedes}
         replaced = tuple(old for olds in supersedes.values() for old in olds)
         event = AuditEvent(
-            action, self.parts.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
+            action, self.deps.actor, tuple(u.id for u in units) + replaced, units[0].scope, reason,
             {"modalities": sorted({u.modality.value for u in units}), "supersedes": supersedes},  # no content hashes:
             # a plain hash in the append-only log would let anyone confirm a guess at forgotten content
         )
-        jobs = plan_jobs(self.parts, units, action) if deferred else []
-        propose = (self.parts.settings.auto_supersede and self.parts.llm is not None and action != "import"
+        jobs = plan_jobs(self.deps, units, action) if deferred else []
+        propose = (self.deps.settings.auto_supersede and self.deps.llm is not None and action != "import"
                    and not deferred)
         return Rows(derived, event, supersedes, jobs, propose)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
 from omnimem.mau import MAU, Modality
 from omnimem.store.jobs import NewJob
 
@@ -13,10 +13,10 @@ GRAPH = "graph"  # graph rows of units that keep their version, extracted togeth
 RESTATE = "restate"  # dialogue turns stored offline: restated by the LLM, the restated units supersede them
 
 
-def plan_jobs(parts: Parts, units: Sequence[MAU], action: str) -> list[NewJob]:
+def plan_jobs(deps: Deps, units: Sequence[MAU], action: str) -> list[NewJob]:
     """The enrichment the settings ask for: one ``enrich`` job per unit that needs a new version or a
     supersession check, one ``graph`` job and one ``restate`` job (offline-restated turns) per batch. Keys make a re-enqueue a no-op."""
-    settings, llm = parts.settings, parts.llm
+    settings, llm = deps.settings, deps.llm
     jobs: list[NewJob] = []
     turns: list[str] = []
     graphed: list[str] = []
@@ -32,7 +32,7 @@ def plan_jobs(parts: Parts, units: Sequence[MAU], action: str) -> list[NewJob]:
         if (unit.modality is Modality.IMAGE and not unit.metadata.get("caption") and settings.vision_captions
                 and llm is not None):
             tasks.append("caption")
-        if parts.graph is not None and (text or unit.metadata.get("caption") or "caption" in tasks):
+        if deps.graph is not None and (text or unit.metadata.get("caption") or "caption" in tasks):
             if tasks:
                 tasks.append("graph")  # of the new version, written with it
             else:

@@ -13,7 +13,7 @@ from typing import Any
 
 from omnimem import otel
 from omnimem.context import FENCE_RULE
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
 from omnimem.engine.retrieval.line_costs import LineCosts
 from omnimem.results import Context, Hit, RawContent
 from omnimem.engine.retrieval.pyramid import WholeLines, finish_context, fit_plan, line_of
@@ -30,7 +30,7 @@ Raw = Callable[[MAU], RawContent | None]  # a unit's level-3 content
 
 
 def pack_fitting(
-    parts: Parts, lines: LineCosts, rows: RowCache, content: tuple[FullText, Raw], text: str, qvec: Any,
+    deps: Deps, lines: LineCosts, rows: RowCache, content: tuple[FullText, Raw], text: str, qvec: Any,
     order: list[int], sources: Sources, scope: Scope, th: float, limit: int, seq: int,
 ) -> Context | None:
     """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered).
@@ -45,7 +45,7 @@ def pack_fitting(
     store changed meanwhile (a remembered row may be gone), the caller
     packs the slow way.
     """
-    m = parts
+    m = deps
     full, raw = content
     packing = m.settings.packing
     facts = lines.known(order, packing)

@@ -54,7 +54,7 @@ class Budget:
     """The caps of one planned search: calls, tokens and the deadline, and what was spent."""
 
     def __init__(self, rounds: Rounds) -> None:
-        settings = rounds.retriever.parts.settings
+        settings = rounds.retriever.deps.settings
         self.rounds = rounds
         self.calls_left = settings.plan_calls
         self.tokens_left = settings.plan_tokens
@@ -64,15 +64,15 @@ class Budget:
 
     def ask(self, stage: str, system: str, user: str) -> dict[str, Any]:
         """One model call within the caps, its reply parsed as a JSON object (else :class:`_Stop`)."""
-        parts = self.rounds.retriever.parts
-        llm = parts.llm
+        deps = self.rounds.retriever.deps
+        llm = deps.llm
         assert llm is not None
         if self.calls_left < 1:
-            raise _Stop(f"call cap reached ({parts.settings.plan_calls} calls) before the {stage}")
-        prompt = parts.count_tokens(system) + parts.count_tokens(user) + 8  # + the chat format's few tokens
+            raise _Stop(f"call cap reached ({deps.settings.plan_calls} calls) before the {stage}")
+        prompt = deps.count_tokens(system) + deps.count_tokens(user) + 8  # + the chat format's few tokens
         reply_cap = min(REPLY_TOKENS, self.tokens_left - prompt)
         if reply_cap < 16:
-            raise _Stop(f"token cap reached ({parts.settings.plan_tokens} tokens) before the {stage}")
+            raise _Stop(f"token cap reached ({deps.settings.plan_tokens} tokens) before the {stage}")
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise _Stop(f"deadline reached before the {stage}")
@@ -93,7 +93,7 @@ class Budget:
             self.rounds.time(stage, started)
         # The larger of the provider's count and ours: a provider reporting less cannot stretch the cap.
         used_prompt = max(done.prompt_tokens, prompt, 0)
-        used_reply = max(done.completion_tokens, parts.count_tokens(text), 0)
+        used_reply = max(done.completion_tokens, deps.count_tokens(text), 0)
         self.prompt_tokens += used_prompt
         self.completion_tokens += used_reply
         self.tokens_left -= used_prompt + used_reply
@@ -153,8 +153,8 @@ def queries_of(data: dict[str, Any]) -> list[str]:
 
 def llm_search(rounds: Rounds) -> Context:
     """Analyse and expand, search in parallel, check adequacy, search again (see the module)."""
-    parts = rounds.retriever.parts
-    if parts.llm is None:
+    deps = rounds.retriever.deps
+    if deps.llm is None:
         raise ConfigError("planner='llm' needs a model: configure one (OMNIMEM_LLM_MODEL, OMNIMEM_LLM_BASE_URL "
                           "or Memory(llm=...)), or use planner='offline'")
     q = rounds.query
@@ -170,11 +170,11 @@ def llm_search(rounds: Rounds) -> Context:
     reason = f"the question and its expansion (needs: {needs})" if isinstance(needs, str) else "the question " \
         "and its expansion"
     rounds.search([q.text, *queries_of(data)], reason, parallel=True)
-    for _ in range(parts.settings.plan_rounds):
+    for _ in range(deps.settings.plan_rounds):
         ctx = rounds.context(lambda ms: budget.plan(ms, None))
         try:
             verdict = budget.ask("check", CHECK.format(n=MAX_QUERIES),
-                                 f"Question: {q.text}\n\nMemories:\n{_head(ctx, parts.count_tokens)}")
+                                 f"Question: {q.text}\n\nMemories:\n{_head(ctx, deps.count_tokens)}")
         except _Stop as stop:
             note = str(stop)
             break

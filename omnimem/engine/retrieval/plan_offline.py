@@ -76,10 +76,10 @@ def offline_search(rounds: Rounds) -> Context:
         reason = f"the question, and its content words alone (aggregation cue {cue!r})"
     rounds.search(first, reason)
     note = None
-    if retriever.parts.settings.plan_rounds > 0:
+    if retriever.deps.settings.plan_rounds > 0:
         started = time.perf_counter()
         best = rounds.merged().order[:HOP_HITS]
-        rows = retriever.parts.store.get_rows(best)
+        rows = retriever.deps.store.get_rows(best)
         units = [rows[r] for r in best if r in rows]
         names = set(retriever.speakers.get(q.scope)) | {u.speaker for u in units if u.speaker}
         words = hop_words(q.text, [u.summary for u in units], names)

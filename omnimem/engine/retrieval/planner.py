@@ -85,7 +85,7 @@ class Rounds:
         (:mod:`omnimem.contract.caller`); past the deadline a later round is not searched, and the first
         searches the question alone. Returns the queries searched (none: the round is not recorded).
         """
-        limit = self.retriever.parts.settings.max_query_chars
+        limit = self.retriever.deps.settings.max_query_chars
         fresh = [q for q in dict.fromkeys(clip(q, limit) for q in queries) if q and q not in self.searched]
         if not fresh:
             return []
@@ -127,7 +127,7 @@ class Rounds:
         first = self.rankings[0]
         if len(self.rankings) == 1:
             return first
-        settings = self.retriever.parts.settings
+        settings = self.retriever.deps.settings
         rest = list(zip((r.order for r in self.rankings[2:]), self.weights[2:]))
         order = rrf_order(first.order, self.rankings[1].order, k=settings.rrf_k, sparse_weight=self.weights[1],
                           extra=rest)

@@ -20,7 +20,7 @@ def planned_search(retriever: Retriever, planner: str | None, query: Query) -> C
     LLM planner's rounds take it for their ranking and packing only (:class:`Rounds`).
     Planned rounds start before ``plan_deadline`` seconds have passed, or not at all.
     """
-    deadline = time.monotonic() + retriever.parts.settings.plan_deadline
+    deadline = time.monotonic() + retriever.deps.settings.plan_deadline
     if planner == "llm":
         return llm_search(Rounds(retriever, query, deadline=deadline))
     if planner is None:

@@ -34,7 +34,8 @@ from omnimem.engine.retrieval.row_cache import RowCache
 from omnimem.engine.retrieval.pyramid import Candidate, build_context
 from omnimem.results import Context, RawContent
 from omnimem.text import content_words
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
+from omnimem.engine.state import WriterState
 from omnimem.contract.caller import off_cpu
 from omnimem.store.base import Candidates, SearchFilter
 
@@ -55,18 +56,19 @@ def _side() -> ThreadPoolExecutor:
 class Retriever:
     """Runs searches against one engine's store and indexes."""
 
-    def __init__(self, parts: Parts) -> None:
-        self.parts = parts
-        self.line_costs = LineCosts(parts.count_tokens, words=parts.settings.line_words,
-                                    elide=bool(parts.settings.elide_speakers) and parts.settings.packing == "day",
-                                    fence=parts.settings.fence_untrusted)
+    def __init__(self, deps: Deps, state: WriterState) -> None:
+        self.deps = deps
+        self.state = state  # the writer's: the lock of the catch-up, the embedder and search reembed swaps
+        self.line_costs = LineCosts(deps.count_tokens, words=deps.settings.line_words,
+                                    elide=bool(deps.settings.elide_speakers) and deps.settings.packing == "day",
+                                    fence=deps.settings.fence_untrusted)
         self._reranker: Reranker | None = None
         # what the ranking signals read of each row (a unit's stated words only when that signal is on)
-        learnt = parts.settings.ranking != "rules"  # the learnt ranking reads every signal's facts
-        self.facts = FactCache(statements=learnt or parts.settings.statement_weight > 0,
-                               replies=learnt or parts.settings.reply_weight > 0)
-        self.ranker = load_ranker(parts.settings.ranking) if learnt else None
-        self.plugins = load_signals(parts.settings)  # the plugins' ranking signals, built once
+        learnt = deps.settings.ranking != "rules"  # the learnt ranking reads every signal's facts
+        self.facts = FactCache(statements=learnt or deps.settings.statement_weight > 0,
+                               replies=learnt or deps.settings.reply_weight > 0)
+        self.ranker = load_ranker(deps.settings.ranking) if learnt else None
+        self.plugins = load_signals(deps.settings)  # the plugins' ranking signals, built once
         # a ranker's training reads each head's features here: (query, head, features, facts)
         self.ranking_sink: Callable[[str, list[int], Any, Mapping[int, Any]], None] | None = None
         self.speakers = SpeakerMemo()  # the speakers seen in each scope's heads: names are stripped up front
@@ -92,18 +94,18 @@ class Retriever:
         """What dense and BM25 search first for ``text``: a query naming a speaker seen before in ``scope`` is
         searched without the name at once (the name is a field, :meth:`_signals`), so it is embedded and
         searched once, not twice; checked there."""
-        settings = self.parts.settings
+        settings = self.deps.settings
         fielded = settings.fusion != "union" and settings.speaker_field and settings.speaker_weight > 0
         return without_names(text, named_speakers(text, self.speakers.get(scope))) if fielded else text
 
     def query_vectors(self, text: str, searched: str) -> tuple[Any, Any]:
         """``(qvec, asked)``: the vector dense ranks by and the vector of the query as asked (names and all),
         which a hit's score is measured against; the same one unless names are stripped (:meth:`searched`)."""
-        m = self.parts
+        m = self.deps
         stripped = m.settings.dense_without_names and searched != text
         with otel.stage("omnimem.search.embed"):
-            qvec = embed_queries(m.embedder, [searched if m.settings.dense_without_names else text])[0]
-            return qvec, embed_queries(m.embedder, [text])[0] if stripped else qvec
+            qvec = embed_queries(self.state.embedder, [searched if m.settings.dense_without_names else text])[0]
+            return qvec, embed_queries(self.state.embedder, [text])[0] if stripped else qvec
 
     def filled(
         self, ctx: Context, ranking: Ranking, text: str, k: int, limit: int, scope: Scope, include_superseded: bool,
@@ -113,7 +115,7 @@ class Retriever:
         first: :mod:`omnimem.engine.retrieval.depth`), ``text`` ranked again, deeper, with ``ranking``'s
         vectors, and packed by ``pack``, at most ``DEEPER_ROUNDS`` times."""
         for _ in range(DEEPER_ROUNDS):
-            depth = deeper(self.parts.settings, ctx, ranking.depth, ranking.full, k, limit)
+            depth = deeper(self.deps.settings, ctx, ranking.depth, ranking.full, k, limit)
             if not depth:
                 break
             ranking = self.rank(text, k, limit, scope, include_superseded, when, now, depth=depth,
@@ -130,10 +132,10 @@ class Retriever:
 
         ``depth`` (0: the settings') is how deep each retriever is read; ``vectors`` the query's vectors from
         an earlier ranking of the same query (:attr:`Ranking.vectors`), not embedded again. ``again``: a later
-        ranking of a search already under way, which ``close`` waits for (``Parts.reading``): it goes on even
-        when ``close`` began meanwhile, where a new search is refused.
+        ranking of a search already under way, which ``close`` waits for (``WriterState.reading``): it goes on
+        even when ``close`` began meanwhile, where a new search is refused.
         """
-        m = self.parts
+        m = self.deps
         settings = m.settings
         # ``k`` bounds the hits (0: as many as the budget holds); each retriever is read deep enough to fill
         # the budget, or, in the paper's union fusion, to ``depth`` (default: k, else 20) per retriever
@@ -146,14 +148,14 @@ class Retriever:
             with off_cpu():  # the wait for the model holds no search slot
                 vectors = self.query_vectors(text, searched)
         qvec, asked = first = vectors
-        with m.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
+        with self.state.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
             if not again:  # while they store and index a batch, so this never indexes half a batch)
-                m.check_open()
-            m.search.sync()
+                self.state.check_open()
+            self.state.search.sync()
             seq = m.store.seq()
         # no engine lock from here: the indexes let searches run together (FAISS and numpy release the GIL)
         # and the store guards its own connection
-        view = m.search.within(SearchFilter(scope, include_superseded, when, min_trust))  # filtered in the backend
+        view = self.state.search.within(SearchFilter(scope, include_superseded, when, min_trust))  # in the backend
         dense, sparse = self._lists(view, qvec, searched, depth)
         full = len(dense) >= depth if settings.dense else len(sparse) >= depth  # the scope may hold more
         order = merge([r for r, _ in dense], [r for r, _ in sparse])
@@ -182,7 +184,7 @@ class Retriever:
 
     def pack(self, text: str, ranking: Ranking, k: int, th: float, limit: int, scope: Scope) -> Context:
         """The pyramid context of a ranking: neighbours, CLIP and graph candidates added, packed into ``limit``."""
-        m = self.parts
+        m = self.deps
         settings = m.settings
         order, sources, asked, view, seq, graph_info = (ranking.order, ranking.sources, ranking.asked, ranking.view,
                                                         ranking.seq, ranking.graph_info)
@@ -243,7 +245,7 @@ class Retriever:
         scored against ``asked`` either way. With ``fused_graph`` the graph's units are one more list
         (graph-only units included), and the graph's report comes back too.
         """
-        m = self.parts
+        m = self.deps
         settings = m.settings
         fuse = partial(rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
         rows = self.facts.get(order[: settings.signal_depth], m.store.get_rows)
@@ -256,7 +258,7 @@ class Retriever:
             # names it holds (the speaker signal below makes them a field), or the query itself
             if settings.dense_without_names:  # else dense read the query as asked already
                 with otel.stage("omnimem.search.embed"), off_cpu():
-                    qvec = asked if rest == text else embed_queries(m.embedder, [rest])[0]
+                    qvec = asked if rest == text else embed_queries(self.state.embedder, [rest])[0]
                 dense = view.dense(qvec, depth) if settings.dense else []
             sparse = self._sparse(view, rest, depth)
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
@@ -294,7 +296,7 @@ class Retriever:
     def _lists(self, view: Candidates, qvec: Any, text: str, depth: int
                ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The first pass's dense and BM25 lists; side by side where each waits on a database server."""
-        settings = self.parts.settings
+        settings = self.deps.settings
         if settings.dense and settings.sparse and view.together:
             side = _side().submit(contextvars.copy_context().run, self._sparse_stage, view, text, depth)
             try:
@@ -314,7 +316,7 @@ class Retriever:
     def _sparse(self, view: Candidates, text: str, depth: int) -> list[tuple[int, float]]:
         """BM25 over ``text`` without the stop list's words (question words must not decide a match), read
         ``sparse_depth`` deep (else ``depth``, as dense); nothing when BM25 is off."""
-        settings = self.parts.settings
+        settings = self.deps.settings
         if not settings.sparse:
             return []
         return view.text(content_words(text) if settings.query_stop_words else text, settings.sparse_depth or depth)
@@ -322,8 +324,8 @@ class Retriever:
     def _graph_list(self, query: str, scope: Scope, view: Candidates, depth: int) -> tuple[list[int], GraphInfo]:
         """The units the graph reaches from the query's entities, best entity score first (ties by unit id),
         that this search admits (scope, supersession, ``as_of``): at most ``depth`` row ids."""
-        assert self.parts.graph is not None
-        unit_scores, info = self.parts.graph.expand_units(query, scope)
+        assert self.deps.graph is not None
+        unit_scores, info = self.deps.graph.expand_units(query, scope)
         reached = self._graph_admitted(unit_scores, unit_scores, view, max(depth, GRAPH_POOL))
         return [rid for rid, _ in reached][:depth], info
 
@@ -334,15 +336,15 @@ class Retriever:
         pool = sorted(unit_ids, key=lambda u: (-unit_scores[u], u))[:limit]
         if not pool:
             return []
-        with self.parts.lock:
-            found = self.parts.store.get_with_rids(pool)
+        with self.state.lock:
+            found = self.deps.store.get_with_rids(pool)
         admitted = view.admitted([rid for rid, _ in found])
         position = {uid: i for i, uid in enumerate(pool)}
         return sorted(((rid, unit) for rid, unit in found if rid in admitted), key=lambda r: position[r[1].id])
 
     def _reranked(self, text: str, order: list[int]) -> tuple[list[int], dict[int, int]]:
         """``order`` with its first ``rerank_depth`` rows re-ordered by the reranker, and their new ranks."""
-        m = self.parts
+        m = self.deps
         if self._reranker is None or self._reranker.path != m.settings.reranker:
             self._reranker = Reranker(str(m.settings.reranker))
         head = order[: m.settings.rerank_depth]
@@ -359,7 +361,7 @@ class Retriever:
     ) -> Context | None:
         """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered):
         :func:`omnimem.engine.retrieval.fitting.pack_fitting` with this retriever's caches."""
-        return pack_fitting(self.parts, self.line_costs, self.rows, (self.full_text, self.raw), text, qvec, order,
+        return pack_fitting(self.deps, self.line_costs, self.rows, (self.full_text, self.raw), text, qvec, order,
                             sources, scope, th, limit, seq)
 
     def _with_neighbours(
@@ -371,7 +373,7 @@ class Retriever:
         did you paint?" / "a sunset"); on LoCoMo this lifted recall within 6,000
         tokens by 3 points. Neighbours must be searchable in the same scope.
         """
-        m = self.parts
+        m = self.deps
         reach, top = m.settings.neighbours, m.settings.expand_top
         present = {c.unit.id for c in candidates}
         extra: dict[str, list[Candidate]] = {}  # anchor id -> its neighbours
@@ -384,7 +386,7 @@ class Retriever:
                         wanted[near] = anchor
             if not wanted:
                 break
-            with m.lock:
+            with self.state.lock:
                 found = m.store.get_with_rids(sorted(wanted))
             frontier = []
             admitted = view.admitted([rid for rid, _ in found])  # same scope, supersession and as_of
@@ -403,10 +405,10 @@ class Retriever:
 
     def _clip_candidates(self, query: str, k: int, view: Candidates, present: set[str], qvec: Any) -> list[Candidate]:
         """Images whose CLIP vector is near the query's, not already found by text."""
-        m = self.parts
+        m = self.deps
         assert m.clip is not None
         found = m.clip.search(query, k, view)
-        with m.lock:
+        with self.state.lock:
             rows = m.store.get_rows([rid for rid, _ in found])
         return [Candidate(rows[rid], similarity(qvec, rows[rid]), frozenset({"clip"}), seq=rid)
                 for rid, _ in found if rid in rows and rows[rid].id not in present]
@@ -415,7 +417,7 @@ class Retriever:
         self, query: str, qvec: Any, scope: Scope, view: Candidates, candidates: list[Candidate]
     ) -> tuple[list[Candidate], GraphInfo]:
         """Mark hybrid hits the graph also reached; append the best graph-only units."""
-        m = self.parts
+        m = self.deps
         assert m.graph is not None
         unit_scores, info = m.graph.expand_units(query, scope)
         if not unit_scores:
@@ -436,7 +438,7 @@ class Retriever:
 
     def full_text(self, unit: MAU) -> str | None:
         """Level-2 text (see :func:`omnimem.engine.retrieval.content.full_text`)."""
-        return full_text(self.parts.store, unit)
+        return full_text(self.deps.store, unit)
 
     def raw(self, unit: MAU) -> RawContent | None:
         """Level-3 content: media only (a text unit's raw content is its full text, level 2)."""
@@ -444,4 +446,4 @@ class Retriever:
 
     def _with_raw_bytes(self, ctx: Context) -> Context:
         """Load cold-tier bytes only for the hits that reached level 3."""
-        return with_raw_bytes(self.parts.store, ctx)
+        return with_raw_bytes(self.deps.store, ctx)

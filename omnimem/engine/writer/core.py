@@ -29,7 +29,8 @@ from omnimem.embed.query import with_fast_queries
 from omnimem.engine.ingest.pipeline import BATCH, Built, Ingestor, Progress, Rows, count
 from omnimem.results import AddResult
 from omnimem.engine.ingest.prepare import Pending, check_storable, stamped
-from omnimem.engine.parts import Parts
+from omnimem.engine.deps import Deps
+from omnimem.engine.state import WriterState
 from omnimem.contract.caller import acting_as, current_actor
 from omnimem.engine.writer.group import GroupCommit
 from omnimem.engine.writer.written import Call, Plan, Verdict, Written
@@ -55,39 +56,41 @@ def raise_failure(outcome: tuple[list[Written], Failure | None]) -> list[Written
 class Changes:
     """What a change handed to :meth:`Writer.change` may write; it runs under the writer's locks."""
 
-    def __init__(self, parts: Parts) -> None:
-        self._parts = parts
+    def __init__(self, deps: Deps, state: WriterState) -> None:
+        self._deps = deps
+        self._state = state
 
     def remove(self, ids: list[str], event: AuditEvent, forgotten: Scope | None = None) -> None:
         """Delete units everywhere, then scrub: rewrite index files, checkpoint the WAL."""
-        p = self._parts
-        p.search.sync()
-        removed = p.store.delete(ids, event=event, forgotten=forgotten)
+        store, search = self._deps.store, self._state.search
+        search.sync()
+        removed = store.delete(ids, event=event, forgotten=forgotten)
         if removed:
-            p.search.removed([rid for rid, _ in removed], p.store.last_write_seq)
-        p.search.save()  # the files on disk must not keep forgotten vectors or words
-        p.store.scrub()
+            search.removed([rid for rid, _ in removed], store.last_write_seq)
+        search.save()  # the files on disk must not keep forgotten vectors or words
+        store.scrub()
 
     def supersede(self, pairs: dict[str, list[str]], event: AuditEvent) -> None:
         """Mark the units of each value superseded by their key, and log ``event``."""
-        self._parts.store.supersede(pairs, event)
-        self._parts.search.sync()
+        self._deps.store.supersede(pairs, event)
+        self._state.search.sync()
 
     def log(self, event: AuditEvent) -> None:
-        self._parts.store.log(event)
+        self._deps.store.log(event)
 
     def set_trust(self, ids: list[str], trust: str, event: AuditEvent) -> int:
         """Give units another trust (their fenced lines change: packing learns them again), and log ``event``."""
-        changed = self._parts.store.set_trust(ids, trust, event)
-        self._parts.search.sync()
+        changed = self._deps.store.set_trust(ids, trust, event)
+        self._state.search.sync()
         return changed
 
 
 class Writer:
     """The one writer of an engine (see :mod:`omnimem.engine.writer`)."""
 
-    def __init__(self, parts: Parts, ingestor: Ingestor, *, max_items: int = BATCH) -> None:
-        self.parts = parts
+    def __init__(self, deps: Deps, state: WriterState, ingestor: Ingestor, *, max_items: int = BATCH) -> None:
+        self.deps = deps
+        self.state = state  # the writer's own: its locks, closed, the embedder and search it swaps
         self.ingestor = ingestor  # the planner of the engine's own adds (enrichment brings its own)
         self._group = GroupCommit(self, max_items)
 
@@ -102,7 +105,7 @@ class Writer:
         (``keep_chain`` or chained items) and calls of more than the group's ``max_items`` items.
         """
         check_storable(items)  # the caller's own bad input raises here, before it queues
-        items = stamped(items, self.parts.actor)  # in the caller's thread: its channel and actor
+        items = stamped(items, self.deps.actor)  # in the caller's thread: its channel and actor
         if progress is not None or keep_chain or len(items) > self._group.max_items or any(i.chain for i in items):
             return self.ingest(items, progress, keep_chain=keep_chain, allow_forgotten=allow_forgotten,
                                action=action, reason=reason)
@@ -118,19 +121,19 @@ class Writer:
         writers' adds are written between two of its batches instead of waiting for the whole call.
         """
         check_storable(items)
-        items = stamped(items, self.parts.actor)
+        items = stamped(items, self.deps.actor)
         planner = planner or self.ingestor
         if len(items) > BATCH and not keep_chain and not any(i.chain for i in items):
             return self._ingest_in_steps(planner, items, progress, allow_forgotten, action, reason)
-        with self.parts.write_lock:
+        with self.state.write_lock:
             return self._ingest(planner, items, progress, keep_chain, allow_forgotten, action, reason)
 
     def add_unless(self, item: Pending, check: Callable[[], Verdict | None]) -> AddResult:
         """Store ``item`` unless ``check`` (run under the write lock, so no add slips in between) says why not."""
         check_storable([item])
-        item = stamped([item], self.parts.actor)[0]
-        with self.parts.write_lock:
-            self.parts.check_open(write=True)
+        item = stamped([item], self.deps.actor)[0]
+        with self.state.write_lock:
+            self.state.check_open(write=True)
             verdict = check()
             if verdict is None:
                 return self._ingest(self.ingestor, [item], None, False, False, "add", None)[0]
@@ -142,7 +145,7 @@ class Writer:
         self, planner: Ingestor, items: Sequence[Pending], progress: Progress | None, keep_chain: bool,
         allow_forgotten: bool, action: str, reason: str | None,
     ) -> list[AddResult]:
-        self.parts.check_open(write=True)
+        self.state.check_open(write=True)
         if not keep_chain:
             planner.reset_chain()
         self.sync()
@@ -172,9 +175,9 @@ class Writer:
         sees the call's batches as they commit; after a crash the committed batches stay, and a re-run stores
         only the rest.
         """
-        p = self.parts
-        with p.write_lock:
-            p.check_open(write=True)
+        state = self.state
+        with state.write_lock:
+            state.check_open(write=True)
             planner.reset_chain()
             self.sync()
         results: list[AddResult] = []
@@ -184,15 +187,15 @@ class Writer:
             began = time.monotonic()
             batch = items[start : start + (STEP if self._group.busy() else BATCH)]
             start += len(batch)
-            with p.write_lock:
-                p.check_open(write=True)
+            with state.write_lock:
+                state.check_open(write=True)
                 plans = self.decide(planner, [Call(batch, allow_forgotten, action, reason, current_actor())], {}, {})
             # the model calls (embedding; with enrich="sync", graph extraction), outside the write lock
             built = self.build(planner, plans)
             if built is not None:
                 plans[0].rows = planner.rows(plans[0].accepted, built, action, reason)
-            with p.write_lock:
-                p.check_open(write=True)
+            with state.write_lock:
+                state.check_open(write=True)
                 written = raise_failure(self.write(planner, plans, built, propose=False))
             for done in written:  # supersession proposals ask the model: after the write lock is let go
                 if done.propose:
@@ -239,7 +242,7 @@ class Writer:
         failure: Failure | None = None
         totals: dict[str, float] = {}
         start = 0
-        with self.parts.lock:
+        with self.state.lock:
             for n, plan in enumerate(plans):
                 stop = start + len(plan.accepted)
                 done = None
@@ -270,7 +273,7 @@ class Writer:
 
         ``counts`` are corrected for units another process stored first (they are duplicates).
         """
-        p = self.parts
+        p = self.deps
         rows = rows if rows is not None else planner.rows(accepted, built, action, reason)
         stored_rows = p.store.insert(built.units, built.raw, derived=rows.derived, event=rows.event,
                                      supersedes=rows.supersedes, jobs=rows.jobs)
@@ -292,14 +295,14 @@ class Writer:
             return
         rows = [row for w in written for row in w.rows]
         vectors = [v for w in written for v in w.vectors]
-        self.parts.search.added(rows, vectors, written[-1].write_seq, len(written))
+        self.state.search.added(rows, vectors, written[-1].write_seq, len(written))
 
     def finish(self, planner: Ingestor, written: Written, results: list[AddResult | None], *,
                propose: bool = True) -> None:
         """After the write: wake the workers, carry the media chain on, fill in results, propose supersession
         (``propose=False``: the caller does, with :meth:`propose`)."""
         if written.jobs:
-            self.parts.wake()
+            self.state.wake()
         planner.chained(written.built, written.raced, written.holders)
         for (pos, _, unit_id), unit in zip(written.accepted, written.built.units):
             results[pos] = (AddResult(None, False, "duplicate", 1.0, written.holders.get(unit.content_hash))
@@ -317,45 +320,45 @@ class Writer:
     def add_stats(self, counts: dict[str, float]) -> None:
         """Add to the store's counters (what the write path decided: stored, duplicate, redundant, ...)."""
         if counts:
-            with self.parts.lock:
-                self.parts.store.add_stats(counts)
+            with self.state.lock:
+                self.deps.store.add_stats(counts)
 
     def write_version(self, unit: MAU, new_id: str, summary: str, metadata: dict[str, Any],
                       derive: Callable[[MAU], Sequence[RowWriter]], event: AuditEvent) -> MAU:
         """Embed and store a new version of ``unit`` (enrichment's: a new summary or caption) with its derived
         rows (``derive(version)``), superseding ``unit`` in one transaction; index it. The stored version."""
-        p = self.parts
+        p, state = self.deps, self.state
         settings = p.settings
         history: dict[Scope, list[str]] = {}
         if settings.embed_context:  # embedded with the same context as an add of it would be
-            with p.reading():
+            with state.reading():
                 history[unit.scope] = [search_text(sp, su) for sp, su in
                                        p.store.recent_lines(unit.scope, settings.embed_context)]
         texts = embed_texts([EmbedInput(unit.scope, unit.speaker, summary, unit.modality, unit.event_time)],
                             context=settings.embed_context, dates=settings.embed_dates, history=history)
-        vectors = p.embedder.embed(texts)
+        vectors = state.embedder.embed(texts)
         version = replace(unit, id=new_id, summary=summary, record_time=datetime.now(timezone.utc),
                           links=Links(unit.links.prev_id, None, unit.source_ids), embedding=vectors[0],
                           metadata=metadata, superseded_by=None, superseded_at=None)
         derived = derive(version)
-        with p.write_lock, p.lock:
-            p.check_open(write=True)
-            p.search.sync()
+        with state.write_lock, state.lock:
+            state.check_open(write=True)
+            state.search.sync()
             rows = p.store.insert([version], {}, derived=derived, event=event, supersedes={new_id: [unit.id]})
-            p.search.added(rows, vectors, p.store.last_write_seq)
+            state.search.added(rows, vectors, p.store.last_write_seq)
         return rows[0][1]
 
     def propose_supersession(self, units: list[MAU], vectors: Any) -> None:
         """Ask the model which current units each new one replaces; apply and log its answer."""
         from omnimem.engine.ingest.supersede import propose
 
-        p = self.parts
+        p, state = self.deps, self.state
         assert p.llm is not None
         new_ids = {u.id for u in units}
         for unit, vector in zip(units, vectors):
             same_owner = Scope(unit.user_id, unit.agent_id, None)
-            with p.lock:
-                near = p.search.within(SearchFilter(same_owner)).dense(vector, 6)
+            with state.lock:
+                near = state.search.within(SearchFilter(same_owner)).dense(vector, 6)
                 rows = p.store.get_rows([rid for rid, score in near if score >= 0.5])
             earlier = [u for u in rows.values() if u.id not in new_ids and u.active  # same user and agent only
                        and (u.user_id, u.agent_id) == (unit.user_id, unit.agent_id)
@@ -364,32 +367,32 @@ class Writer:
             if chosen:
                 event = AuditEvent("supersede", f"llm:{p.llm.name}", (unit.id, *chosen), unit.scope,
                                    f"proposed by the model: {why}" if why else "proposed by the model")
-                with p.lock:
-                    Changes(p).supersede({unit.id: chosen}, event)
+                with state.lock:
+                    Changes(p, state).supersede({unit.id: chosen}, event)
 
     # -- changes that read and write as one -------------------------------------------------------------------
     def change(self, body: Callable[[Changes], T]) -> T:
         """Run ``body`` with no other writer in between (deletes, forgets, an import's links and events)."""
-        with self.parts.write_lock, self.parts.lock:
-            self.parts.check_open(write=True)
-            return body(Changes(self.parts))
+        with self.state.write_lock, self.state.lock:
+            self.state.check_open(write=True)
+            return body(Changes(self.deps, self.state))
 
     def reembed(self, embedder: Embedder, vectors: Callable[[list[Any]], list[Any]],
                 rebuild: Callable[[Embedder], CandidateSearch]) -> int:
         """Replace every stored vector by ``vectors(rows)`` (embedded with ``embedder``); then the engine, its
         search (``rebuild(embedder)``) and its graph use ``embedder``. How many units were re-embedded."""
-        p = self.parts
-        with p.write_lock, p.lock:
-            p.check_open(write=True)
+        p, state = self.deps, self.state
+        with state.write_lock, state.lock:
+            state.check_open(write=True)
             rows = list(p.store.embed_rows())
             new = vectors(rows)
             p.store.replace_vectors([row[0] for row in rows], new, embedder.name, embedder.dim,
                                     AuditEvent("reembed", p.actor, (), details={"units": len(rows)},
-                                               reason=f"{p.embedder.name} -> {embedder.name}"),
+                                               reason=f"{state.embedder.name} -> {embedder.name}"),
                                     role_scheme(embedder))
-            p.embedder = with_fast_queries(embedder, p.settings.fast_queries)  # queries by a faster model, if any
-            p.search = rebuild(embedder)
-            p.search.save()
+            state.embedder = with_fast_queries(embedder, p.settings.fast_queries)  # queries by a faster model if any
+            state.search = rebuild(embedder)
+            state.search.save()
             if p.graph is not None:  # entity resolution compares names with the same model
                 p.graph.use_embedder(embedder.embed)
         return len(rows)
@@ -397,43 +400,43 @@ class Writer:
     # -- the job queue ------------------------------------------------------------------------------------------
     def claim(self, worker: str, lease_s: float, limit: int, kinds: Sequence[str]) -> list[Job]:
         """Lease up to ``limit`` due jobs of ``kinds`` (none once the engine is closed)."""
-        with self.parts.lock:
-            if self.parts.closed:
+        with self.state.lock:
+            if self.state.closed:
                 return []
-            return self.parts.store.claim(worker, lease_s, limit, kinds=kinds)
+            return self.deps.store.claim(worker, lease_s, limit, kinds=kinds)
 
     def complete(self, job_id: int, worker: str, derived: Sequence[RowWriter], requires: Sequence[str]) -> bool:
         """Finish a job, writing its derived rows if ``requires`` are still current; False if the lease was lost."""
-        with self.parts.lock:
-            return self.parts.store.complete(job_id, worker, derived=derived, requires=requires)
+        with self.state.lock:
+            return self.deps.store.complete(job_id, worker, derived=derived, requires=requires)
 
     def fail(self, job_id: int, worker: str, error: str, retry_at: float | None) -> None:
-        with self.parts.lock:
-            self.parts.store.fail(job_id, worker, error, retry_at=retry_at)
+        with self.state.lock:
+            self.deps.store.fail(job_id, worker, error, retry_at=retry_at)
 
     # -- catching up and closing ---------------------------------------------------------------------------------
     def exclusive(self, read: Callable[[], T]) -> T:
         """``read()`` with no write of this process in between (it holds the write lock while it runs)."""
-        with self.parts.write_lock:
+        with self.state.write_lock:
             return read()
 
     def sync(self) -> None:
         """Index what other processes stored since the last look."""
-        with self.parts.lock:
-            self.parts.search.sync()
+        with self.state.lock:
+            self.state.search.sync()
 
     def close(self) -> None:
         """Let the write in progress finish, persist the indexes and release the store. Safe to call twice."""
-        p = self.parts
-        with p.write_lock:
-            with p.lock:
-                if p.closed:
+        p, state = self.deps, self.state
+        with state.write_lock:
+            with state.lock:
+                if state.closed:
                     return
-                p.closed = True  # no new search or write starts from here
-            p.wait_for_reads()  # searches run outside the lock: let those in flight finish first
-            with p.lock:
+                state.closed = True  # no new search or write starts from here
+            state.wait_for_reads()  # searches run outside the lock: let those in flight finish first
+            with state.lock:
                 try:
-                    p.search.save()
+                    state.search.save()
                 finally:
                     p.store.close()
 
@@ -445,7 +448,7 @@ class Writer:
     @contextmanager
     def paused(self) -> Iterator[None]:
         """Within this block nothing is written (the write lock is held): arriving adds queue up."""
-        with self.parts.write_lock:
+        with self.state.write_lock:
             yield
 
     def wait_queued(self, count: int, timeout: float) -> bool:

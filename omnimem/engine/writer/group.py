@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 from typing import Protocol
 
-from omnimem.engine.parts import Parts
+from omnimem.engine.state import WriterState
 from omnimem.contract.caller import acting_as, current_actor
 from omnimem.errors import StoreError
 from omnimem.engine.ingest.pipeline import Built, Ingestor
@@ -67,7 +67,7 @@ from omnimem.mau import Scope
 class Writer(Protocol):
     """The doors of :class:`omnimem.engine.writer.core.Writer` a group is written through."""
 
-    parts: Parts
+    state: WriterState
     ingestor: Ingestor
 
     def ingest(self, items: Sequence[Pending], *, allow_forgotten: bool, action: str,
@@ -108,7 +108,7 @@ class GroupCommit:
 
     def __init__(self, writer: Writer, max_items: int, gather_s: float = GATHER_S) -> None:
         self.writer = writer
-        self.parts = writer.parts
+        self.state = writer.state
         self.max_items = max_items
         self.gather_s = gather_s
         lock = threading.Lock()
@@ -198,7 +198,7 @@ class GroupCommit:
                     return
 
     def _lead(self) -> None:
-        with self.parts.write_lock:
+        with self.state.write_lock:
             with self._cond:
                 group: list[_Request] = []
                 size = 0
@@ -231,7 +231,7 @@ class GroupCommit:
             return
         writer = self.writer
         try:
-            self.parts.check_open(write=True)
+            self.state.check_open(write=True)
             writer.sync()
             plans = writer.decide(writer.ingestor, [request.call for request in group], {}, {})
             writer.ingestor.reset_chain()

@@ -1,9 +1,11 @@
-"""The parts of an engine that ingest, retrieval, lifecycle and governance work with.
+"""What changes after an engine opens, and the locks that guard it: :class:`WriterState`, the writer's.
 
-An engine (see :mod:`omnimem.engine.local`) builds one :class:`Parts` and
-hands it to the modules that do the work; they never see the facade. The
-engine swaps parts in place (``reembed`` replaces the embedder and the
-indexes), so every holder sees the current ones.
+The writer (:mod:`omnimem.engine.writer`) owns it: it takes the locks, sets
+``closed`` and swaps the embedder and the search (``reembed``, holding both
+locks). The retriever takes ``lock`` for its short catch-up with other
+processes (tested); the other rooms only hold the engine open for a read
+(:meth:`WriterState.reading`) and read the embedder and the search. What never
+changes is in :class:`omnimem.engine.deps.Deps`.
 """
 
 from __future__ import annotations
@@ -13,43 +15,26 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from omnimem.config import Settings
-from omnimem.contract.caller import current_actor
 from omnimem.embed.base import Embedder
 from omnimem.errors import ReadOnlyStoreError, StoreError
-from omnimem.llm.base import LLM
-from omnimem.store.base import CandidateSearch, Store
-from omnimem.tokens import TokenCounter
-
-if TYPE_CHECKING:  # the graph and CLIP need extras: built only when switched on
-    from omnimem.graph.engine import KnowledgeGraph
-    from omnimem.index.clip import ClipSearch
+from omnimem.store.base import CandidateSearch
 
 
 @dataclass(eq=False)
-class Parts:
-    """Store and search contracts, models, settings and the locks that guard them."""
+class WriterState:
+    """The locks, whether the engine is open, the reads in flight, and the embedder and search ``reembed`` swaps."""
 
-    settings: Settings
-    store: Store
-    embedder: Embedder
-    search: CandidateSearch  # dense, text and image candidates, filtered inside the backend
-    path: Path | None
-    tz: tzinfo
-    default_actor: str  # who the audit log names; a server request acts as its key (see acting_as)
-    count_tokens: TokenCounter
-    llm: LLM | None = None
-    graph: KnowledgeGraph | None = None
-    clip: ClipSearch | None = None
+    embedder: Embedder  # swapped by the writer's reembed, under both locks
+    search: CandidateSearch  # dense, text and image candidates, filtered inside the backend; swapped with it
+    read_only: bool  # the store's (fixed when it opens): ``check_open(write=True)`` refuses writes
+    path: Path | None  # where the store is, for that error's message
     # the locks are taken only by the writer (omnimem.engine.writer) and the retriever's catch-up (tested)
     lock: threading.RLock = field(default_factory=threading.RLock)  # store and index access (short)
     write_lock: threading.RLock = field(default_factory=threading.RLock)  # one writer; readers not blocked
     closed: bool = False
-    wake: Callable[[], None] = lambda: None  # tells the enrichment workers that jobs were enqueued
+    wake: Callable[[], None] = lambda: None  # tells the enrichment workers that jobs were enqueued (set once)
     _reads: int = 0  # reads in flight: searches and the rest (they run without the engine lock)
     _reads_done: threading.Condition = field(default_factory=threading.Condition)
     _searches: int = 0  # of which searches
@@ -97,18 +82,9 @@ class Parts:
             while self._reads:
                 self._reads_done.wait()
 
-    @property
-    def actor(self) -> str:
-        """Who the audit log names for the current call: the request's key on a server, else the default."""
-        return current_actor() or self.default_actor
-
-    @property
-    def read_only(self) -> bool:
-        return self.store.read_only
-
     def check_open(self, *, write: bool = False) -> None:
         """Raise if the engine is closed, or (``write``) if its store is read-only."""
         if self.closed:
             raise StoreError("this Memory is closed")
-        if write and self.store.read_only:
+        if write and self.read_only:
             raise ReadOnlyStoreError(f"store {self.path} is open read-only; open it writable to change it")
