@@ -176,3 +176,14 @@ def missing_extra(module: str, extra: str) -> MissingDependencyError:
     return MissingDependencyError(
         f"{module} is not installed; install it with: pip install 'omnimem[{extra}]'"
     )
+
+
+def missing_dependency(missing: ModuleNotFoundError) -> Exception:
+    """The error for an embedded memory whose own dependencies are not installed (a client-only install,
+    ``pip install --no-deps omnimem``); ``missing`` itself when what is missing is a module of omnimem's."""
+    if (missing.name or "omnimem").partition(".")[0] == "omnimem":
+        return missing
+    return MissingDependencyError(
+        f"an embedded memory needs {missing.name}, one of omnimem's own dependencies, and it is not installed "
+        "(a client-only install, pip install --no-deps omnimem, offers Memory(url='http://...') only): "
+        "pip install omnimem")

@@ -1,16 +1,13 @@
 """``Memory``: the one facade users touch. It checks each call once and delegates to an engine.
 
-Every verb builds one typed request (:mod:`omnimem.contract`) from its
-keyword arguments, checks it (types, ranges, ids, scope), and hands it to the
-engine, so the same bad argument raises the same error before any work, in
-this process or before the network. ``Memory()``, ``Memory(path=...)`` and
-``Memory(url="postgresql://...")`` are a :class:`LocalMemory` over
-:class:`~omnimem.engine.local.LocalEngine`, which also offers what exists only
-in this process (the store, the indexes, the models, ``reembed``,
-``export_graph``). ``Memory(url="http(s)://...", api_key=...)`` is a plain
-:class:`Memory` over the engine the remote wing registers for those URLs
-(:class:`~omnimem.remote.engine.RemoteEngine`); it simply has no in-process
-attributes (``hasattr(m, "store")`` is False) and its ``settings`` is ``None``.
+Every verb builds one typed request (:mod:`omnimem.contract`) from its keyword arguments, checks it (types,
+ranges, ids, scope), and hands it to the engine, so the same bad argument raises the same error before any
+work, in this process or before the network. ``Memory()``, ``Memory(path=...)`` and
+``Memory(url="postgresql://...")`` are a :class:`LocalMemory` over :class:`~omnimem.engine.local.LocalEngine`,
+which also offers what exists only in this process (the store, the indexes, the models, ``reembed``,
+``export_graph``). ``Memory(url="http(s)://...", api_key=...)`` is a plain :class:`Memory` over the engine the
+remote wing registers for those URLs (:class:`~omnimem.remote.engine.RemoteEngine`); it simply has no
+in-process attributes (``hasattr(m, "store")`` is False) and its ``settings`` is ``None``.
 """
 
 from __future__ import annotations
@@ -39,7 +36,7 @@ from omnimem.contract.checks import clean_id, clean_text, make_scope
 from omnimem.engine.ingest.redact import redaction
 from omnimem.engine.lifecycle import check_id
 from omnimem.engine.listing import MAX_PAGE
-from omnimem.errors import ConfigError, InvalidInputError
+from omnimem.errors import ConfigError, InvalidInputError, missing_dependency
 from omnimem.llm import LLM, resolve_llm
 from omnimem.mau import MAU
 from omnimem.results import AddResult, Answer, AuditRecord, Context, Entity, MediaResult, Neighbor
@@ -510,8 +507,10 @@ class LocalMemory(Memory):
         self.path = validate.store_path(path)
         self.url = None if url is None else str(url)
         self.actor = actor or _local_user()
-        from omnimem.engine.local import LocalEngine
-
+        try:
+            from omnimem.engine.local import LocalEngine
+        except ModuleNotFoundError as missing:  # a client-only install (pip install --no-deps omnimem)
+            raise missing_dependency(missing) from None
         self.engine = LocalEngine(
             self.path, settings=chosen, embedder=embedder, count_tokens=resolve_counter(tokenizer),
             llm=None if llm is False else resolve_llm(None if llm is True else llm, config_file=config_file),
