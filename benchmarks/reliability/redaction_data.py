@@ -6,7 +6,7 @@ IBANs with valid check digits, account numbers, street addresses) and labels
 each value's span with its kind; a share of the sentences holds no personal
 data but the things a detector confuses with it (dates, times, prices,
 versions, order numbers that fail the Luhn check, places and products). The
-redaction benchmark and ``tests/test_redact_quality.py`` read it.
+redaction benchmark and ``tests/engine/ingest/test_redact_quality.py`` read it.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from omnimem.errors import MalformedDataError, ScopeError
 from omnimem.mau import MAU
 from tests.server.conftest import start, stop
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 OSS = DATA / "mem0_get_all.json"  # {"results": [...]}, as mem0's Memory.get_all answers
 PLATFORM = DATA / "mem0_platform_get_all.json"  # a list, as mem0's platform client answers
 
@@ -134,7 +134,7 @@ def test_a_user_key_imports_only_its_own_mem0_memories(tmp_path: Path) -> None:
 
 def test_the_docs_example_runs_on_the_export_the_page_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    page = (Path(__file__).resolve().parents[1] / "docs" / "mem0.md").read_text()
+    page = (Path(__file__).resolve().parents[3] / "docs" / "mem0.md").read_text()
     shown = re.search(r"```json\n(.*?)```", page, re.S)
     example = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "import_mem0" in b]
     assert shown is not None and len(example) == 1

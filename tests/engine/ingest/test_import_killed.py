@@ -18,7 +18,7 @@ import pytest
 from omnimem import Memory
 from tests.postgres_server import PostgresServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 N = 600  # three batches of the writer's 256
 CHILD = """
 import json, sys, time
