@@ -2,8 +2,9 @@
 
 Read from the source (AST), every call counts wherever it sits: a work room
 (ingest, enrichment, lifecycle, governance, listing, the engine's wiring)
-that called ``store.insert`` or took ``parts.write_lock`` would open a
-second door beside the writer's, with its own lock order.
+that called ``store.insert`` or took ``state.write_lock`` would open a
+second door beside the writer's, with its own lock order. The writer's state
+(``omnimem/engine/state.py``) is changed by the writer alone.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ WRITE_METHODS = {"insert", "delete", "supersede", "log", "replace_vectors", "add
 LOCK_OWNERS = {WRITER, ENGINE / "retrieval" / "search.py"}
 # The engine opens its store once, before any writer exists: recording the embedder of a new store.
 OPENING = {(ENGINE / "local.py", "init_meta")}
+# The one field of the writer's state set outside the writer: the engine hands it the enricher's wake-up once.
+STATE_SET_AT_OPEN = {(ENGINE / "local.py", "wake")}
 
 
 def sources() -> list[Path]:
@@ -47,7 +50,7 @@ def store_writes(path: Path) -> list[tuple[int, str]]:
 
 
 def lock_uses(path: Path) -> list[int]:
-    """Lines that touch ``<...>.lock`` or ``<...>.write_lock`` (the fields of ``Parts``) in one module."""
+    """Lines that touch ``<...>.lock`` or ``<...>.write_lock`` (the fields of ``WriterState``) in one module."""
     return [node.lineno for node in ast.walk(ast.parse(path.read_text()))
             if isinstance(node, ast.Attribute) and node.attr in {"lock", "write_lock"}]
 
@@ -77,3 +80,27 @@ def test_the_rooms_named_are_checked() -> None:
              ENGINE / "media_adds.py"}
     assert rooms <= set(sources())
     assert not any(within(room, LOCK_OWNERS) for room in rooms)
+
+
+def state_changes(path: Path) -> list[tuple[int, str]]:
+    """Assignments to a field of ``state`` / ``<...>.state`` (the writer's state) in one module: (line, field)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AugAssign | ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Attribute):
+                owner = target.value
+                named = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) \
+                    else None
+                if named in {"state", "_state"}:
+                    found.append((target.lineno, target.attr))
+    return found
+
+
+def test_only_the_writer_changes_its_state() -> None:
+    assert {"closed", "embedder", "search"} <= {f for _, f in state_changes(WRITER / "core.py")}
+    outside = [f"{path.relative_to(ENGINE.parent)}:{line} state.{name}"
+               for path in sources() if not within(path, {WRITER})
+               for line, name in state_changes(path) if (path, name) not in STATE_SET_AT_OPEN]
+    assert not outside, "the writer's state changed outside omnimem/engine/writer/: " + ", ".join(outside)
