@@ -1,7 +1,7 @@
 """Do search results depend on the CPU's kernels? The identical-results scenario under other kernels.
 
 ``python -m benchmarks retrieval-kernels`` runs the scenario of
-``tests/test_retrieval_identical.py`` in fresh processes, each with other
+``tests/engine/retrieval/test_retrieval_identical.py`` in fresh processes, each with other
 kernels chosen the way another machine would choose them: FAISS's generic
 code instead of AVX2 (``FAISS_SIMD_LEVEL=NONE``), numpy's baseline selection
 and sort kernels instead of AVX2 (``NPY_DISABLE_CPU_FEATURES``), OpenBLAS's
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.paths import RESULTS, ROOT
-from tests.test_retrieval_identical import SETUPS, differences
+from tests.engine.retrieval.test_retrieval_identical import SETUPS, differences
 
 X86_AVX2 = "AVX2 FMA3 X86_V3"  # numpy's AVX2 dispatch targets, disabled together
 VARIANTS: dict[str, dict[str, str]] = {
@@ -45,7 +45,7 @@ CHANGE = "rrf_k=61 (a real change)"
 _CHILD = """
 import json, sys, tempfile
 from pathlib import Path
-from tests.test_retrieval_identical import SETUPS, scenario
+from tests.engine.retrieval.test_retrieval_identical import SETUPS, scenario
 embedder, rrf_k, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 setups = {name: {**options, "rrf_k": rrf_k} for name, options in SETUPS.items()}
 with tempfile.TemporaryDirectory() as tmp:
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "retrieval-kernels.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     lines = ["# Search results under other CPU kernels", "",
-             "`python -m benchmarks retrieval-kernels`: the scenario of `tests/test_retrieval_identical.py` "
+             "`python -m benchmarks retrieval-kernels`: the scenario of `tests/engine/retrieval/test_retrieval_identical.py` "
              "(3 setups x 24 searches) in fresh processes with other kernels, compared search by search with a "
              "run on this machine's own kernels (scores to 1e-6, everything else exactly).", "",
              "| embedder | variant | searches that differ |", "|---|---|---|"]

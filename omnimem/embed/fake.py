@@ -53,7 +53,7 @@ class ExactFakeEmbedder(FakeEmbedder):
     Every inner product of two such vectors is a multiple of 2**-16 below 2,
     which float32 holds exactly, so FAISS, BLAS and numpy give the same scores
     in any summation order, on any CPU: regression tests that compare rankings
-    across machines use it (``tests/test_retrieval_identical.py``). The norm is
+    across machines use it (``tests/engine/retrieval/test_retrieval_identical.py``). The norm is
     taken from the exact sum of squares, so the rounding is the same everywhere
     too. Vectors are unit length to within about 1%.
     """

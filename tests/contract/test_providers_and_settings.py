@@ -22,7 +22,7 @@ def test_every_kind_has_built_ins_registered_like_plugins() -> None:
         "vad": ["silero"],
         "graph_extractor": ["llm", "spacy"],
         "clip": ["clip"],
-        "signal": [],  # ranking signals come from plugins only (tests/test_signal_plugins.py)
+        "signal": [],  # ranking signals come from plugins only (tests/engine/retrieval/test_signal_plugins.py)
     }
     assert registry.canonical("embedder", "minilm") == "all-MiniLM-L6-v2"
     assert registry.create("transcriber", "whisper").name == "whisper"  # the model loads on first use

@@ -2,7 +2,7 @@
 
 The default search packs here (:meth:`omnimem.engine.retrieval.search.Retriever.pack`); the plain way,
 every candidate fetched and packed by :func:`omnimem.engine.retrieval.pyramid.build_context`, gives the
-same context (``tests/test_retrieval_identical.py``) and is taken where a write interferes (None).
+same context (``tests/engine/retrieval/test_retrieval_identical.py``) and is taken where a write interferes (None).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def pack_fitting(
     (:mod:`omnimem.engine.retrieval.line_costs`), the others fetched and learnt. Only the
     rows that fit at level 1 are then fetched and made hits, with their
     ranks among all candidates, which gives the same context as packing
-    every candidate (``tests/test_retrieval_identical.py``). The rendered
+    every candidate (``tests/engine/retrieval/test_retrieval_identical.py``). The rendered
     context is counted from its lines' remembered counts
     (:func:`omnimem.tokens.count_joined`) instead of encoded again. If the
     store changed meanwhile (a remembered row may be gone), the caller

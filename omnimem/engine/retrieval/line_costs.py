@@ -9,7 +9,7 @@ reused). So the first time a row is a candidate its line is counted and its
 facts (id, scope, session group, header) kept; later searches decide which
 candidates fit the budget from these facts alone and fetch only the rows that
 do. The results are the same as fetching and counting everything
-(``tests/test_retrieval_identical.py``).
+(``tests/engine/retrieval/test_retrieval_identical.py``).
 
 Short texts (the ``[time]`` headers of session packing) are remembered by
 their text: calling the object counts a text. The caches are bounded

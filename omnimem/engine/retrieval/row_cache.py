@@ -9,7 +9,7 @@ the counter where it was reuses them, and any write (an add, a supersession,
 a delete or forget, a re-embedding: every one advances the counter, in any
 process) makes the next search start afresh. Units are frozen, so sharing
 one between searches changes nothing a caller sees: the results are those of
-reading every row (``tests/test_retrieval_identical.py``).
+reading every row (``tests/engine/retrieval/test_retrieval_identical.py``).
 
 Safe to share between threads: the remembered rows and their counter value are
 swapped as one tuple, and only single dict operations touch the rows. Bounded:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from serving import ServedMemory
+from tests.serving import ServedMemory
 
 from omnimem import Memory
 from omnimem.cli import app

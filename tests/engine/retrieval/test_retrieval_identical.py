@@ -38,7 +38,7 @@ everything else exactly.
 To record it again after a deliberate change of results (run from the root
 of the checkout whose results are wanted)::
 
-    PYTHONPATH=. python tests/test_retrieval_identical.py
+    PYTHONPATH=. python tests/engine/retrieval/test_retrieval_identical.py
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-GOLDEN = Path(__file__).parent / "data" / "retrieval_golden.json"
+GOLDEN = Path(__file__).parents[2] / "data" / "retrieval_golden.json"
 EMBEDDER = "fake-exact"
 RULES = {"ranking": "rules"}  # the signals at their hand-set weights: the default before the learnt ranking
 SETUPS: dict[str, dict[str, Any]] = {

@@ -3,7 +3,7 @@
 The numpy RRF, the fit from remembered header costs and the count of a
 context from its lines' counts replace slower code on every default search;
 each is checked here against the code it replaces, on generated input
-(``tests/test_retrieval_identical.py`` checks whole searches).
+(``tests/engine/retrieval/test_retrieval_identical.py`` checks whole searches).
 """
 
 from __future__ import annotations

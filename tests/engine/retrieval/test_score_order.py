@@ -25,7 +25,7 @@ from omnimem import Memory
 from omnimem.integrations import hit_metadata
 from tests.serving import LiveServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "examples" / "sample_conversation.jsonl"
 USER = "alex-and-sam"
 QUERY = "What did Alex paint?"

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from serving import ServedMemory
+from tests.serving import ServedMemory
 
 from omnimem import Memory
 from omnimem.cli import app
 
-SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_conversation.jsonl"
+SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample_conversation.jsonl"
 TURNS = [{"speaker": "Ann", "text": f"note {i}: we talked about the lighthouse and the harbour", "time": "2024-05-01"}
          for i in range(12)]
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from serving import ServedMemory
+from tests.serving import ServedMemory
 
 from omnimem import Memory
 from omnimem.cli import app

@@ -18,7 +18,7 @@ import pytest
 from omnimem import Memory
 from omnimem.errors import MissingDependencyError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 HINT = "sentence-transformers is not installed; install it with: pip install 'omnimem[torch]'"
 BLOCKER = """
 import sys
