@@ -39,6 +39,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from benchmarks.harness import figures
 from omnimem.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -769,30 +770,14 @@ FIGURES += [  # issue 53 items 4 and 5: the poisoning benchmark and redact_pii (
      + [("redaction.json", "load_average.0")]),
 ]
 
-_SPLITS_49 = (("locomo", "dev", "LoCoMo dev"), ("locomo", "test", "LoCoMo test"), ("memgallery", "dev", "Mem-Gallery dev"),
-              ("memgallery", "test", "Mem-Gallery test"), ("longmemeval", "dev", "LongMemEval dev"),
-              ("longmemeval", "test", "LongMemEval test"))
-_KEYS_49 = ("intervals.omnimem.1k.mean", "intervals.omnimem.1k.low", "intervals.omnimem.1k.high",
-            "systems.rules.overall.1k", "systems.naive-dense.overall.1k", "intervals.omnimem.6k.mean",
-            "intervals.omnimem.6k.low", "intervals.omnimem.6k.high", "systems.rules.overall.6k",
-            "systems.naive-dense.overall.6k")
-FIGURES += [  # stop 49: the learnt ranking (the default) beside the rules and naive dense, every split, one run each
-    ("benchmarks/results/CURRENT.md", f"| {label} | {{0}} [{{1}}, {{2}}] | {{3}} | {{4}} | {{5}} [{{6}}, {{7}}] | {{8}} | "
-     "{9} |", [(f"{data}-{split}.json", key) for key in _KEYS_49])
-    for data, split, label in _SPLITS_49
-] + [
+FIGURES += figures.checks()  # CURRENT.md's generated tables (benchmarks/harness/figures.py: each cell's figures)
+FIGURES += [
     ("docs/configuration.md", "On LoCoMo test, naive dense search within 1,000 tokens finds {0} of the gold turns with "
      "e5 and {1} with MiniLM; the search with `ranking=\"learnt\"` finds {2} with e5 and {3} with MiniLM",
      [("e5-locomo-test.json", "systems.naive-dense.overall.1k"),
       ("locomo-test.json", "systems.naive-dense.overall.1k"),
       ("e5-locomo-test.json", "systems.omnimem.overall.1k"),
       ("locomo-test.json", "systems.omnimem.overall.1k")]),
-] + [
-    ("benchmarks/results/CURRENT.md", f"| {label} | {{0}} | {{1}} | {{2}} | {{3}} | {{4}} | {{5}} |",  # e5's table
-     [(f"e5-{data}-{split}.json", f"systems.{system}.overall.{k}") for k in BOTH
-      for system in ("omnimem", "rules", "naive-dense")])
-    for data, split, label in _SPLITS_49[:4]
-] + [
     ("benchmarks/results/CURRENT.md", "LoCoMo test multi-hop within 1,000 tokens {0} (rules {1}, target 0.70)",
      [("locomo-test.json", "systems.omnimem.categories.1.1k"),
       ("locomo-test.json", "systems.rules.categories.1.1k")]),

@@ -208,6 +208,8 @@ SCRIPTS = {  # command -> (module with main(argv), one-line help)
     "targets": ("benchmarks.retrieval.targets", "The retrieval targets against the final test-split result files: "
                 "figure, gap, bootstrap interval (writes retrieval-targets.json, .md)."),
     "report": ("benchmarks.harness.report", "Regenerate results/README.md and the archive's index [FOLDER]."),
+    "current": ("benchmarks.harness.figures", "Regenerate CURRENT.md's tables from the figures declared in "
+                "harness/figures.py [--check] [FOLDER]."),
     "query-embedder": ("benchmarks.retrieval.query_embedder", "Whether the int8 ONNX MiniLM can embed queries for a "
                        "store built with the torch MiniLM, on LoCoMo (writes query-embedder.json, .md)."),
     "rerank-cost": ("benchmarks.retrieval.rerank_cost", "What reranker= costs per search, with a cross-encoder of "

@@ -1,7 +1,8 @@
 """benchmarks/results/: the index pages, experiments/, one current file per subject, the rest under archive/.
 
 The generated pages (the results README, archive/runs/, archive/README.md) equal what
-``python -m benchmarks report`` makes from the committed files, and every archived file has its line.
+``python -m benchmarks report`` makes from the committed files, every archived file has its line, and
+CURRENT.md's generated tables are what ``python -m benchmarks current`` makes of benchmarks/harness/figures.py.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.harness import archive, report
+from benchmarks.harness import archive, figures, report
 from benchmarks.harness.paths import RESULTS
 
 
@@ -53,3 +54,25 @@ def test_a_line_gives_what_a_run_measured_its_date_command_and_the_page_that_cit
             "`python -m benchmarks serve-load --out after-1.json`; cited by PERF.md (\"Stop 1\")") in text
     assert ("- [locomo-x-run.json](locomo-x-run.json): LoCoMo dev retrieval, 3 questions: `omnimem`, `x-new` "
             "(2026-12-01); `python -m benchmarks locomo --retrieval --name x-run`; cited by CURRENT.md (\"Retrieval\")") in text
+
+
+def test_current_md_is_its_generated_tables_and_every_figure_is_in_its_file():
+    for page in {t.page for t in figures.TABLES}:
+        text = (RESULTS / page).read_text(encoding="utf-8")
+        assert figures.regenerate(RESULTS, page, text) == text, f"{page}: run python -m benchmarks current"
+    for table in figures.TABLES:
+        for _, cells in table.rows:
+            for figure in (f for c in cells for f in c.figures):
+                assert isinstance(figures.value(RESULTS, figure.file, figure.key), float), figure
+
+
+def test_a_generated_table_is_made_again_from_its_files_and_the_prose_around_it_kept(tmp_path: Path):
+    (tmp_path / "run.json").write_text(json.dumps({"systems": {"x-0.5": {"1k": 0.81249, "6k": 0.9}}}), encoding="utf-8")
+    table = figures.Table("t", "PAGE.md", ("split", "1k [6k]"), "|---|---:|",
+                          (("dev", (figures.Cell("{0} [{1}]", (figures.Figure("run.json", "systems.x-0.5.1k"),
+                                                                figures.Figure("run.json", "systems.x-0.5.6k", 1))),)),))
+    page = "Prose.\n\n<!-- generated: t -->\n| split | 1k |\n| dev | 0.7 |\n<!-- end generated -->\n\nMore prose.\n"
+    assert figures.regenerate(tmp_path, "PAGE.md", page, [table]) == (
+        "Prose.\n\n<!-- generated: t -->\n| split | 1k [6k] |\n|---|---:|\n| dev | 0.812 [0.9] |\n"
+        "<!-- end generated -->\n\nMore prose.\n")
+    assert figures.checks()[0][1].startswith("| LoCoMo dev | {0} [{1}, {2}] | {3} | {4} | {5} [{6}, {7}]")
