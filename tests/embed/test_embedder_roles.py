@@ -21,7 +21,7 @@ from omnimem import EmbedderMismatchError, Memory
 from omnimem.embed import FakeEmbedder, create_embedder, embed_queries, register_embedder, role_scheme
 from omnimem.embed.base import Vectors
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Prefixed(FakeEmbedder):
