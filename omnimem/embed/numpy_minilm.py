@@ -10,7 +10,7 @@ the same network (BERT, 6 layers, 12 heads, exact-erf GELU, mean pooling over
 the attention mask, L2 normalisation, 256 tokens at most) in numpy. What
 differs from torch is only float summation order: the cosine to the
 sentence-transformers vector is 1 - 1e-6 or closer, short texts included
-(``tests/test_numpy_minilm.py``), so it records the same embedder name and
+(``tests/cli/test_cli_oneshot.py``), so it records the same embedder name and
 writes into a torch-built store. It is slower than torch per batch, so it
 serves small writes only; ingest and re-embedding keep sentence-transformers.
 """
