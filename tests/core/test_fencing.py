@@ -84,7 +84,7 @@ def test_a_budget_too_small_for_the_rule_and_the_line_leaves_the_untrusted_line_
         assert mem.search("kayak", budget=alone + rule + 2).hits
 
 
-def test_trusted_only_contexts_and_fencing_switched_off_render_as_before(tmp_path: Path) -> None:
+def test_fencing_switched_off_or_trusted_only_contexts_render_without_markers(tmp_path: Path) -> None:
     with Memory(tmp_path / "s", embedder="fake", fence_untrusted=False) as mem:
         fill(mem)
         ctx = mem.search("kayak", user_id="ann")

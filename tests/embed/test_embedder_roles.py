@@ -73,7 +73,7 @@ def test_a_store_is_never_searched_with_vectors_of_another_role_scheme(tmp_path:
         Memory(tmp_path / "plain", embedder=Prefixed())
 
 
-def test_a_store_from_before_role_schemes_opens_unchanged(tmp_path: Path) -> None:
+def test_a_store_without_a_recorded_role_scheme_opens_as_none_and_english(tmp_path: Path) -> None:
     with Memory(tmp_path / "mem", embedder="fake") as m:
         uid = m.add("a blue bicycle with a basket", user_id="u").id
     with sqlite3.connect(tmp_path / "mem" / "omnimem.db") as db:  # what a store written before looked like

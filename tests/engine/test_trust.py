@@ -118,7 +118,7 @@ def test_an_import_is_marked_as_one_whatever_its_file_claims(mem: Memory, tmp_pa
             vouched.import_records(dump, trust="trusted")
 
 
-def test_a_store_from_before_provenance_reads_its_units_as_trusted_user_words(tmp_path: Path) -> None:
+def test_a_schema_10_store_reads_its_units_as_trusted_user_words(tmp_path: Path) -> None:
     path = tmp_path / "old"
     with Memory(path, embedder="fake") as mem:
         uid = mem.add("an old memory about kayaks", user_id="ann").id
