@@ -42,15 +42,15 @@ class Outcome:
     requires: tuple[str, ...] = ()
 
 
-def run(deps: Deps, writer: Writer, planner: Ingestor, job: Job) -> Outcome:
-    """Do the job's work, writing through ``writer`` (adds decided by ``planner``, the worker's own);
+def run(deps: Deps, writer: Writer, ingestor: Ingestor, job: Job) -> Outcome:
+    """Do the job's work, writing through ``writer`` (adds decided by ``ingestor``, the worker's own);
     returns what to write with its completion. Raises to fail the attempt."""
     if job.kind == "enrich":
         return enrich_unit(deps, writer, job)
     if job.kind == "graph":
         return graph_rows(deps, writer.state, job)
     if job.kind == "restate":
-        restate_turns(deps, writer, planner, job)
+        restate_turns(deps, writer, ingestor, job)
         return Outcome()
     raise ConfigError(f"unknown job kind {job.kind!r} (written by a newer omnimem?)")
 
@@ -139,7 +139,7 @@ def _write_version(deps: Deps, writer: Writer, unit: MAU, new_id: str, change: t
                                 event)
 
 
-def restate_turns(deps: Deps, writer: Writer, planner: Ingestor, job: Job) -> None:
+def restate_turns(deps: Deps, writer: Writer, ingestor: Ingestor, job: Job) -> None:
     """Restate dialogue turns stored offline; each restated unit supersedes the turns it covers.
 
     Resumes where an earlier run stopped: turns already superseded are covered and only give context.
@@ -181,4 +181,4 @@ def restate_turns(deps: Deps, writer: Writer, planner: Ingestor, job: Job) -> No
                 provenance=derived([stamp_of(by_turn.get(s)) for s in restated.source_ids], deps.actor),
             ))
         if pending:
-            writer.ingest(pending, planner=planner, action="enrich", reason="restated by the model")
+            writer.ingest(pending, ingestor=ingestor, action="enrich", reason="restated by the model")

@@ -51,7 +51,7 @@ class Enricher:
     def __init__(self, deps: Deps, writer: Writer) -> None:
         self.deps = deps
         self.writer = writer  # every job's writes, and the queue's claims and completions, go through it
-        self.ingestor = Ingestor(deps, writer.state)  # its own planner: the caller's adds keep their media chain
+        self.ingestor = Ingestor(deps, writer.state)  # its own ingestor: the caller's adds keep their media chain
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []

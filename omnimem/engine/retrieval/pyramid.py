@@ -251,7 +251,7 @@ def finish_context(
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class FitPlan:
     """What enters at level 1 (``enter``), which of those come whole (``whole``), and the tokens used."""
 
     enter: list[bool]
@@ -267,7 +267,7 @@ def fit_plan(
     orders: Sequence[Any] | None = None, times: Sequence[Any] | None = None,
     fenced: Sequence[bool] | None = None, rule_cost: int = 0,
     shares: Shares | None = None, sources: Sequence[SourceKey] | None = None,
-) -> Plan:
+) -> FitPlan:
     """Which lines enter, in rank order, and the tokens they use: a tight loop over integers.
 
     A line that does not fit is skipped (a later, shorter one may fit). With a
@@ -349,7 +349,7 @@ def fit_plan(
             days[keys[i]] = (_Day(i, stamps, stamp_costs or (), header_costs or (), gap) if speakers is None else
                              _Talk(i, stamps, stamp_costs or (), header_costs or (), gap, speakers, saves or (),
                                    orders or (), times))
-    return Plan(enter, wholes, used)
+    return FitPlan(enter, wholes, used)
 
 
 class _Day:

@@ -2,7 +2,7 @@
 
 Each door takes the locks it needs, checks the engine is open and writable,
 and makes its change. An add is decided and built by an
-:class:`~omnimem.engine.ingest.pipeline.Ingestor` (the planner: duplicates,
+:class:`~omnimem.engine.ingest.pipeline.Ingestor` (what to write: duplicates,
 tombstones, novelty, summaries, the embedding call, the units) and written
 here: units, derived rows (graph, CLIP), the audit event, supersessions and
 jobs in one transaction of the store, then indexed, then the enrichment
@@ -33,7 +33,7 @@ from omnimem.engine.deps import Deps
 from omnimem.engine.state import WriterState
 from omnimem.contract.caller import acting_as, current_actor
 from omnimem.engine.writer.group import GroupCommit
-from omnimem.engine.writer.written import Call, Plan, Verdict, Written
+from omnimem.engine.writer.written import Call, Decided, Verdict, Written
 from omnimem.mau import MAU, Links, Modality, Scope, search_text
 from omnimem.store.audit import AuditEvent
 from omnimem.store.base import CandidateSearch, RowWriter, SearchFilter
@@ -91,7 +91,7 @@ class Writer:
     def __init__(self, deps: Deps, state: WriterState, ingestor: Ingestor, *, max_items: int = BATCH) -> None:
         self.deps = deps
         self.state = state  # the writer's own: its locks, closed, the embedder and search it swaps
-        self.ingestor = ingestor  # the planner of the engine's own adds (enrichment brings its own)
+        self.ingestor = ingestor  # decides the engine's own adds (enrichment brings its own)
         self._group = GroupCommit(self, max_items)
 
     # -- adds ---------------------------------------------------------------------------------------------
@@ -112,21 +112,21 @@ class Writer:
         return self._group.add(items, allow_forgotten, action, reason)
 
     def ingest(
-        self, items: Sequence[Pending], progress: Progress | None = None, *, planner: Ingestor | None = None,
+        self, items: Sequence[Pending], progress: Progress | None = None, *, ingestor: Ingestor | None = None,
         keep_chain: bool = False, allow_forgotten: bool = False, action: str = "add", reason: str | None = None,
     ) -> list[AddResult]:
-        """Store validated units now, in batches of ``BATCH``, decided and built by ``planner``.
+        """Store validated units now, in batches of ``BATCH``, decided and built by ``ingestor``.
 
         A call of more than one batch (not a media chain) is written in steps (:meth:`_ingest_in_steps`), so other
         writers' adds are written between two of its batches instead of waiting for the whole call.
         """
         check_storable(items)
         items = stamped(items, self.deps.actor)
-        planner = planner or self.ingestor
+        ingestor = ingestor or self.ingestor
         if len(items) > BATCH and not keep_chain and not any(i.chain for i in items):
-            return self._ingest_in_steps(planner, items, progress, allow_forgotten, action, reason)
+            return self._ingest_in_steps(ingestor, items, progress, allow_forgotten, action, reason)
         with self.state.write_lock:
-            return self._ingest(planner, items, progress, keep_chain, allow_forgotten, action, reason)
+            return self._ingest(ingestor, items, progress, keep_chain, allow_forgotten, action, reason)
 
     def add_unless(self, item: Pending, check: Callable[[], Verdict | None]) -> AddResult:
         """Store ``item`` unless ``check`` (run under the write lock, so no add slips in between) says why not."""
@@ -142,26 +142,26 @@ class Writer:
             return result
 
     def _ingest(
-        self, planner: Ingestor, items: Sequence[Pending], progress: Progress | None, keep_chain: bool,
+        self, ingestor: Ingestor, items: Sequence[Pending], progress: Progress | None, keep_chain: bool,
         allow_forgotten: bool, action: str, reason: str | None,
     ) -> list[AddResult]:
         self.state.check_open(write=True)
         if not keep_chain:
-            planner.reset_chain()
+            ingestor.reset_chain()
         self.sync()
         results: list[AddResult] = []
         recent: dict[Scope, list[tuple[str, str]]] = {}
         for start in range(0, len(items), BATCH):
             batch = items[start : start + BATCH]
-            plans = self.decide(planner, [Call(batch, allow_forgotten, action, reason, current_actor())], recent, {})
-            raise_failure(self.write(planner, plans, self.build(planner, plans)))
+            plans = self.decide(ingestor, [Call(batch, allow_forgotten, action, reason, current_actor())], recent, {})
+            raise_failure(self.write(ingestor, plans, self.build(ingestor, plans)))
             results.extend(r for r in plans[0].results if r is not None)
             if progress is not None:
                 progress(len(batch))
         return results
 
     def _ingest_in_steps(
-        self, planner: Ingestor, items: Sequence[Pending], progress: Progress | None, allow_forgotten: bool,
+        self, ingestor: Ingestor, items: Sequence[Pending], progress: Progress | None, allow_forgotten: bool,
         action: str, reason: str | None,
     ) -> list[AddResult]:
         """A large call in steps: decide a batch, embed it, write it, each step giving way to queued adds.
@@ -178,7 +178,7 @@ class Writer:
         state = self.state
         with state.write_lock:
             state.check_open(write=True)
-            planner.reset_chain()
+            ingestor.reset_chain()
             self.sync()
         results: list[AddResult] = []
         start, took = 0, 0.0
@@ -189,14 +189,14 @@ class Writer:
             start += len(batch)
             with state.write_lock:
                 state.check_open(write=True)
-                plans = self.decide(planner, [Call(batch, allow_forgotten, action, reason, current_actor())], {}, {})
+                plans = self.decide(ingestor, [Call(batch, allow_forgotten, action, reason, current_actor())], {}, {})
             # the model calls (embedding; with enrich="sync", graph extraction), outside the write lock
-            built = self.build(planner, plans)
+            built = self.build(ingestor, plans)
             if built is not None:
-                plans[0].rows = planner.rows(plans[0].accepted, built, action, reason)
+                plans[0].rows = ingestor.rows(plans[0].accepted, built, action, reason)
             with state.write_lock:
                 state.check_open(write=True)
-                written = raise_failure(self.write(planner, plans, built, propose=False))
+                written = raise_failure(self.write(ingestor, plans, built, propose=False))
             for done in written:  # supersession proposals ask the model: after the write lock is let go
                 if done.propose:
                     self.propose(done)
@@ -207,29 +207,29 @@ class Writer:
         return results
 
     # -- the write sequence: every add is decided, built and written by these three -----------------------------
-    def decide(self, planner: Ingestor, calls: Sequence[Call], recent: dict[Scope, list[tuple[str, str]]],
-               seen: dict[str, str]) -> list[Plan]:
+    def decide(self, ingestor: Ingestor, calls: Sequence[Call], recent: dict[Scope, list[tuple[str, str]]],
+               seen: dict[str, str]) -> list[Decided]:
         """Each call's fate of each item, in order, against one look-up of them all (the caller holds the write
         lock). ``recent`` and ``seen`` carry what earlier calls will store, so a later call is decided as if it
         came after them (two identical texts in a group: the first is stored, the second is its duplicate)."""
-        known, forgotten = planner.lookup([item for call in calls for item in call.items],
+        known, forgotten = ingestor.lookup([item for call in calls for item in call.items],
                                           all(call.allow_forgotten for call in calls))
         plans = []
         for call in calls:
             counts: dict[str, float] = {}
-            results, accepted = planner.decide(call.items, known, {} if call.allow_forgotten else forgotten,
+            results, accepted = ingestor.decide(call.items, known, {} if call.allow_forgotten else forgotten,
                                                recent, seen, counts)
-            plans.append(Plan(call, results, accepted, counts))
+            plans.append(Decided(call, results, accepted, counts))
         return plans
 
-    def build(self, planner: Ingestor, plans: Sequence[Plan]) -> Built | None:
+    def build(self, ingestor: Ingestor, plans: Sequence[Decided]) -> Built | None:
         """Every accepted item of ``plans`` made into units in one embedding call (``None``: nothing to store)."""
         accepted = [entry for plan in plans for entry in plan.accepted]
         if not accepted:  # all duplicates, forgotten or redundant: nothing to embed
             return None
-        return planner.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
+        return ingestor.build([item for _, item, _ in accepted], [unit_id for _, _, unit_id in accepted])
 
-    def write(self, planner: Ingestor, plans: Sequence[Plan], built: Built | None, *,
+    def write(self, ingestor: Ingestor, plans: Sequence[Decided], built: Built | None, *,
               propose: bool = True) -> tuple[list[Written], Failure | None]:
         """Store each plan's units in its own transaction, index them all in one update, add all their counters
         in one write; then report each (:meth:`finish`). The caller holds the write lock.
@@ -238,7 +238,7 @@ class Writer:
         the plans after it unwritten. ``propose=False`` leaves the supersession proposals to the caller
         (:meth:`propose`, after it lets the lock go).
         """
-        written: list[tuple[Plan, Written | None]] = []
+        written: list[tuple[Decided, Written | None]] = []
         failure: Failure | None = None
         totals: dict[str, float] = {}
         start = 0
@@ -251,7 +251,7 @@ class Writer:
                     part = built if len(plans) == 1 else built.part(start, stop)
                     try:
                         with acting_as(plan.call.actor):
-                            done = self.insert(planner, plan.accepted, part, plan.counts, plan.call.action,
+                            done = self.insert(ingestor, plan.accepted, part, plan.counts, plan.call.action,
                                                plan.call.reason, rows=plan.rows)
                     except Exception as exc:  # this call's error, raised in its caller's thread
                         failure = (n, exc)
@@ -264,17 +264,17 @@ class Writer:
             self.add_stats(totals)
         for plan, done in written:
             if done is not None:
-                self.finish(planner, done, plan.results, propose=propose)
+                self.finish(ingestor, done, plan.results, propose=propose)
         return [w for _, w in written if w is not None], failure
 
-    def insert(self, planner: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
+    def insert(self, ingestor: Ingestor, accepted: list[tuple[int, Pending, str]], built: Built,
                counts: dict[str, float], action: str, reason: str | None, *, rows: Rows | None = None) -> Written:
         """Store built units in one transaction of the store (the caller holds both locks; not yet indexed).
 
         ``counts`` are corrected for units another process stored first (they are duplicates).
         """
         p = self.deps
-        rows = rows if rows is not None else planner.rows(accepted, built, action, reason)
+        rows = rows if rows is not None else ingestor.rows(accepted, built, action, reason)
         stored_rows = p.store.insert(built.units, built.raw, derived=rows.derived, event=rows.event,
                                      supersedes=rows.supersedes, jobs=rows.jobs)
         stored = {u.id for _, u in stored_rows}
@@ -297,13 +297,13 @@ class Writer:
         vectors = [v for w in written for v in w.vectors]
         self.state.search.added(rows, vectors, written[-1].write_seq, len(written))
 
-    def finish(self, planner: Ingestor, written: Written, results: list[AddResult | None], *,
+    def finish(self, ingestor: Ingestor, written: Written, results: list[AddResult | None], *,
                propose: bool = True) -> None:
         """After the write: wake the workers, carry the media chain on, fill in results, propose supersession
         (``propose=False``: the caller does, with :meth:`propose`)."""
         if written.jobs:
             self.state.wake()
-        planner.chained(written.built, written.raced, written.holders)
+        ingestor.chained(written.built, written.raced, written.holders)
         for (pos, _, unit_id), unit in zip(written.accepted, written.built.units):
             results[pos] = (AddResult(None, False, "duplicate", 1.0, written.holders.get(unit.content_hash))
                             if unit_id in written.raced else AddResult(unit_id, True, "stored"))

@@ -60,7 +60,7 @@ from omnimem.errors import StoreError
 from omnimem.engine.ingest.pipeline import Built, Ingestor
 from omnimem.results import AddResult
 from omnimem.engine.ingest.prepare import Pending
-from omnimem.engine.writer.written import Call, Plan, Written
+from omnimem.engine.writer.written import Call, Decided, Written
 from omnimem.mau import Scope
 
 
@@ -73,12 +73,12 @@ class Writer(Protocol):
     def ingest(self, items: Sequence[Pending], *, allow_forgotten: bool, action: str,
                reason: str | None) -> list[AddResult]: ...
 
-    def decide(self, planner: Ingestor, calls: Sequence[Call], recent: dict[Scope, list[tuple[str, str]]],
-               seen: dict[str, str]) -> list[Plan]: ...
+    def decide(self, ingestor: Ingestor, calls: Sequence[Call], recent: dict[Scope, list[tuple[str, str]]],
+               seen: dict[str, str]) -> list[Decided]: ...
 
-    def build(self, planner: Ingestor, plans: Sequence[Plan]) -> Built | None: ...
+    def build(self, ingestor: Ingestor, plans: Sequence[Decided]) -> Built | None: ...
 
-    def write(self, planner: Ingestor, plans: Sequence[Plan],
+    def write(self, ingestor: Ingestor, plans: Sequence[Decided],
               built: Built | None) -> tuple[list[Written], tuple[int, Exception] | None]: ...
 
     def sync(self) -> None: ...

@@ -24,7 +24,7 @@ class Call:
 
 
 @dataclass(eq=False, slots=True)
-class Plan:
+class Decided:
     """One call's decided items: its results so far (``None`` where an item is stored), what it stores, its
     counters, and its rows when they were made beforehand (outside the write lock)."""
 
