@@ -8,7 +8,7 @@ from pathlib import Path
 
 from omnimem.config import STAGES, Settings
 
-PAGE = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+PAGE = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
 
 
 def test_every_setting_is_in_one_stage_in_the_order_of_the_fields() -> None:
