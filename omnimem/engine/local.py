@@ -276,14 +276,14 @@ class LocalEngine:
         """Hybrid retrieval packed into a pyramid context; ``None`` arguments take this engine's settings."""
         r, settings = request, self.deps.settings
         text = validate.query(r.query, settings.max_query_chars)
-        k = settings.top_k if r.top_k is None else r.top_k
+        top_k = settings.top_k if r.top_k is None else r.top_k
         theta = settings.theta if r.theta is None else r.theta
         budget = settings.budget if r.budget is None else r.budget
         as_of = parse_time(r.as_of, default_tz=self.tz) if r.as_of is not None else None
         now = parse_time(r.now, default_tz=self.tz) if r.now is not None else None
         planner = settings.planner if r.planner is None else planner_name(r.planner)
         with self.state.reading(search=True):
-            return planned_search(self.retriever, planner, Query(text, k, theta, budget, r.scope,
+            return planned_search(self.retriever, planner, Query(text, top_k, theta, budget, r.scope,
                                                                  r.include_superseded, as_of, now, r.min_trust))
 
     def ask(self, request: AskRequest) -> Answer:

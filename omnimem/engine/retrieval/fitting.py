@@ -30,8 +30,8 @@ Raw = Callable[[MAU], RawContent | None]  # a unit's level-3 content
 
 
 def pack_fitting(
-    deps: Deps, lines: LineCosts, rows: RowCache, content: tuple[FullText, Raw], text: str, qvec: Any,
-    order: list[int], sources: Sources, scope: Scope, th: float, limit: int, seq: int,
+    deps: Deps, lines: LineCosts, rows: RowCache, content: tuple[FullText, Raw], query: str, qvec: Any,
+    order: list[int], sources: Sources, scope: Scope, theta: float, budget: int, seq: int,
 ) -> Context | None:
     """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered).
 
@@ -62,7 +62,7 @@ def pack_fitting(
     talk = day and m.settings.elide_speakers
     line = line_of(packing, m.settings.fence_untrusted)
     share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
-    allowance = int(limit * share)
+    allowance = int(budget * share)
     top = m.settings.whole_top if m.settings.max_level >= 2 else 0
     if allowance or top:  # the best few may come whole: fetch the rows that can be among them at once
         head, spent = [], 0
@@ -85,13 +85,13 @@ def pack_fitting(
     fence = m.settings.fence_untrusted
     fenced = [f.fenced for f in known] if fence else None
     rule_cost = lines.count(FENCE_RULE) if fenced is not None and any(fenced) else 0
-    shares = shares_for(limit, m.settings.max_source_share)
+    shares = shares_for(budget, m.settings.max_source_share)
     try:
         with otel.stage("omnimem.search.fit"):
             plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
                             [f.header_cost for f in known] if grouped else None,
                             [f.minute for f in known] if day else None,
-                            [f.stamp_cost for f in known] if day else None, budget=limit,
+                            [f.stamp_cost for f in known] if day else None, budget=budget,
                             whole=(lambda i: None if known[i].short else wholes.cost(i)) if allowance or top
                             else None, allowance=allowance, top=top,
                             gap=m.settings.stamp_gap, speakers=[f.speaker for f in known] if talk else None,
@@ -128,7 +128,7 @@ def pack_fitting(
             summary_lines.append((rid, shown))
             # a short text's full text is its summary: level 2 costs nothing more, so it is given here
             # (what finish_context's level-2 step would give it, since a free upgrade always fits)
-            level = 2 if deeper and score >= th and fact.short else 1
+            level = 2 if deeper and score >= theta and fact.short else 1
         hits.append(Hit(unit, score, level, i + 1, sources.of(rid), shown, cost, None,
                         *sources.explain(rid), seq=rid))
     breaks = dict(zip([text for _, text in summary_lines], lines.with_breaks(summary_lines, packing)))
@@ -151,7 +151,7 @@ def pack_fitting(
 
     with otel.stage("omnimem.search.finish"):
         return finish_context(
-            text, hits, used, len(ranked), dropped, theta=th, budget=limit, full_text=full,
+            query, hits, used, len(ranked), dropped, theta=theta, budget=budget, full_text=full,
             raw_content=raw, max_level=m.settings.max_level, packing=packing, count=lines,
             measure=lambda ctx: count_joined(ctx.lines(), with_break, lines.count), stamp_gap=m.settings.stamp_gap,
             elide_speakers=m.settings.elide_speakers, fence=fence, shares=shares,

@@ -48,7 +48,7 @@ class Query:
     """What a search asks: the text and everything a ranking needs besides."""
 
     text: str
-    k: int
+    top_k: int
     theta: float
     budget: int
     scope: Scope
@@ -106,7 +106,7 @@ class Rounds:
         again = bool(self.rounds)  # a later round: the search is under way (close waits for it)
 
         def rank(text: str) -> Ranking:
-            return self.retriever.rank(text, q.k, q.budget, q.scope, q.include_superseded, q.when, q.now, again=again,
+            return self.retriever.rank(text, q.top_k, q.budget, q.scope, q.include_superseded, q.when, q.now, again=again,
                                        min_trust=q.min_trust)
 
         if parallel and len(fresh) > 1:
@@ -131,8 +131,8 @@ class Rounds:
         rest = list(zip((r.order for r in self.rankings[2:]), self.weights[2:]))
         order = rrf_order(first.order, self.rankings[1].order, k=settings.rrf_k, sparse_weight=self.weights[1],
                           extra=rest)
-        if self.query.k:
-            order = order[: self.query.k]
+        if self.query.top_k:
+            order = order[: self.query.top_k]
         sources = first.sources.with_planned(set(order) - set(first.order))
         return replace(first, order=order, sources=sources, seq=min(r.seq for r in self.rankings))
 
@@ -144,14 +144,14 @@ class Rounds:
     def _packed(self, plan: Callable[[dict[str, float]], Plan]) -> Context:
         q = self.query
         started = time.perf_counter()
-        ctx = self.retriever.pack(q.text, self.merged(), q.k, q.theta, q.budget, q.scope)
+        ctx = self.retriever.pack(q.text, self.merged(), q.top_k, q.theta, q.budget, q.scope)
 
         def with_question(deeper: Ranking) -> Context:  # the question read deeper, the other rounds as they are
             self.rankings[0] = deeper
-            return self.retriever.pack(q.text, self.merged(), q.k, q.theta, q.budget, q.scope)
+            return self.retriever.pack(q.text, self.merged(), q.top_k, q.theta, q.budget, q.scope)
 
         # every candidate fit with room left: the question is read deeper, as a search without a planner is
-        ctx = self.retriever.filled(ctx, self.rankings[0], self.rounds[0].queries[0], q.k, q.budget, q.scope,
+        ctx = self.retriever.filled(ctx, self.rankings[0], self.rounds[0].queries[0], q.top_k, q.budget, q.scope,
                                     q.include_superseded, q.when, q.now, with_question, min_trust=q.min_trust)
         self.time("pack", started)
         made = plan(self.ms)

@@ -27,7 +27,7 @@ def planned_search(retriever: Retriever, planner: str | None, query: Query) -> C
         q = query
         vectors = retriever.query_vectors(q.text, retriever.searched(q.text, q.scope))
         with cpu():
-            return retriever.search(q.text, q.k, q.theta, q.budget, q.scope, q.include_superseded, q.when, q.now,
+            return retriever.search(q.text, q.top_k, q.theta, q.budget, q.scope, q.include_superseded, q.when, q.now,
                                     q.min_trust, vectors=vectors)
     with cpu():
         return offline_search(Rounds(retriever, query, deadline=deadline))

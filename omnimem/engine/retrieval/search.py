@@ -75,8 +75,9 @@ class Retriever:
         self.rows = RowCache()  # units read since the store last changed (packing reads mostly the same rows)
 
     def search(
-        self, text: str, k: int, th: float, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
-        now: datetime | None = None, min_trust: str | None = None, vectors: tuple[Any, Any] | None = None,
+        self, query: str, top_k: int, theta: float, budget: int, scope: Scope, include_superseded: bool,
+        when: datetime | None, now: datetime | None = None, min_trust: str | None = None,
+        vectors: tuple[Any, Any] | None = None,
     ) -> Context:
         """Dense + BM25 fused, same-session neighbours, CLIP and graph candidates, then the pyramid.
 
@@ -84,19 +85,19 @@ class Retriever:
         ``min_trust`` admits only units at least that trusted; ``vectors`` the query's (:meth:`query_vectors`),
         when embedded already.
         """
-        ranking = self.rank(text, k, limit, scope, include_superseded, when, now, vectors=vectors,
+        ranking = self.rank(query, top_k, budget, scope, include_superseded, when, now, vectors=vectors,
                             min_trust=min_trust)
-        return self.filled(self.pack(text, ranking, k, th, limit, scope), ranking, text, k, limit, scope,
-                           include_superseded, when, now, lambda deeper: self.pack(text, deeper, k, th, limit, scope),
-                           min_trust=min_trust)
+        return self.filled(self.pack(query, ranking, top_k, theta, budget, scope), ranking, query, top_k, budget,
+                           scope, include_superseded, when, now,
+                           lambda deeper: self.pack(query, deeper, top_k, theta, budget, scope), min_trust=min_trust)
 
-    def searched(self, text: str, scope: Scope) -> str:
-        """What dense and BM25 search first for ``text``: a query naming a speaker seen before in ``scope`` is
+    def searched(self, query: str, scope: Scope) -> str:
+        """What dense and BM25 search first for ``query``: a query naming a speaker seen before in ``scope`` is
         searched without the name at once (the name is a field, :meth:`_signals`), so it is embedded and
         searched once, not twice; checked there."""
         settings = self.deps.settings
         fielded = settings.fusion != "union" and settings.speaker_field and settings.speaker_weight > 0
-        return without_names(text, named_speakers(text, self.speakers.get(scope))) if fielded else text
+        return without_names(query, named_speakers(query, self.speakers.get(scope))) if fielded else query
 
     def query_vectors(self, text: str, searched: str) -> tuple[Any, Any]:
         """``(qvec, asked)``: the vector dense ranks by and the vector of the query as asked (names and all),
@@ -108,23 +109,24 @@ class Retriever:
             return qvec, embed_queries(self.state.embedder, [text])[0] if stripped else qvec
 
     def filled(
-        self, ctx: Context, ranking: Ranking, text: str, k: int, limit: int, scope: Scope, include_superseded: bool,
-        when: datetime | None, now: datetime | None, pack: Callable[[Ranking], Context], min_trust: str | None = None,
+        self, ctx: Context, ranking: Ranking, query: str, top_k: int, budget: int, scope: Scope,
+        include_superseded: bool, when: datetime | None, now: datetime | None, pack: Callable[[Ranking], Context],
+        min_trust: str | None = None,
     ) -> Context:
         """``ctx``, or where the depth and not the budget bounded it (short messages run out of candidates
-        first: :mod:`omnimem.engine.retrieval.depth`), ``text`` ranked again, deeper, with ``ranking``'s
+        first: :mod:`omnimem.engine.retrieval.depth`), ``query`` ranked again, deeper, with ``ranking``'s
         vectors, and packed by ``pack``, at most ``DEEPER_ROUNDS`` times."""
         for _ in range(DEEPER_ROUNDS):
-            depth = deeper(self.deps.settings, ctx, ranking.depth, ranking.full, k, limit)
+            depth = deeper(self.deps.settings, ctx, ranking.depth, ranking.full, top_k, budget)
             if not depth:
                 break
-            ranking = self.rank(text, k, limit, scope, include_superseded, when, now, depth=depth,
+            ranking = self.rank(query, top_k, budget, scope, include_superseded, when, now, depth=depth,
                                 vectors=ranking.vectors, again=True, min_trust=min_trust)
             ctx = pack(ranking)
         return ctx
 
     def rank(
-        self, text: str, k: int, limit: int, scope: Scope, include_superseded: bool, when: datetime | None,
+        self, query: str, top_k: int, budget: int, scope: Scope, include_superseded: bool, when: datetime | None,
         now: datetime | None = None, *, depth: int = 0, vectors: tuple[Any, Any] | None = None, again: bool = False,
         min_trust: str | None = None,
     ) -> Ranking:
@@ -137,16 +139,16 @@ class Retriever:
         """
         m = self.deps
         settings = m.settings
-        # ``k`` bounds the hits (0: as many as the budget holds); each retriever is read deep enough to fill
+        # ``top_k`` bounds the hits (0: as many as the budget holds); each retriever is read deep enough to fill
         # the budget, or, in the paper's union fusion, to ``depth`` (default: k, else 20) per retriever
         union = settings.fusion == "union"
-        depth = depth or first_depth(settings, k, limit)
+        depth = depth or first_depth(settings, top_k, budget)
         merge = union_merge if settings.fusion == "union" else partial(  # rrf_merge's order, in numpy
             rrf_order, k=settings.rrf_k, sparse_weight=settings.sparse_weight)
-        searched = self.searched(text, scope)
+        searched = self.searched(query, scope)
         if vectors is None:
             with off_cpu():  # the wait for the model holds no search slot
-                vectors = self.query_vectors(text, searched)
+                vectors = self.query_vectors(query, searched)
         qvec, asked = first = vectors
         with self.state.lock:  # short: catch up with other processes' writes (in-process writers hold the lock
             if not again:  # while they store and index a batch, so this never indexes half a batch)
@@ -166,24 +168,24 @@ class Retriever:
                           or self.ranking_sink is not None):  # union fusion has no scores
             with otel.stage("omnimem.search.signals"):
                 qvec, order, dense, sparse, extra, graph_info = self._signals(
-                    text, searched, scope, qvec, asked, view, depth, dense, sparse, order,
+                    query, searched, scope, qvec, asked, view, depth, dense, sparse, order,
                     now or datetime.now(timezone.utc), fused_graph)
         if self.plugins and not union:  # the plugins' signals re-order the ranking as it stands
-            order, lists = plugin_order(text, order, m.store.get_rows(order[: settings.signal_depth]), self.plugins,
+            order, lists = plugin_order(query, order, m.store.get_rows(order[: settings.signal_depth]), self.plugins,
                                         dense, sparse, settings)
             extra = [*extra, *lists]
         reranked: dict[int, int] = {}
         if settings.reranker:  # a cross-encoder re-orders the best fused candidates (off by default)
-            order, reranked = self._reranked(text, order)
-        if k:
-            order = order[:k]
+            order, reranked = self._reranked(query, order)
+        if top_k:
+            order = order[:top_k]
         sources = Sources([r for r, _ in dense], [r for r, _ in sparse],
                           None if settings.fusion == "union" else (settings.rrf_k, settings.sparse_weight), reranked,
                           extra)
         return Ranking(order, sources, asked, view, depth, seq, graph_info, fused_graph, full, first)
 
-    def pack(self, text: str, ranking: Ranking, k: int, th: float, limit: int, scope: Scope) -> Context:
-        """The pyramid context of a ranking: neighbours, CLIP and graph candidates added, packed into ``limit``."""
+    def pack(self, query: str, ranking: Ranking, top_k: int, theta: float, budget: int, scope: Scope) -> Context:
+        """The pyramid context of a ranking: neighbours, CLIP and graph candidates added, packed into ``budget``."""
         m = self.deps
         settings = m.settings
         order, sources, asked, view, seq, graph_info = (ranking.order, ranking.sources, ranking.asked, ranking.view,
@@ -194,7 +196,7 @@ class Retriever:
                      or appended_graph)
         if plain:  # nothing but packing reads the candidates: fetch only the rows that fit
             with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(order)}):
-                ctx = self._pack_fitting(text, asked, order, sources, scope, th, limit, seq)
+                ctx = self._pack_fitting(query, asked, order, sources, scope, theta, budget, seq)
             if ctx is not None:
                 if graph_info is not None:
                     ctx = replace(ctx, graph=graph_info.to_dict())
@@ -213,15 +215,15 @@ class Retriever:
         if settings.neighbours and settings.expand_top:
             candidates = self._with_neighbours(candidates, asked, scope, view)
         if m.clip is not None:
-            candidates += self._clip_candidates(text, depth, view, {c.unit.id for c in candidates}, asked)
+            candidates += self._clip_candidates(query, depth, view, {c.unit.id for c in candidates}, asked)
         if appended_graph:
-            candidates, graph_info = self._graph_candidates(text, asked, scope, view, candidates)
-        if k:  # at most k hits, whatever neighbours, CLIP and the graph added
-            candidates = candidates[:k]
+            candidates, graph_info = self._graph_candidates(query, asked, scope, view, candidates)
+        if top_k:  # at most top_k hits, whatever neighbours, CLIP and the graph added
+            candidates = candidates[:top_k]
         costs = self.line_costs.costs([(rids.get(c.unit.id), c.unit) for c in candidates], settings.packing)
         with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(candidates)}):
             ctx = build_context(
-                text, candidates, theta=th, budget=limit, full_text=self.full_text, raw_content=self.raw,
+                query, candidates, theta=theta, budget=budget, full_text=self.full_text, raw_content=self.raw,
                 max_level=settings.max_level, packing=settings.packing, count=self.line_costs, costs=costs,
                 whole_share=settings.whole_share, whole_top=settings.whole_top, line_words=settings.line_words,
                 stamp_gap=settings.stamp_gap, elide_speakers=settings.elide_speakers, fence=settings.fence_untrusted,
@@ -232,14 +234,14 @@ class Retriever:
         return self._with_raw_bytes(ctx)
 
     def _signals(
-        self, text: str, searched: str, scope: Scope, qvec: Any, asked: Any, view: Candidates, depth: int,
+        self, query: str, searched: str, scope: Scope, qvec: Any, asked: Any, view: Candidates, depth: int,
         dense: list[tuple[int, float]], sparse: list[tuple[int, float]], order: list[int], now: datetime,
         fused_graph: bool = False,
     ) -> tuple[Any, list[int], list[tuple[int, float]], list[tuple[int, float]], list[Signal], GraphInfo | None]:
         """Speaker names as a field, pseudo-relevance feedback and the ranking signals over the fused head.
 
         ``searched`` is what the first pass searched: the query, or the query without the names of speakers
-        seen in ``scope`` before; ``asked`` the vector of ``text``. Returns the new (query vector, order, dense,
+        seen in ``scope`` before; ``asked`` the vector of ``query``. Returns the new (query vector, order, dense,
         sparse, signals): with a speaker matched as the field, the vector dense ranks by is the rest of the
         query's (with ``dense_without_names``; else ``asked``, and only BM25 searches the rest). Hits are
         scored against ``asked`` either way. With ``fused_graph`` the graph's units are one more list
@@ -252,13 +254,13 @@ class Retriever:
         speakers = [f.speaker for f in rows.values()]
         if settings.speaker_weight > 0:
             self.speakers.learn(scope, speakers)
-        named = named_speakers(text, speakers) if settings.speaker_weight > 0 else set()
-        rest = without_names(text, named) if settings.speaker_field else text
+        named = named_speakers(query, speakers) if settings.speaker_weight > 0 else set()
+        rest = without_names(query, named) if settings.speaker_field else query
         if rest != searched:  # the head's speakers say another text is to be searched: the query without the
             # names it holds (the speaker signal below makes them a field), or the query itself
             if settings.dense_without_names:  # else dense read the query as asked already
                 with otel.stage("omnimem.search.embed"), off_cpu():
-                    qvec = asked if rest == text else embed_queries(self.state.embedder, [rest])[0]
+                    qvec = asked if rest == query else embed_queries(self.state.embedder, [rest])[0]
                 dense = view.dense(qvec, depth) if settings.dense else []
             sparse = self._sparse(view, rest, depth)
             order = fuse([r for r, _ in dense], [r for r, _ in sparse])
@@ -273,10 +275,10 @@ class Retriever:
             rows = self.facts.get(head, m.store.get_rows)
             plain = Sources([r for r, _ in dense], [r for r, _ in sparse], (settings.rrf_k, settings.sparse_weight))
             fused = {rid: plain.explain(rid)[0] or 0.0 for rid in head}
-            extra = signals(text, head, rows, fused, settings, now, named)
+            extra = signals(query, head, rows, fused, settings, now, named)
         info = None
         if fused_graph:
-            graph, info = self._graph_list(text, scope, view, depth)
+            graph, info = self._graph_list(query, scope, view, depth)
             if graph:
                 extra.append(Signal("graph", graph, settings.graph_weight))
         if extra:  # a signal re-orders near ties, never buries a clear match of both retrievers (signal_margin)
@@ -285,9 +287,9 @@ class Retriever:
         if self.ranker is not None or self.ranking_sink is not None:  # the learnt ranking re-orders the head
             head = order[: self.ranker.depth if self.ranker is not None else SINK_DEPTH]
             facts = self.facts.get(head, m.store.get_rows)
-            x = features(text, head, facts, dense, sparse, settings, now, named)
+            x = features(query, head, facts, dense, sparse, settings, now, named)
             if self.ranking_sink is not None:
-                self.ranking_sink(text, head, x, facts)
+                self.ranking_sink(query, head, x, facts)
             if self.ranker is not None:  # like a signal, the model never buries a clear match of both retrievers
                 moved = learnt_order(order, self.ranker, x)
                 order = bounded(moved, order, dense, sparse, [Signal("learnt", head, 1.0), *extra], settings)
@@ -356,13 +358,13 @@ class Retriever:
         return new + [r for r in order if r not in taken], {rid: i for i, rid in enumerate(new, 1)}
 
     def _pack_fitting(
-        self, text: str, qvec: Any, order: list[int], sources: Sources, scope: Scope,
-        th: float, limit: int, seq: int,
+        self, query: str, qvec: Any, order: list[int], sources: Sources, scope: Scope,
+        theta: float, budget: int, seq: int,
     ) -> Context | None:
         """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered):
         :func:`omnimem.engine.retrieval.fitting.pack_fitting` with this retriever's caches."""
-        return pack_fitting(self.deps, self.line_costs, self.rows, (self.full_text, self.raw), text, qvec, order,
-                            sources, scope, th, limit, seq)
+        return pack_fitting(self.deps, self.line_costs, self.rows, (self.full_text, self.raw), query, qvec, order,
+                            sources, scope, theta, budget, seq)
 
     def _with_neighbours(
         self, candidates: list[Candidate], qvec: Any, scope: Scope, view: Candidates
