@@ -35,13 +35,15 @@ def test_every_archived_file_has_a_line_in_the_archive_index():
         if path.is_dir() or rel == "README.md" or rel.startswith("runs/"):
             continue
         stem = rel.rsplit(".", 1)[0]
-        assert any(rel == e or e.endswith("/") and rel.startswith(e) or e.rsplit(".", 1)[0] == stem for e in listed), rel
+        assert any(rel == e or (e.endswith("/") and rel.startswith(e)) or e.rsplit(".", 1)[0] == stem
+                   for e in listed), rel
 
 
 def test_a_line_gives_what_a_run_measured_its_date_command_and_the_page_that_cites_it(tmp_path: Path):
     (tmp_path / "archive" / "ab").mkdir(parents=True)
     run = {"benchmark": "locomo", "split": "dev", "questions": 3, "systems": {"omnimem": {}, "x-new": {}},
-           "categories": {}, "command": "python -m benchmarks locomo --retrieval --name x-run", "date": "2026-12-01T10:00"}
+           "categories": {}, "command": "python -m benchmarks locomo --retrieval --name x-run",
+           "date": "2026-12-01T10:00"}
     (tmp_path / "archive" / "locomo-x-run.json").write_text(json.dumps(run), encoding="utf-8")
     for side, when in (("before-1", "2026-12-02"), ("after-1", "2026-12-03")):
         (tmp_path / "archive" / "ab" / f"{side}.json").write_text(
@@ -53,7 +55,8 @@ def test_a_line_gives_what_a_run_measured_its_date_command_and_the_page_that_cit
     assert ("- [ab/](ab/): `serve-load` (2 runs, 2026-12-02 to 2026-12-03); "
             "`python -m benchmarks serve-load --out after-1.json`; cited by PERF.md (\"Stop 1\")") in text
     assert ("- [locomo-x-run.json](locomo-x-run.json): LoCoMo dev retrieval, 3 questions: `omnimem`, `x-new` "
-            "(2026-12-01); `python -m benchmarks locomo --retrieval --name x-run`; cited by CURRENT.md (\"Retrieval\")") in text
+            "(2026-12-01); `python -m benchmarks locomo --retrieval --name x-run`; "
+            "cited by CURRENT.md (\"Retrieval\")") in text
 
 
 def test_current_md_is_its_generated_tables_and_every_figure_is_in_its_file():
@@ -63,14 +66,15 @@ def test_current_md_is_its_generated_tables_and_every_figure_is_in_its_file():
     for table in figures.TABLES:
         for _, cells in table.rows:
             for figure in (f for c in cells for f in c.figures):
-                assert isinstance(figures.value(RESULTS, figure.file, figure.key), float), figure
+                found = figures.value(RESULTS, figure.file, figure.key)
+                assert isinstance(found, (int, float)) and not isinstance(found, bool), figure
 
 
 def test_a_generated_table_is_made_again_from_its_files_and_the_prose_around_it_kept(tmp_path: Path):
     (tmp_path / "run.json").write_text(json.dumps({"systems": {"x-0.5": {"1k": 0.81249, "6k": 0.9}}}), encoding="utf-8")
-    table = figures.Table("t", "PAGE.md", ("split", "1k [6k]"), "|---|---:|",
-                          (("dev", (figures.Cell("{0} [{1}]", (figures.Figure("run.json", "systems.x-0.5.1k"),
-                                                                figures.Figure("run.json", "systems.x-0.5.6k", 1))),)),))
+    cell = figures.Cell("{0} [{1}]", (figures.Figure("run.json", "systems.x-0.5.1k"),
+                                      figures.Figure("run.json", "systems.x-0.5.6k", 1)))
+    table = figures.Table("t", "PAGE.md", ("split", "1k [6k]"), "|---|---:|", (("dev", (cell,)),))
     page = "Prose.\n\n<!-- generated: t -->\n| split | 1k |\n| dev | 0.7 |\n<!-- end generated -->\n\nMore prose.\n"
     assert figures.regenerate(tmp_path, "PAGE.md", page, [table]) == (
         "Prose.\n\n<!-- generated: t -->\n| split | 1k [6k] |\n|---|---:|\n| dev | 0.812 [0.9] |\n"
