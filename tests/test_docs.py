@@ -71,10 +71,7 @@ RANK_TEST, RANK_DEV, RANK_DEV_X = ("archive/locomo-retrieval-test-ranking.json",
 LME_DEV, LME_TEST, LME_DEV_X = ("archive/longmemeval-retrieval-dev-ranking-default.json",
                                 "archive/longmemeval-retrieval-test-ranking.json", "archive/longmemeval-retrieval-dev-ranking.json")
 BOTH = ("1k", "6k")
-FINAL_LOCOMO, FINAL_LOCOMO_DEV = "archive/locomo-retrieval-test-final.json", "archive/locomo-retrieval-dev-final.json"
-FINAL_LME, FINAL_LME_DEV = "archive/longmemeval-retrieval-test-final.json", "archive/longmemeval-retrieval-dev-final.json"
-FINAL_GALLERY = "archive/memgallery-retrieval-test-final.json"
-ALL_LME, ALL_LME_DEV = "archive/longmemeval-retrieval-test-all.json", "archive/longmemeval-retrieval-dev-all.json"
+FINAL_LOCOMO, FINAL_GALLERY = "archive/locomo-retrieval-test-final.json", "archive/memgallery-retrieval-test-final.json"
 CUR_LOCOMO, CUR_LOCOMO_DEV, CUR_LME, CUR_LME_DEV, CUR_GALLERY = (  # the current default: the learnt ranking
     f"{name}.json" for name in ("locomo-test", "locomo-dev", "longmemeval-test", "longmemeval-dev",
                                                  "memgallery-test"))
@@ -114,10 +111,6 @@ FIGURES: list[tuple[str, str, list[tuple[Any, ...]]]] = [
      "([archive/final/packing-cost-46.md](archive/final/packing-cost-46.md)), {2} in {3} now",
      [("archive/final/packing-cost-46.json", "short_rows.day 1000.hits"), ("archive/final/packing-cost-46.json", "short_rows.day 1000.tokens"),
       ("packing-cost.json", "short_rows.day auto 1000.hits"), ("packing-cost.json", "short_rows.day auto 1000.tokens")]),
-    ("benchmarks/results/CURRENT.md", "(`search-speed-10000`, idle host): {0} ms global, {1} ms scoped to a user",
-     [("search-speed-10000.json", "default.global_w1.p50_ms"), ("search-speed-10000.json", "default.user_w1.p50_ms")]),
-    ("benchmarks/results/CURRENT.md", "(synthetic vectors): 1M {0} ms global, {1} ms scoped",
-     [("search-speed-1000000.json", "default.global_w1.p50_ms"), ("search-speed-1000000.json", "default.user_w1.p50_ms")]),
     # the offline planner on every split (docs/planner.md)
     ("docs/planner.md", "| LoCoMo dev (997 QA) | {0} / {1} | {2} / {3} |",
      [("archive/locomo-retrieval-dev-planner-offline.json", overall(s, k)) for s in ("omnimem", "omnimem+offline") for k in ("1k", "6k")]),
@@ -249,27 +242,6 @@ FIGURES: list[tuple[str, str, list[tuple[Any, ...]]]] = [
      [(ALL_X, overall("omnimem", k)) for k in BOTH] + [(ALL_SUM, overall("x-summary-150", k)) for k in BOTH]
      + [(ALL_X, overall(s, k)) for s in ("x-whole-top-1", "x-whole-top-2", "x-sparse-depth-50", "x-sparse-0.5",
                                           "x-sparse-0.75", "x-whole-0.25") for k in BOTH]),
-    ("benchmarks/results/CURRENT.md", "test: within 1,000 tokens {0}, within 6,000 {1} (session recall_any@5 {2}, recall_all@10 {3}, turn recall@10 "
-     "{4}, NDCG@10 {5}), naive dense {6} / {7}, naive BM25 {8} / {9}, plain fusion {10} / {11}; multi-session {12} / "
-     "{13} against naive dense {14} / {15}; a hit shown only by its summary line is not counted: the hits hold {16} / "
-     "{17}. Dev: {18} / {19}, naive dense {20} / {21}, naive BM25 {22} / {23}, plain fusion {24} / {25}. Against",
-     [(ALL_LME, f"systems.omnimem.overall.{k}") for k in ("1k", "6k", "s_any@5", "s_all@10", "t_recall@10", "t_ndcg@10")]
-     + [(ALL_LME, overall(s, k)) for s in ("naive-dense", "naive-bm25", "plain-fusion") for k in BOTH]
-     + [(ALL_LME, f"systems.{s}.categories.multi-session.{k}") for s in ("omnimem", "naive-dense") for k in BOTH]
-     + [(ALL_LME, overall("omnimem", k)) for k in ("hits_1k", "hits_6k")]
-     + [(ALL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense", "naive-bm25", "plain-fusion") for k in BOTH]),
-    ("benchmarks/results/CURRENT.md", "this round's defaults together (the speaker, time and session signals, the best hits whole within half the budget, "
-     "day packing, long turns indexed by their first 100 words and said in 20 when not shown whole): LoCoMo test within "
-     "1,000 tokens {0}, within 6,000 {1} "
-     "(multi-hop {2} / {3}), naive dense {4} / {5}; LoCoMo dev {6} / {7}, naive dense {8} / {9}; LongMemEval 36 test "
-     "questions {10} / {11}, naive dense {12} / {13}, plain fusion {14} / {15}; 36 dev questions {16} / {17}, naive dense "
-     "{18} / {19}; Mem-Gallery test {20} / {21}, naive dense {22} / {23}",
-     [(FINAL_LOCOMO, overall("omnimem", k)) for k in BOTH] + [(FINAL_LOCOMO, category("omnimem", 1, k)) for k in BOTH]
-     + [(FINAL_LOCOMO, overall("naive-dense", k)) for k in BOTH]
-     + [(FINAL_LOCOMO_DEV, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]
-     + [(FINAL_LME, overall(s, k)) for s in ("omnimem", "naive-dense", "plain-fusion") for k in BOTH]
-     + [(FINAL_LME_DEV, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]
-     + [(FINAL_GALLERY, overall(s, k)) for s in ("omnimem", "naive-dense") for k in BOTH]),
     ("benchmarks/results/experiments/longmemeval.md", "index and show long turns by their first 100 words (`summary_words=100`, adopted): LongMemEval dev {0} / {1} "
      "against {2} / {3}, LoCoMo dev {4} / {5} (unchanged: its turns are short), Mem-Gallery dev {6} / {7} "
      "(unchanged); 60 words {8} / {9} and {10} / {11}, 40 words {12} / {13} on LongMemEval. Left off: a lighter "
@@ -366,7 +338,6 @@ FIGURES: list[tuple[str, str, list[tuple[Any, ...]]]] = [
     ("benchmarks/results/CURRENT.md", "a cold search prints in {0} s instead of {1} s",
      [("cold-start.json", "phases_cli.to_first_result_s"),
       ("cold-start.json", "phases_store_model_writable.to_first_result_s")]),
-    ("benchmarks/results/CURRENT.md", "`omnimem search` prints its first result {0} s after launch", [("cold-start.json", "phases_cli.to_first_result_s")]),
     ("docs/cli.md", "a cold `omnimem add` stores its text {0}x sooner", [("cold-start-add.json", "add_speedup_vs_torch")]),
     # the same figures where a second page quotes them
     ("docs/cli.md", "a cold search prints in {0} s instead of {1} s",
@@ -443,11 +414,6 @@ FIGURES += [  # issue 37, elide_speakers (packing-cost and the three dev sets)
 ]
 
 FIGURES += [  # issue 39, this round (benchmarks/results/archive/final/)
-    ("benchmarks/results/CURRENT.md", "idle host) {0} -> {1} ms global, {2} -> {3} ms scoped",
-     [("archive/final/search-stages-10000-before-rowcache.json", "runs.6000-global.cpu_ms_p50"),
-      ("archive/final/search-stages-10000-rowcache.json", "runs.6000-global.cpu_ms_p50"),
-      ("archive/final/search-stages-10000-before-rowcache.json", "runs.6000-user.cpu_ms_p50"),
-      ("archive/final/search-stages-10000-rowcache.json", "runs.6000-user.cpu_ms_p50")]),
     ("benchmarks/results/PERF.md", "of a default 6,000-token search {0} -> {1} ms global, {2} -> {3} ms scoped",
      [("archive/final/search-stages-10000-before-rowcache.json", "runs.6000-global.cpu_ms_p50"),
       ("archive/final/search-stages-10000-rowcache.json", "runs.6000-global.cpu_ms_p50"),
@@ -481,9 +447,6 @@ FIGURES += [  # issue 39, stop 44: a group embedded in short calls while searche
      [(f"archive/final/search-stages-ab-44/{side}-{i}.json", f"runs.{run}.cpu_ms_p50")
       for run in ("6000-global", "6000-user", "1000-global", "1000-user") for side in ("before", "after")
       for i in (1, 2, 3)]),
-    ("benchmarks/results/CURRENT.md", "then less work per hit packed: {0} -> {1} ms global, {2} -> {3} ms scoped",
-     [(f"archive/final/search-stages-ab-44/{side}-1.json", f"runs.{run}.cpu_ms_p50")
-      for run in ("6000-global", "6000-user") for side in ("before", "after")]),
     ("benchmarks/results/PERF.md", "The packing stage (wall, traced round, global):\n  {0} / {1} / {2} ms against "
      "{3} / {4} / {5} ms",
      [(f"archive/final/search-stages-ab-44/{side}-{i}.json", "runs.6000-global.traced_stages_wall_ms_mean.pack")
@@ -500,9 +463,6 @@ FIGURES += [  # issue 39, stop 45: the BM25 index's work per add
      "work per turn against {6} / {7} ms",
      [(_INGEST_45.format(side, i), "single.ratio") for side in ("before", "after") for i in (1, 2)]
      + [(_INGEST_45.format(side, i), "single.overhead_ms_per_turn") for side in ("before", "after") for i in (1, 2)]),
-    ("benchmarks/results/CURRENT.md", "one `add` per turn: {0} / {1} of the raw embedder's throughput on the same texts "
-     "against {2} / {3} before",
-     [(_INGEST_45.format(side, i), "single.ratio") for side in ("after", "before") for i in (1, 2)]),
     ("benchmarks/results/PERF.md", "One `add_dialogue` per\n  session: {0} / {1} against {2} / {3}.",
      [(_INGEST_45.format(side, i), "session.ratio") for side in ("before", "after") for i in (1, 2)]),
     ("benchmarks/results/PERF.md", "global {0} / {1} ms against\n  {2} / {3} ms, scoped {4} / {5} against {6} / {7} ms; "
