@@ -4,7 +4,8 @@
 subject; every other run lives under ``archive/``. :func:`index` makes ``archive/README.md`` from the
 files themselves: for each run (a JSON file with its ``.md`` table, or a ``.md`` page alone) and
 each folder of runs, what it measured, its date and command (the JSON's ``date`` or ``when`` and
-``command``), and which page cites it (the results pages, the experiment logs, the docs), with the section.
+``command``), and which page cites it (the results pages, the experiment logs, the pages archived beside it),
+with the section.
 ``python -m benchmarks report`` writes it (:func:`benchmarks.harness.report.pages`).
 """
 
@@ -31,9 +32,9 @@ the repository root, in the tree of its date; older files record `python -m benc
 command. [runs/](runs/) holds the full table of every retrieval run, current and archived.
 """
 
-# the pages whose mentions of a file count as citations, relative to the results folder
-CITING = ("CURRENT.md", "PERF.md", "MEDIA.md", "RELIABILITY.md", "SECURITY.md", "experiments/*.md", "../../docs/*.md",
-          "../../README.md")
+# the pages whose mentions of a file count as citations, relative to the results folder (the docs cite the current
+# files; what they say of an archived run, a results page says too)
+CITING = ("CURRENT.md", "PERF.md", "MEDIA.md", "RELIABILITY.md", "SECURITY.md", "experiments/*.md")
 NAMES = {"locomo": "LoCoMo", "longmemeval": "LongMemEval-S", "memgallery": "Mem-Gallery"}
 
 
@@ -142,9 +143,7 @@ def _pages(results: Path) -> list[tuple[str, list[tuple[str, str]]]]:
                 if line.startswith("#"):
                     section = line.lstrip("#").strip()
                 lines.append((section, line))
-            shown = path.resolve().relative_to(results.resolve().parent.parent) if pattern.startswith("..") \
-                else path.relative_to(results)
-            pages.append((shown.as_posix(), lines))
+            pages.append((path.relative_to(results).as_posix(), lines))
     return pages
 
 
