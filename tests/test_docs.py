@@ -990,7 +990,8 @@ def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
     assert README.index(first.group(0)) < README.index("\n## ")  # before any section
 
 
-@pytest.mark.parametrize("page", ["docs/python.md", "docs/planner.md", "docs/plugins.md"])
+@pytest.mark.parametrize("page", ["docs/python.md", "docs/planner.md", "docs/plugins.md", "docs/configuration.md",
+                                  "docs/retrieval.md", "docs/security.md"])
 def test_a_reference_pages_python_block_runs_verbatim_in_an_empty_folder(page: str, tmp_path: Path) -> None:
     """The pages whose every python block stands alone (no earlier block assumed), as a user pastes it, each in
     an empty folder of its own."""
