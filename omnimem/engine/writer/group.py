@@ -90,7 +90,7 @@ GATHER_S = 0.003  # a new leader waits this long for one more add of a burst (ag
 GATHER_MAX_S = 0.025  # and no longer than this in all
 # A burst of HTTP adds reaches the queue 0.1-2.2 ms apart (the server's event loop reads them one by one), over
 # ~12 ms for 24: at 1 ms / 5 ms most bursts were written as two groups, two embedding calls; at 3 ms / 25 ms as
-# one (benchmarks/results/final/burst-gather-ab.json: burst p95 over the model's own call 1.60x against 1.82x)
+# one (benchmarks/results/archive/final/burst-gather-ab.json: burst p95 over the model's own call 1.60x against 1.82x)
 
 
 @dataclass(eq=False)
