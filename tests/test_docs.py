@@ -740,6 +740,22 @@ FIGURES += [
       ("locomo-test.json", "systems.rules.categories.1.1k")]),
 ]
 
+FIGURES += [  # issue 54: the figures the settings' comments carried, in the LoCoMo log
+    ("benchmarks/results/experiments/locomo.md", "default {0} / {1} within 1k / 6k; BM25 off (`sparse=false`) {2} / {3}; "
+     "dense off (`dense=false`) {4} / {5}; `sparse_context=0` {6} / {7}; `embed_dates=true` {8} / {9}; `rrf_k=20` {10} / "
+     "{11}; `diversity=0.5` {12} / {13}; the paper's retrieval (`fusion=\"union\"`, `packing=\"line\"`, 60-word "
+     "summaries) {14} / {15}",
+     [("archive/locomo-retrieval-dev-custom.json", overall(s, k)) for s in (
+         "omnimem", "no-bm25", "no-dense", "x-no-sparse-context", "x-dates", "x-rrf-k20", "x-diversity-0.5",
+         "omnimem-paper") for k in BOTH]),
+    ("benchmarks/results/experiments/locomo.md", "(`dense_without_names=false`) {0} / {1} against the default's {2} / {3}",
+     [("archive/locomo-retrieval-dev-honest-score.json", overall(s, k))
+      for s in ("x-dense_without_names=false", "omnimem") for k in BOTH]),
+    ("benchmarks/results/experiments/locomo.md", "each signal alone on the same dev runs (against {0} and {1} within 1k): "
+     "the speaker field (`speaker_weight=0.5`) {2} and {3}, the time list (`time_weight=1`) {4} and {5}",
+     [(f, overall(s, "1k")) for s in ("omnimem", "x-speaker-field-0.5", "x-time") for f in (RANK_DEV_X, LME_DEV_X)]),
+]
+
 RERUNS_48 = [  # stop 48's default (signal_margin=0.15: a signal re-orders near ties only) re-run on every split
     (f"archive/final/default-48/{data}-{split}.json", f"archive/final/default-47/{data}-{split}.json")
     for data, split in (("locomo", "dev"), ("locomo", "test"), ("memgallery", "dev"), ("memgallery", "test"),
