@@ -20,8 +20,9 @@ WRITER = ENGINE / "writer"
 # the job queue's transitions. Key and session writes belong to the server's key store, not to the engine.
 WRITE_METHODS = {"insert", "delete", "supersede", "log", "replace_vectors", "add_stats", "scrub", "enqueue",
                  "claim", "complete", "fail", "retry", "drop", "put_clip_vectors", "init_meta"}
-# Where the engine's locks may be taken: the writer, and the retriever's short catch-up with other processes.
-LOCK_OWNERS = {WRITER, ENGINE / "retrieval" / "search.py"}
+# Where the engine's locks may be taken: the writer, and the retriever's stages: the short catch-up with other
+# processes (search.py) and the store reads of the units a ranking adds (graph units, neighbours, CLIP images).
+LOCK_OWNERS = {WRITER, *(ENGINE / "retrieval" / name for name in ("search.py", "candidates.py", "packing.py"))}
 # The engine opens its store once, before any writer exists: recording the embedder of a new store.
 OPENING = {(ENGINE / "local.py", "init_meta")}
 # The one field of the writer's state set outside the writer: the engine hands it the enricher's wake-up once.

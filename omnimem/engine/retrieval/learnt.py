@@ -205,5 +205,5 @@ def watch(memory: Any, sink: Callable[[str, list[int], np.ndarray, Mapping[int, 
     trained on (``python -m benchmarks ranker-train``). ``memory`` is a local ``Memory``; its searches read
     every signal's facts from now on, and rank as its ``ranking`` says."""
     retriever = memory.engine.retriever
-    retriever.facts = FactCache(statements=True, replies=True)
-    retriever.ranking_sink = sink
+    retriever.signals.facts = FactCache(statements=True, replies=True)
+    retriever.signals.sink = sink

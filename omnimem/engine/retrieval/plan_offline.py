@@ -81,7 +81,7 @@ def offline_search(rounds: Rounds) -> Context:
         best = rounds.merged().order[:HOP_HITS]
         rows = retriever.deps.store.get_rows(best)
         units = [rows[r] for r in best if r in rows]
-        names = set(retriever.speakers.get(q.scope)) | {u.speaker for u in units if u.speaker}
+        names = set(retriever.signals.speakers.get(q.scope)) | {u.speaker for u in units if u.speaker}
         words = hop_words(q.text, [u.summary for u in units], names)
         rounds.time("hop", started)
         if words:

@@ -18,7 +18,10 @@ from omnimem.fusion import rrf_merge, rrf_order
 from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.retrieval.pyramid import fit_costs, fit_lines
 from omnimem.results import group_header
+from omnimem.engine.deps import Deps
+from omnimem.engine.retrieval.packing import FittingPacker
 from omnimem.engine.retrieval.search import Retriever
+from omnimem.engine.state import WriterState
 from omnimem.tokens import count_joined, count_tokens
 
 ids = st.lists(st.integers(min_value=0, max_value=60), max_size=40)
@@ -119,11 +122,12 @@ def test_another_process_s_write_reaches_a_remembered_scope(tmp_path):
             assert later in {h.unit.id for h in reader.search("painted", user_id="caroline").hits}
 
 
-class _PackingEverything(Retriever):
-    """The slow path: every candidate fetched and packed (what the fast path must equal)."""
-
-    def _pack_fitting(self, *args: object) -> None:
-        return None
+def packing_everything(deps: Deps, state: WriterState) -> Retriever:
+    """A retriever on the slow path: every candidate fetched and packed (what the fast path must equal)."""
+    slow = Retriever(deps, state)
+    assert isinstance(slow.packer, FittingPacker)  # the packer these settings choose
+    slow.packer = slow.packer.fallback
+    return slow
 
 
 @pytest.mark.parametrize("options", [{"whole_share": 0.5}, {"packing": "day"}, {"whole_share": 1.0, "budget": 400},
@@ -139,7 +143,7 @@ def test_fitting_rows_only_packs_like_packing_every_candidate(tmp_path, options)
     with Memory(tmp_path / "store", embedder="fake", **options) as m:
         m.add_dialogue(turns, user_id="u", session_id="s1")
         deps = m.engine.deps
-        slow = _PackingEverything(deps, m.engine.state)
+        slow = packing_everything(deps, m.engine.state)
         for query in ["when does the museum open", "ticket office", "weather"]:
             args = (query, 0, deps.settings.theta, deps.settings.budget, Scope("u"), False, None)
             fast = m.engine.retriever.search(*args)

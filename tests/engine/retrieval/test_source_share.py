@@ -87,7 +87,7 @@ def fill(mem: Memory) -> None:
 @pytest.mark.parametrize("packing", ["day", "session", "line"])
 def test_a_search_keeps_each_untrusted_source_within_its_share_on_both_packers(tmp_path: Path, monkeypatch,
                                                                                packing: str) -> None:
-    from omnimem.engine.retrieval.search import Retriever
+    from omnimem.engine.retrieval.packing import FittingPacker
 
     budgets = (80, 200, 400, 1000)
     with Memory(tmp_path / "open", embedder="fake-exact", packing=packing) as mem:
@@ -96,7 +96,7 @@ def test_a_search_keeps_each_untrusted_source_within_its_share_on_both_packers(t
     with Memory(tmp_path / "capped", embedder="fake-exact", packing=packing, max_source_share=0.3) as mem:
         fill(mem)
         fast = [mem.search("kayak kayak", user_id="ann", budget=b) for b in budgets]
-        monkeypatch.setattr(Retriever, "_pack_fitting", lambda *args, **kwargs: None)  # the slow packer
+        monkeypatch.setattr(FittingPacker, "fit", lambda *args, **kwargs: None)  # the slow packer
         slow = [mem.search("kayak kayak", user_id="ann", budget=b) for b in budgets]
     for budget, before, a, b in zip(budgets, uncapped, fast, slow, strict=True):
         assert source_tokens(before, "tool") > int(budget * 0.3)  # the shop pages would take more
