@@ -73,7 +73,7 @@ FAST_FILES: frozenset[str] = frozenset({
 })
 
 EMBEDDED = {"memory", "path", "sqlite-memory", "sqlite-file"}  # the engine / backend params kept
-PARAMS = ("engine", "backend")  # the fixtures that choose an engine or a storage backend
+PARAMS = ("engine", "shared_engine", "backend")  # the fixtures that choose an engine or a storage backend
 
 
 def is_fast(path: Path, params: dict[str, object], slow: bool) -> bool:

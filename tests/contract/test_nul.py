@@ -19,13 +19,13 @@ HEADER = {"kind": "header", "format": "omnimem-export", "version": 1}
 
 
 @pytest.mark.parametrize("field", ["text", "speaker", "user_id", "agent_id", "session_id", "source_id"])
-def test_add_refuses_a_nul_in_any_text_field(mem: Memory, field: str) -> None:
+def test_add_refuses_a_nul_in_any_text_field(unchanged_mem: Memory, field: str) -> None:
     args: dict[str, Any] = {"text": "Ann likes tea", "user_id": "ann", "speaker": "Ann"}
     args[field] = f"{args.get(field, 'x')}{NUL}more"
     text = args.pop("text")
     with pytest.raises(InvalidInputError, match=f"{field} holds a NUL character"):
-        mem.add(text, **args)
-    assert mem.stats()["units"] == 0
+        unchanged_mem.add(text, **args)
+    assert unchanged_mem.stats()["units"] == 0
 
 
 def test_search_ask_and_forget_refuse_a_nul(mem: Memory) -> None:

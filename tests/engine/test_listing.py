@@ -40,9 +40,9 @@ def test_superseded_units_are_listed_only_when_asked(mem: Memory) -> None:
 
 @pytest.mark.parametrize("kwargs", [{"modality": "smell"}, {"limit": 0}, {"limit": 5000}, {"offset": -1},
                                     {"since": "not a time"}, {"include_superseded": "yes"}])
-def test_bad_listing_arguments_are_typed_errors(mem: Memory, kwargs: dict[str, object]) -> None:
+def test_bad_listing_arguments_are_typed_errors(unchanged_mem: Memory, kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidInputError):
-        mem.units(**kwargs)  # type: ignore[arg-type]
+        unchanged_mem.units(**kwargs)  # type: ignore[arg-type]
 
 
 def test_preview_forget_lists_what_forget_removes_and_removes_nothing(mem: Memory) -> None:

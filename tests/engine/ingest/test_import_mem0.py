@@ -87,17 +87,17 @@ GOOD = {"id": "11111111-2222-4333-8444-555555555555", "memory": "Likes green tea
     ({**GOOD, "id": "77777777-2222-4333-8444-555555555555", "memory": "a\x00b"}, "text holds a NUL character"),
     ({**GOOD, "id": "88888888-2222-4333-8444-555555555555", "run_id": "r\x00"}, "session_id holds a NUL"),
 ])
-def test_a_bad_memory_is_named_and_nothing_is_stored(mem: Memory, bad: Any, words: str) -> None:
+def test_a_bad_memory_is_named_and_nothing_is_stored(unchanged_mem: Memory, bad: Any, words: str) -> None:
     with pytest.raises(MalformedDataError, match="record 2") as caught:
-        mem.import_mem0({"results": [GOOD, bad]})
+        unchanged_mem.import_mem0({"results": [GOOD, bad]})
     assert words in str(caught.value)
-    assert mem.count_units(user_id="dana") == 0
+    assert unchanged_mem.count_units(user_id="dana") == 0
 
 
 @pytest.mark.parametrize("shape", [{"memories": []}, "a string", 42])
-def test_an_export_of_another_shape_is_refused(mem: Memory, shape: Any) -> None:
+def test_an_export_of_another_shape_is_refused(unchanged_mem: Memory, shape: Any) -> None:
     with pytest.raises(MalformedDataError, match="list of memories"):
-        mem.import_mem0(shape)
+        unchanged_mem.import_mem0(shape)
 
 
 def test_the_cli_imports_a_mem0_file(tmp_path: Path) -> None:
