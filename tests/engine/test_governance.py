@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -153,6 +154,12 @@ def test_export_import_round_trip(tmp_path: Path):
         assert [e.action for e in b.history(first) if "imported_from" not in e.details] == ["import", "supersede"]
 
 
+@pytest.fixture(scope="module")
+def shared_seed() -> Callable[[Memory], object]:
+    """unchanged_mem holds one memory of user u."""
+    return lambda m: m.add("existing memory", user_id="u")
+
+
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
@@ -170,11 +177,10 @@ def test_export_import_round_trip(tmp_path: Path):
         ([{"kind": "header", "format": "omnimem-export", "version": 1}, {"kind": "virus"}], "unknown record kind"),
     ],
 )
-def test_hostile_or_malformed_dumps_change_nothing(mem: Memory, bad, message):
-    mem.add("existing memory", user_id="u")
+def test_hostile_or_malformed_dumps_change_nothing(unchanged_mem: Memory, bad, message):
     with pytest.raises(MalformedDataError, match=message):
-        mem.import_records(bad)
-    assert mem.stats()["units"] == 1
+        unchanged_mem.import_records(bad)
+    assert unchanged_mem.stats()["units"] == 1
 
 
 def test_reembed_switches_the_model_and_keeps_search_working(store_path: Path, monkeypatch):

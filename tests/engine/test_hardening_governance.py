@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,12 @@ def test_delete_chain_removes_every_version(mem: Memory):
 
 
 # -- forget footguns ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def shared_seed() -> Callable[[Memory], object]:
+    """unchanged_mem holds a note of user u and one of user v, in the session "default"."""
+    return lambda m: [m.add(f"a note of user {u}", user_id=u, session_id="default", time="2023-06-01") for u in "uv"]
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -131,12 +138,10 @@ def test_delete_chain_removes_every_version(mem: Memory):
         {"all": True, "user_id": "u"},
     ],
 )
-def test_forget_refuses_ambiguous_or_mistyped_selections(mem: Memory, kwargs):
-    mem.add("a note of user u", user_id="u", session_id="default", time="2023-06-01")
-    mem.add("a note of user v", user_id="v", session_id="default", time="2023-06-01")
+def test_forget_refuses_ambiguous_or_mistyped_selections(unchanged_mem: Memory, kwargs):
     with pytest.raises(InvalidInputError):
-        mem.forget(**kwargs)
-    assert mem.stats()["units"] == 2
+        unchanged_mem.forget(**kwargs)
+    assert unchanged_mem.stats()["units"] == 2
 
 
 def test_forget_by_session_or_time_for_every_user_must_say_so(mem: Memory):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,12 @@ def test_a_forged_content_hash_cannot_block_another_users_add(mem: Memory):
     assert mem.search("insulin", user_id="victim").hits[0].unit.id == later.id
 
 
+@pytest.fixture(scope="module")
+def shared_seed() -> Callable[[Memory], object]:
+    """unchanged_mem holds one memory of user u."""
+    return lambda m: m.add("existing memory", user_id="u")
+
+
 @pytest.mark.parametrize(
     ("record", "message"),
     [
@@ -47,15 +54,14 @@ def test_a_forged_content_hash_cannot_block_another_users_add(mem: Memory):
         (unit("abc2", "   ", user_id="u"), "text is empty"),
     ],
 )
-def test_a_record_that_would_poison_later_calls_refuses_the_whole_dump(mem: Memory, record, message):
-    mem.add("existing memory", user_id="u")
+def test_a_record_that_would_poison_later_calls_refuses_the_whole_dump(unchanged_mem: Memory, record, message):
     good = unit("abc1", "a fine record", user_id="u")
     with pytest.raises(MalformedDataError, match=message) as refused:
-        mem.import_records([HEADER, good, record])
+        unchanged_mem.import_records([HEADER, good, record])
     text = str(refused.value)
     assert text.startswith("record 3 (id abc2): ") and text.count("record") == 1  # named once, no repeated prefix
-    assert mem.stats()["units"] == 1  # the good record before it was not stored either
-    assert mem.search("memory", user_id="u").hits  # and the scope still works
+    assert unchanged_mem.stats()["units"] == 1  # the good record before it was not stored either
+    assert unchanged_mem.search("memory", user_id="u").hits  # and the scope still works
 
 
 def test_import_cannot_hide_another_users_unit(mem: Memory):
