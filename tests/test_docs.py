@@ -754,6 +754,22 @@ FIGURES += [  # issue 54: the figures the settings' comments carried, in the LoC
     ("benchmarks/results/experiments/locomo.md", "each signal alone on the same dev runs (against {0} and {1} within 1k): "
      "the speaker field (`speaker_weight=0.5`) {2} and {3}, the time list (`time_weight=1`) {4} and {5}",
      [(f, overall(s, "1k")) for s in ("omnimem", "x-speaker-field-0.5", "x-time") for f in (RANK_DEV_X, LME_DEV_X)]),
+    ("benchmarks/results/experiments/locomo.md", "within 1k, learnt against the rules: LoCoMo dev {0} against {1}, "
+     "Mem-Gallery dev {2} against {3}, LongMemEval dev {4} against {5}; within 6k the same as the rules on each dev "
+     "split. It won on every dev split, so it is the default. Test, reported: LoCoMo {6} against {7}, Mem-Gallery {8} "
+     "against {9}, LongMemEval {10} against {11}",
+     [(f"{d}-{split}.json", overall(s, "1k")) for split in ("dev", "test") for d in ("locomo", "memgallery", "longmemeval")
+      for s in ("omnimem", "rules")]),
+    ("benchmarks/results/experiments/locomo.md", "on the synthetic chat a default context holds {0}x (1,000 tokens) and "
+     "{1}x (6,000) the turns of a plain `speaker: text` list of the same hits, against {2}x / {3}x with every name "
+     "written and {4}x / {5}x with a stamp wherever the minute changes",
+     [("packing-cost.json", f"short_rows.{r}.ratio") for r in ("day auto 1000", "day auto 6000", "day 1000", "day 6000",
+                                                             "day stamp_gap=1 1000", "day stamp_gap=1 6000")]),
+    ("benchmarks/results/experiments/locomo.md", "recall is the same at `stamp_gap` 1, 30 and 60 (LoCoMo dev {0} / {1}). "
+     "Names left out under lines of the same time too (`elide_speakers=true`): LoCoMo dev {2} / {3} against {4} / {5}",
+     [("archive/locomo-retrieval-dev-stamps.json", overall(s, k)) for s in ("x-stamp-gap-1",) for k in BOTH]
+     + [("archive/locomo-retrieval-dev-elide.json", overall(s, k)) for s in ("x-elide-speakers", "omnimem")
+        for k in BOTH]),
 ]
 
 RERUNS_48 = [  # stop 48's default (signal_margin=0.15: a signal re-orders near ties only) re-run on every split
