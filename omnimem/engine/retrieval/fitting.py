@@ -1,23 +1,26 @@
-"""The fast packer: a ranking's context from remembered line facts, reading only the rows that fit.
+"""The one packer: a ranking's context from remembered line facts, reading only the rows that fit.
 
-The default search packs here (:meth:`omnimem.engine.retrieval.search.Retriever.pack`); the plain way,
-every candidate fetched and packed by :func:`omnimem.engine.retrieval.pyramid.build_context`, gives the
-same context (``tests/engine/retrieval/test_retrieval_identical.py``) and is taken where a write interferes (None).
+Every search packs here (:mod:`omnimem.engine.retrieval.packing`): the ranking's own candidates, or the
+candidates the settings add (neighbours, CLIP images, the graph's units) with the sources and scores each
+came with. Packing every candidate's row by :func:`omnimem.engine.retrieval.pyramid.build_context` gives the
+same context (``tests/engine/retrieval/test_fast_packing.py``); that is kept as the reference the tests
+check this against. A write meanwhile (a row deleted, its trust changed) never fails a search: the rows
+gone are left out, the changed ones counted again, and the fit planned again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from omnimem import otel
 from omnimem.context import FENCE_RULE
 from omnimem.engine.deps import Deps
-from omnimem.engine.retrieval.line_costs import LineCosts
+from omnimem.engine.retrieval.line_costs import LineCosts, LineFacts
 from omnimem.results import Context, Hit, RawContent
-from omnimem.engine.retrieval.pyramid import WholeLines, finish_context, fit_plan, line_of
-from omnimem.engine.retrieval.ranking import Sources, similarity
+from omnimem.engine.retrieval.pyramid import FitPlan, WholeLines, finish_context, fit_plan, line_of
+from omnimem.engine.retrieval.ranking import similarity
 from omnimem.engine.retrieval.row_cache import RowCache
 from omnimem.engine.retrieval.shares import shares_for
 from omnimem.mau import MAU, Scope
@@ -29,90 +32,162 @@ FullText = Callable[[MAU], str | None]  # a unit's level-2 text
 Raw = Callable[[MAU], RawContent | None]  # a unit's level-3 content
 
 
+class HitSources(Protocol):
+    """What a hit says of where it came from: :class:`~omnimem.engine.retrieval.ranking.Sources`, or the
+    sources each added candidate came with (:class:`omnimem.engine.retrieval.packing.Given`)."""
+
+    def of(self, rid: int) -> frozenset[str]: ...
+
+    def explain(self, rid: int) -> tuple[float | None, dict[str, int]]: ...
+
+
 def pack_fitting(
     deps: Deps, lines: LineCosts, rows: RowCache, content: tuple[FullText, Raw], query: str, qvec: Any,
-    order: list[int], sources: Sources, scope: Scope, theta: float, budget: int, seq: int,
-) -> Context | None:
-    """The context of ``order``, fetching only the rows whose lines fit (None: a write interfered).
+    order: list[int], sources: HitSources, scope: Scope, theta: float, budget: int, seq: int,
+) -> Context:
+    """The context of ``order``, fetching only the rows whose lines fit.
 
     Rows seen before are judged by their remembered line facts
     (:mod:`omnimem.engine.retrieval.line_costs`), the others fetched and learnt. Only the
     rows that fit at level 1 are then fetched and made hits, with their
     ranks among all candidates, which gives the same context as packing
-    every candidate (``tests/engine/retrieval/test_retrieval_identical.py``). The rendered
+    every candidate (``tests/engine/retrieval/test_fast_packing.py``). The rendered
     context is counted from its lines' remembered counts
-    (:func:`omnimem.tokens.count_joined`) instead of encoded again. If the
-    store changed meanwhile (a remembered row may be gone), the caller
-    packs the slow way.
+    (:func:`omnimem.tokens.count_joined`) instead of encoded again. Rows read are remembered
+    (:class:`RowCache`) only when the store did not change meanwhile.
     """
     m = deps
-    full, raw = content
     packing = m.settings.packing
     facts = lines.known(order, packing)
-    read = partial(rows.read, seq=seq, fetch=m.store.get_rows)  # rows read since the last write: kept
-    units = read([rid for rid in order if rid not in facts])
+    read: Callable[[list[int]], Mapping[int, MAU]] = partial(rows.read, seq=seq, fetch=m.store.get_rows)
+    units = dict(read([rid for rid in order if rid not in facts]))  # rows read since the last write: kept
     facts.update(zip(units, lines.learn(list(units.items()), packing)))
-    if scope.is_empty():  # the index searches admitted only rows in scope; this checks rows read since
-        ranked = [rid for rid in order if rid in facts]
-    else:
-        ranked = [rid for rid in order if rid in facts and scope.contains(facts[rid].scope)]
-    known = [facts[rid] for rid in ranked]
-    grouped = packing != "line"
+    fit = _Fit(deps, lines, content, facts, units, order, scope, budget)
+    moved, plan = False, None
+    for _ in range(2 * len(order) + 2):  # each pass after the first leaves out a row gone or counts a changed one
+        plan = fit.plan(read)
+        if plan is None:  # a row a whole line needed is gone
+            continue
+        fitting = [rid for rid, fits in zip(fit.ranked, plan.enter) if fits]
+        with otel.stage("omnimem.search.rows"):  # the rows that fit, not read yet
+            units.update(read([rid for rid in fitting if rid not in units]))
+        if not moved and m.store.seq() != seq:  # a write meanwhile: remembered rows may be gone or changed
+            moved, read = True, m.store.get_rows
+            fresh = read(fitting)
+            for rid in fitting:
+                units.pop(rid, None)
+            units.update(fresh)
+        if fit.settle(fitting):
+            break
+        plan = None
+    if plan is None:  # unreachable: every pass that does not settle leaves out or re-counts a row of ``order``
+        raise RuntimeError("packing did not settle")
+    if not moved:
+        rows.keep(seq, units)  # every row was read while the store stood at ``seq``
+    return _hits(fit, plan, sources, qvec, query, theta, budget)
+
+
+class _Fit:
+    """The facts of one packing: the rows in scope that are left, and the plan of what fits."""
+
+    def __init__(self, deps: Deps, lines: LineCosts, content: tuple[FullText, Raw], facts: dict[int, LineFacts],
+                 units: dict[int, MAU], order: list[int], scope: Scope, budget: int) -> None:
+        self.deps, self.lines, self.content, self.facts, self.units = deps, lines, content, facts, units
+        self.order, self.scope, self.budget = order, scope, budget
+        self.left: set[int] = set()  # rows gone from the store meanwhile
+        self.ranked: list[int] = []
+        self.known: list[LineFacts] = []
+        self.wholes: WholeLines | None = None
+
+    def plan(self, read: Callable[[list[int]], Mapping[int, MAU]]) -> FitPlan | None:
+        """Which lines enter (None: a row a whole line needed was gone, and is left out now)."""
+        m, facts, units, scope = self.deps, self.facts, self.units, self.scope
+        settings = m.settings
+        packing = settings.packing
+        if scope.is_empty():  # the index searches admitted only rows in scope; this checks rows read since
+            self.ranked = [rid for rid in self.order if rid in facts and rid not in self.left]
+        else:
+            self.ranked = [rid for rid in self.order if rid in facts and rid not in self.left
+                           and scope.contains(facts[rid].scope)]
+        ranked = self.ranked
+        known = self.known = [facts[rid] for rid in ranked]
+        grouped = packing != "line"
+        day = packing == "day"
+        talk = day and settings.elide_speakers
+        line = line_of(packing, settings.fence_untrusted)
+        share = settings.whole_share if settings.max_level >= 2 else 0.0
+        allowance = int(self.budget * share)
+        top = settings.whole_top if settings.max_level >= 2 else 0
+        if allowance or top:  # the best few may come whole: fetch the rows that can be among them at once
+            head, spent = [], 0
+            for i, (rid, fact) in enumerate(zip(ranked, known)):
+                if spent >= allowance and i >= top:
+                    break
+                if not fact.short:  # a short text's line is its whole: it is never offered whole
+                    head.append(rid)
+                spent += fact.cost + 1
+            with otel.stage("omnimem.search.rows"):
+                units.update(read([rid for rid in head if rid not in units]))
+
+        def unit_at(i: int) -> MAU:
+            rid = ranked[i]
+            if rid not in units:
+                units.update(read([rid]))
+            return units[rid] if rid in units else _gone(rid)
+
+        full, _ = self.content
+        wholes = self.wholes = WholeLines(unit_at, full, line, self.lines)
+        fence = settings.fence_untrusted
+        fenced = [f.fenced for f in known] if fence else None
+        rule_cost = self.lines.count(FENCE_RULE) if fenced is not None and any(fenced) else 0
+        shares = shares_for(self.budget, settings.max_source_share)
+        try:
+            with otel.stage("omnimem.search.fit"):
+                return fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
+                                [f.header_cost for f in known] if grouped else None,
+                                [f.minute for f in known] if day else None,
+                                [f.stamp_cost for f in known] if day else None, budget=self.budget,
+                                whole=(lambda i: None if known[i].short else wholes.cost(i)) if allowance or top
+                                else None, allowance=allowance, top=top,
+                                gap=settings.stamp_gap, speakers=[f.speaker for f in known] if talk else None,
+                                saves=[f.save for f in known] if talk else None,
+                                orders=[f.order for f in known] if talk else None,
+                                times=[f.when for f in known] if talk == "auto" else None, fenced=fenced,
+                                rule_cost=rule_cost, shares=shares,
+                                sources=None if shares is None else [f.capped for f in known])
+        except _Gone as gone:
+            self.left.add(gone.args[0])
+            return None
+
+    def settle(self, fitting: list[int]) -> bool:
+        """Whether every row that fits is as its facts say; else the rows gone are left out and the rows
+        whose trust changed (an admin's, meanwhile: their fenced lines did too) are counted again."""
+        units, facts = self.units, self.facts
+        gone = [rid for rid in fitting if rid not in units]
+        stale = [rid for rid in fitting if rid in units and units[rid].trust != facts[rid].trust]
+        if not gone and not stale:
+            return True
+        self.left.update(gone)
+        self.lines.forget([*gone, *stale])
+        packing = self.deps.settings.packing
+        facts.update(zip(stale, self.lines.learn([(rid, units[rid]) for rid in stale], packing)))
+        return False
+
+
+def _hits(fit: _Fit, plan: FitPlan, sources: HitSources, qvec: Any, query: str, theta: float,
+          budget: int) -> Context:
+    """The context of a settled plan: the hits that fit, levels 2 and 3, counted exactly."""
+    m, lines, units, facts = fit.deps, fit.lines, fit.units, fit.facts
+    ranked, known, wholes = fit.ranked, fit.known, fit.wholes
+    assert wholes is not None
+    settings = m.settings
+    packing = settings.packing
+    full, raw = fit.content
     day = packing == "day"
-    talk = day and m.settings.elide_speakers
-    line = line_of(packing, m.settings.fence_untrusted)
-    share = m.settings.whole_share if m.settings.max_level >= 2 else 0.0
-    allowance = int(budget * share)
-    top = m.settings.whole_top if m.settings.max_level >= 2 else 0
-    if allowance or top:  # the best few may come whole: fetch the rows that can be among them at once
-        head, spent = [], 0
-        for i, (rid, fact) in enumerate(zip(ranked, known)):
-            if spent >= allowance and i >= top:
-                break
-            if not fact.short:  # a short text's line is its whole: it is never offered whole
-                head.append(rid)
-            spent += fact.cost + 1
-        with otel.stage("omnimem.search.rows"):
-            units.update(read([rid for rid in head if rid not in units]))
-
-    def unit_at(i: int) -> MAU:
-        rid = ranked[i]
-        if rid not in units:
-            units.update(read([rid]))
-        return units[rid] if rid in units else _gone(rid)
-
-    wholes = WholeLines(unit_at, full, line, lines)
-    fence = m.settings.fence_untrusted
-    fenced = [f.fenced for f in known] if fence else None
-    rule_cost = lines.count(FENCE_RULE) if fenced is not None and any(fenced) else 0
-    shares = shares_for(budget, m.settings.max_source_share)
-    try:
-        with otel.stage("omnimem.search.fit"):
-            plan = fit_plan([f.cost for f in known], [f.key for f in known] if grouped else None,
-                            [f.header_cost for f in known] if grouped else None,
-                            [f.minute for f in known] if day else None,
-                            [f.stamp_cost for f in known] if day else None, budget=budget,
-                            whole=(lambda i: None if known[i].short else wholes.cost(i)) if allowance or top
-                            else None, allowance=allowance, top=top,
-                            gap=m.settings.stamp_gap, speakers=[f.speaker for f in known] if talk else None,
-                            saves=[f.save for f in known] if talk else None,
-                            orders=[f.order for f in known] if talk else None,
-                            times=[f.when for f in known] if talk == "auto" else None, fenced=fenced,
-                            rule_cost=rule_cost, shares=shares,
-                            sources=None if shares is None else [f.capped for f in known])
-    except _Gone:
-        return None
+    talk = day and settings.elide_speakers
+    fence = settings.fence_untrusted
+    shares = shares_for(budget, settings.max_source_share)
     enter, used = plan.enter, plan.used
-    fitting = [rid for rid, fits in zip(ranked, enter) if fits]
-    with otel.stage("omnimem.search.rows"):  # the rows that fit, not read yet
-        units.update(read([rid for rid in fitting if rid not in units]))
-    if any(rid not in units for rid in fitting) or m.store.seq() != seq:
-        return None
-    stale = [rid for rid in fitting if units[rid].trust != facts[rid].trust]
-    if stale:  # an admin changed their trust since their lines were remembered: packed again, the slow way
-        lines.forget(stale)
-        return None
-    rows.keep(seq, units)  # every row was read while the store stood at ``seq``
     hits: list[Hit] = []
     dropped = [fact.unit_id for fact, fits in zip(known, enter) if not fits]
     summary_lines: list[tuple[int, str]] = []  # (row id, level-1 line) of the hits not shown whole
@@ -159,7 +234,7 @@ def pack_fitting(
 
 
 class _Gone(Exception):
-    """A row packing wanted was deleted meanwhile: the caller packs the slow way."""
+    """A row a whole line needed was deleted meanwhile: it is left out and the fit planned again."""
 
 
 def _gone(rid: int) -> MAU:

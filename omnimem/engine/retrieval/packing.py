@@ -1,14 +1,17 @@
 """The packing stage: a ranking into a pyramid context under the token budget (settings: the "Packing" group).
 
-Which packer a search uses is chosen once, when the engine opens (:func:`packer_for`):
+One packer, :func:`omnimem.engine.retrieval.fitting.pack_fitting`, reads only the rows whose lines fit. What
+it packs is chosen once, when the engine opens (:func:`packer_for`):
 
-- :class:`FittingPacker`, the default: only the rows whose lines fit are read, judged by their remembered
-  line facts (:func:`omnimem.engine.retrieval.fitting.pack_fitting`);
-- :class:`CandidatePacker`, where something adds candidates that are not in the ranking (same-session
-  neighbours, ``diversity``, CLIP images, the graph's units appended with ``graph_k``): every candidate is
-  fetched and packed by :func:`omnimem.engine.retrieval.pyramid.build_context`. The fitting packer falls
-  back to it for one search where a write changed the store meanwhile. Both give the same context for the
-  same candidates (``tests/engine/retrieval/test_fast_packing.py``).
+- :class:`FittingPacker`, the default: the ranking's own candidates;
+- :class:`CandidatePacker`, where the settings add candidates that are not in the ranking (same-session
+  neighbours, ``diversity``, CLIP images, the graph's units appended with ``graph_k``): the ranking's rows
+  are read, the added candidates joined (:func:`assemble`), and each packed with the sources and score it
+  came with (:class:`Given`).
+
+:class:`ReferencePacker` packs the same candidates the plain way, every row read and packed by
+:func:`omnimem.engine.retrieval.pyramid.build_context`: the tests check the packer against it
+(``tests/engine/retrieval/test_fast_packing.py``); no search uses it.
 """
 
 from __future__ import annotations
@@ -38,49 +41,74 @@ if TYPE_CHECKING:
 Packer = Callable[[str, Ranking, int, float, int, Scope], Context]
 
 
+class Given:
+    """The sources and scores each candidate came with, as a hit reports them (:class:`fitting.HitSources`)."""
+
+    def __init__(self, candidates: list[Candidate]) -> None:
+        self._by_row = {c.seq: c for c in candidates}
+
+    def of(self, rid: int) -> frozenset[str]:
+        return self._by_row[rid].sources
+
+    def explain(self, rid: int) -> tuple[float | None, dict[str, int]]:
+        cand = self._by_row[rid]
+        return cand.fused, dict(cand.ranks)
+
+
+class FittingPacker:
+    """The ranking's own candidates, reading only the rows whose lines fit."""
+
+    def __init__(self, deps: Deps, lines: LineCosts, rows: RowCache, content: tuple[FullText, Raw]) -> None:
+        self.deps, self.lines, self.rows, self.content = deps, lines, rows, content
+
+    def pack(self, query: str, ranking: Ranking, top_k: int, theta: float, budget: int, scope: Scope) -> Context:
+        with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(ranking.order)}):
+            ctx = pack_fitting(self.deps, self.lines, self.rows, self.content, query, ranking.asked, ranking.order,
+                               ranking.sources, scope, theta, budget, ranking.seq)
+        return finished(self.deps, ctx, ranking.graph_info)
+
+
 class CandidatePacker:
-    """Every candidate fetched, neighbours, CLIP and graph candidates added, packed by ``build_context``."""
+    """The ranking's candidates with those the settings add (neighbours, CLIP, the graph), by the one packer."""
 
     def __init__(self, deps: Deps, state: WriterState, candidates: CandidateStage, lines: LineCosts,
-                 content: tuple[FullText, Raw]) -> None:
-        self.deps, self.state, self.candidates, self.lines = deps, state, candidates, lines
-        self.full_text, self.raw = content
+                 rows: RowCache, content: tuple[FullText, Raw]) -> None:
+        self.deps, self.state, self.candidates, self.lines, self.rows = deps, state, candidates, lines, rows
+        self.content = content
 
     def pack(self, query: str, ranking: Ranking, top_k: int, theta: float, budget: int, scope: Scope) -> Context:
         """The pyramid context of ``ranking`` with the candidates the settings add, packed into ``budget``."""
+        joined, graph_info = self.assemble(query, ranking, top_k, scope)
+        order = [c.seq for c in joined if c.seq is not None]
+        with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(order)}):
+            ctx = pack_fitting(self.deps, self.lines, self.rows, self.content, query, ranking.asked, order,
+                               Given(joined), scope, theta, budget, ranking.seq)
+        return finished(self.deps, ctx, graph_info)
+
+    def assemble(self, query: str, ranking: Ranking, top_k: int, scope: Scope
+                 ) -> tuple[list[Candidate], GraphInfo | None]:
+        """The ranking's rows in scope, then what the settings add: diversity's order, the neighbours of the
+        best, CLIP images and the graph's units; at most ``top_k`` (0: all)."""
         m = self.deps
         settings = m.settings
         order, sources, asked, view, graph_info = (ranking.order, ranking.sources, ranking.asked, ranking.view,
                                                    ranking.graph_info)
         units = m.store.get_rows(order)
-        candidates = []
-        rids: dict[str, int] = {}  # unit id -> row id, for the remembered line costs
+        joined = []
         for rid in order:
             unit = units.get(rid)
             if unit is None or not scope.contains(unit.scope):  # deleted (or rewritten) between index and fetch
                 continue
-            candidates.append(Candidate(unit, similarity(asked, unit), sources.of(rid), *sources.explain(rid), seq=rid))
-            rids[unit.id] = rid
+            joined.append(Candidate(unit, similarity(asked, unit), sources.of(rid), *sources.explain(rid), seq=rid))
         if settings.diversity > 0:  # one session must not fill the top alone (multi-part questions)
-            candidates = diversify(candidates, lambda c: c.unit.scope, penalty=settings.diversity)
+            joined = diversify(joined, lambda c: c.unit.scope, penalty=settings.diversity)
         if settings.neighbours and settings.expand_top:
-            candidates = self._with_neighbours(candidates, asked, view)
+            joined = self._with_neighbours(joined, asked, view)
         if m.clip is not None:
-            candidates += self._clip_candidates(query, ranking.depth, view, {c.unit.id for c in candidates}, asked)
+            joined += self._clip_candidates(query, ranking.depth, view, {c.unit.id for c in joined}, asked)
         if appends_graph(m, ranking.fused_graph):
-            candidates, graph_info = self._graph_candidates(query, asked, scope, view, candidates)
-        if top_k:  # at most top_k hits, whatever neighbours, CLIP and the graph added
-            candidates = candidates[:top_k]
-        costs = self.lines.costs([(rids.get(c.unit.id), c.unit) for c in candidates], settings.packing)
-        with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(candidates)}):
-            ctx = build_context(
-                query, candidates, theta=theta, budget=budget, full_text=self.full_text, raw_content=self.raw,
-                max_level=settings.max_level, packing=settings.packing, count=self.lines, costs=costs,
-                whole_share=settings.whole_share, whole_top=settings.whole_top, line_words=settings.line_words,
-                stamp_gap=settings.stamp_gap, elide_speakers=settings.elide_speakers, fence=settings.fence_untrusted,
-                max_source_share=settings.max_source_share,
-            )
-        return finished(m, ctx, graph_info)
+            joined, graph_info = self._graph_candidates(query, asked, scope, view, joined)
+        return (joined[:top_k] if top_k else joined), graph_info
 
     def _with_neighbours(self, candidates: list[Candidate], qvec: Any, view: Candidates) -> list[Candidate]:
         """Put the turns just before and after each of the best hits right after it.
@@ -153,26 +181,27 @@ class CandidatePacker:
         return marked + added, info
 
 
-class FittingPacker:
-    """The ranking's own candidates, reading only the rows whose lines fit; the candidate packer where a
-    write interfered."""
+class ReferencePacker:
+    """The same candidates packed the plain way: every row read, packed by ``build_context`` (for tests)."""
 
-    def __init__(self, deps: Deps, lines: LineCosts, rows: RowCache, content: tuple[FullText, Raw],
-                 fallback: CandidatePacker) -> None:
-        self.deps, self.lines, self.rows, self.content, self.fallback = deps, lines, rows, content, fallback
+    def __init__(self, packer: FittingPacker | CandidatePacker, state: WriterState,
+                 candidates: CandidateStage) -> None:
+        self.deps, self.lines, self.content = packer.deps, packer.lines, packer.content
+        self.joining = CandidatePacker(packer.deps, state, candidates, packer.lines, packer.rows, packer.content)
 
     def pack(self, query: str, ranking: Ranking, top_k: int, theta: float, budget: int, scope: Scope) -> Context:
-        with otel.stage("omnimem.search.pack", **{"omnimem.candidates": len(ranking.order)}):
-            ctx = self.fit(query, ranking.asked, ranking.order, ranking.sources, scope, theta, budget, ranking.seq)
-        if ctx is None:  # the store changed meanwhile: this search packs every candidate
-            return self.fallback.pack(query, ranking, top_k, theta, budget, scope)
-        return finished(self.deps, ctx, ranking.graph_info)
-
-    def fit(self, query: str, qvec: Any, order: list[int], sources: Sources, scope: Scope, theta: float,
-            budget: int, seq: int) -> Context | None:
-        """The context of ``order`` from the rows that fit (None: a write interfered)."""
-        return pack_fitting(self.deps, self.lines, self.rows, self.content, query, qvec, order, sources, scope,
-                            theta, budget, seq)
+        settings = self.deps.settings
+        joined, graph_info = self.joining.assemble(query, ranking, top_k, scope)
+        full, raw = self.content
+        costs = self.lines.costs([(c.seq, c.unit) for c in joined], settings.packing)
+        ctx = build_context(
+            query, joined, theta=theta, budget=budget, full_text=full, raw_content=raw,
+            max_level=settings.max_level, packing=settings.packing, count=self.lines, costs=costs,
+            whole_share=settings.whole_share, whole_top=settings.whole_top, line_words=settings.line_words,
+            stamp_gap=settings.stamp_gap, elide_speakers=settings.elide_speakers, fence=settings.fence_untrusted,
+            max_source_share=settings.max_source_share,
+        )
+        return finished(self.deps, ctx, graph_info)
 
 
 def appends_graph(deps: Deps, fused_graph: bool) -> bool:
@@ -184,10 +213,11 @@ def packer_for(deps: Deps, state: WriterState, candidates: CandidateStage, lines
                content: tuple[FullText, Raw], fused_graph: bool) -> FittingPacker | CandidatePacker:
     """The packer of an engine's searches, chosen once from its settings and models."""
     settings = deps.settings
-    every = CandidatePacker(deps, state, candidates, lines, content)
     adds = (settings.diversity > 0 or (settings.neighbours and settings.expand_top) or deps.clip is not None
             or appends_graph(deps, fused_graph))
-    return every if adds else FittingPacker(deps, lines, rows, content, every)
+    if adds:
+        return CandidatePacker(deps, state, candidates, lines, rows, content)
+    return FittingPacker(deps, lines, rows, content)
 
 
 def finished(deps: Deps, ctx: Context, graph_info: GraphInfo | None) -> Context:

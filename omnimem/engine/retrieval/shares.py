@@ -4,8 +4,9 @@ A source is a unit's source kind and the actor that wrote it (``unit.source``, `
 on, the lines of any one source below trusted may take at most that share of a context's budget, counted
 in the tokens packing charges for them (each line with its line break, a group header or a time stamp its
 line brings, the fence rule where its line is the first fenced one, and the tokens a level-2 or level-3
-upgrade adds). Trusted units are never capped. Both packers (:func:`omnimem.engine.retrieval.pyramid.build_context`
-and the fast packer) charge the same tokens, so they give the same context.
+upgrade adds). Trusted units are never capped. The packer (:func:`omnimem.engine.retrieval.fitting.pack_fitting`)
+and the reference it is tested against (:func:`omnimem.engine.retrieval.pyramid.build_context`) charge the same
+tokens, so they give the same context.
 """
 
 from __future__ import annotations

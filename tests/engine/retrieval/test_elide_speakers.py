@@ -152,17 +152,16 @@ def test_by_default_a_transcript_whose_turns_share_their_sessions_time_keeps_eve
 
 
 @pytest.mark.parametrize("mode", [True, "auto"])
-def test_packing_from_remembered_facts_gives_the_context_packing_every_candidate_gives(tmp_path, monkeypatch, mode):
+def test_packing_from_remembered_facts_gives_the_context_packing_every_candidate_gives(tmp_path, mode):
     """The fast path (line facts remembered per row, only fitting rows read) equals the full packing."""
     from benchmarks.retrieval.packing_cost import short_chats, short_queries
-    from omnimem.engine.retrieval.packing import FittingPacker
 
     with Memory(tmp_path / "chats", embedder="fake-exact", elide_speakers=mode) as m:
         for user, session, dialogue in short_chats(600):
             m.add_dialogue(dialogue, user_id=user, session_id=session)
         asked = short_queries(12)
         fast = [m.search(text, budget=budget, user_id=user) for text, user in asked for budget in (150, 1000)]
-        monkeypatch.setattr(FittingPacker, "fit", lambda *args, **kwargs: None)  # as when a write interferes
+        reference(m)  # every candidate read and packed the plain way
         full = [m.search(text, budget=budget, user_id=user) for text, user in asked for budget in (150, 1000)]
     nameless = [line for ctx in fast for line in ctx.lines() if not line.startswith("[") and ": " not in line]
     assert len(nameless) > 50  # names were left out, in both packings
@@ -209,3 +208,11 @@ def test_the_fits_integer_order_is_the_renderings_order_and_equality(times, naiv
     for a in units:
         for b in units:
             assert (talk_order(a, 0)[0] == talk_order(b, 0)[0]) == (a.event_time == b.event_time)
+
+
+def reference(memory: Memory) -> None:
+    """From now on ``memory`` packs every candidate's row by ``build_context`` (what its packer must equal)."""
+    from omnimem.engine.retrieval.packing import ReferencePacker
+
+    retriever = memory.engine.retriever
+    retriever.packer = ReferencePacker(retriever.packer, memory.engine.state, retriever.candidates)

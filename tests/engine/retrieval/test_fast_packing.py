@@ -19,7 +19,7 @@ from omnimem.mau import MAU, Modality, Scope
 from omnimem.engine.retrieval.pyramid import fit_costs, fit_lines
 from omnimem.results import group_header
 from omnimem.engine.deps import Deps
-from omnimem.engine.retrieval.packing import FittingPacker
+from omnimem.engine.retrieval.packing import FittingPacker, ReferencePacker
 from omnimem.engine.retrieval.search import Retriever
 from omnimem.engine.state import WriterState
 from omnimem.tokens import count_joined, count_tokens
@@ -123,10 +123,10 @@ def test_another_process_s_write_reaches_a_remembered_scope(tmp_path):
 
 
 def packing_everything(deps: Deps, state: WriterState) -> Retriever:
-    """A retriever on the slow path: every candidate fetched and packed (what the fast path must equal)."""
+    """A retriever on the reference path: every candidate read and packed by ``build_context``."""
     slow = Retriever(deps, state)
     assert isinstance(slow.packer, FittingPacker)  # the packer these settings choose
-    slow.packer = slow.packer.fallback
+    slow.packer = ReferencePacker(slow.packer, state, slow.candidates)
     return slow
 
 
@@ -149,3 +149,69 @@ def test_fitting_rows_only_packs_like_packing_every_candidate(tmp_path, options)
             fast = m.engine.retriever.search(*args)
             assert fast.to_dict() == slow.search(*args).to_dict()
             assert fast.render() == slow.search(*args).render() and fast.tokens == count_tokens(fast.render())
+
+
+def _sessions() -> list[tuple[str, list[dict[str, str]]]]:
+    """Four sessions of a museum trip; a long reply in one (packed whole when it is among the best)."""
+    reply = "The museum opens at nine; the ticket office is on the left, the cafe upstairs. " * 25
+    out = []
+    for s in range(4):
+        turns = [{"speaker": "user" if i % 2 == 0 else "assistant",
+                  "text": reply if (s, i) == (1, 5) else f"session {s} turn {i} about the museum visit and the weather",
+                  "time": f"2023-05-{8 + s:02d}T{9 + i // 6:02d}:{i % 6 * 7:02d}"} for i in range(18)]
+        out.append((f"s{s}", turns))
+    return out
+
+
+@pytest.mark.parametrize("options", [{"neighbours": 1}, {"neighbours": 2, "expand_top": 3, "budget": 500},
+                                     {"diversity": 0.5}, {"diversity": 0.3, "neighbours": 1, "packing": "day"},
+                                     {"graph": True, "top_k": 12}, {"neighbours": 1, "top_k": 5}])
+def test_added_candidates_pack_like_packing_every_candidate(tmp_path, options):
+    """Neighbours, diversity and the graph's units go through the one packer with the sources and scores
+    they came with: the context equals the reference's, every candidate's row read and packed."""
+    from omnimem import Memory
+    from omnimem.engine.retrieval.packing import CandidatePacker
+
+    with Memory(tmp_path / "store", embedder="fake", **options) as m:
+        for session, turns in _sessions():
+            m.add_dialogue(turns, user_id="u", session_id=session)
+        assert m.flush(timeout=60)  # the graph's entities have landed: both searches see the same graph
+        deps, retriever = m.engine.deps, m.engine.retriever
+        assert isinstance(retriever.packer, CandidatePacker)  # these settings add candidates
+        slow = Retriever(deps, m.engine.state)
+        slow.packer = ReferencePacker(slow.packer, m.engine.state, slow.candidates)
+        for query in ["when does the museum open", "ticket office", "the weather in session 2"]:
+            args = (query, deps.settings.top_k, deps.settings.theta, deps.settings.budget, Scope("u"), False, None)
+            fast = retriever.search(*args)
+            assert fast.to_dict() == slow.search(*args).to_dict()
+            assert fast.tokens == count_tokens(fast.render()) <= deps.settings.budget
+
+
+@pytest.mark.parametrize("change", ["delete", "trust"])
+def test_a_write_between_ranking_and_packing_leaves_the_row_out_or_counts_it_again(tmp_path, change):
+    """The rows a ranking holds may be deleted, or their trust changed, before it is packed: the packer
+    leaves a deleted row out, counts a changed one again (its line is fenced now), and gives the context
+    the reference packer gives for the same ranking."""
+    from omnimem import Memory
+
+    with Memory(tmp_path / "store", embedder="fake") as m:
+        for session, turns in _sessions():
+            m.add_dialogue(turns, user_id="u", session_id=session)
+        deps, retriever = m.engine.deps, m.engine.retriever
+        budget, theta = deps.settings.budget, deps.settings.theta
+        ranking = retriever.rank("ticket office", 0, budget, Scope("u"), False, None)
+        before = retriever.pack("ticket office", ranking, 0, theta, budget, Scope("u"))  # facts and rows kept
+        target = before.hits[0].unit.id
+        if change == "delete":
+            m.delete(target, user_id="u")
+        else:
+            m.set_trust(target, "untrusted", user_id="u")
+        after = retriever.pack("ticket office", ranking, 0, theta, budget, Scope("u"))
+        reference = ReferencePacker(retriever.packer, m.engine.state, retriever.candidates)
+        assert after.to_dict() == reference.pack("ticket office", ranking, 0, theta, budget, Scope("u")).to_dict()
+        shown = {h.unit.id: h for h in after.hits}
+        if change == "delete":
+            assert target not in shown
+        else:
+            assert shown[target].unit.trust == "untrusted" and "untrusted" in after.render()
+        assert after.tokens == count_tokens(after.render()) <= budget

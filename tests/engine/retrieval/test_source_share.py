@@ -85,10 +85,8 @@ def fill(mem: Memory) -> None:
 
 
 @pytest.mark.parametrize("packing", ["day", "session", "line"])
-def test_a_search_keeps_each_untrusted_source_within_its_share_on_both_packers(tmp_path: Path, monkeypatch,
+def test_a_search_keeps_each_untrusted_source_within_its_share_on_both_packers(tmp_path: Path,
                                                                                packing: str) -> None:
-    from omnimem.engine.retrieval.packing import FittingPacker
-
     budgets = (80, 200, 400, 1000)
     with Memory(tmp_path / "open", embedder="fake-exact", packing=packing) as mem:
         fill(mem)
@@ -96,7 +94,7 @@ def test_a_search_keeps_each_untrusted_source_within_its_share_on_both_packers(t
     with Memory(tmp_path / "capped", embedder="fake-exact", packing=packing, max_source_share=0.3) as mem:
         fill(mem)
         fast = [mem.search("kayak kayak", user_id="ann", budget=b) for b in budgets]
-        monkeypatch.setattr(FittingPacker, "fit", lambda *args, **kwargs: None)  # the slow packer
+        reference(mem)  # every candidate read and packed the plain way
         slow = [mem.search("kayak kayak", user_id="ann", budget=b) for b in budgets]
     for budget, before, a, b in zip(budgets, uncapped, fast, slow, strict=True):
         assert source_tokens(before, "tool") > int(budget * 0.3)  # the shop pages would take more
@@ -115,3 +113,11 @@ def test_a_share_outside_zero_to_one_is_refused(bad: float, monkeypatch) -> None
         Memory(embedder="fake")
     monkeypatch.setenv("OMNIMEM_MAX_SOURCE_SHARE", "0.2")
     assert Settings.load().max_source_share == 0.2 and Settings().max_source_share == 1.0
+
+
+def reference(memory: Memory) -> None:
+    """From now on ``memory`` packs every candidate's row by ``build_context`` (what its packer must equal)."""
+    from omnimem.engine.retrieval.packing import ReferencePacker
+
+    retriever = memory.engine.retriever
+    retriever.packer = ReferencePacker(retriever.packer, memory.engine.state, retriever.candidates)
