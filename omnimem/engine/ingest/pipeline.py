@@ -1,4 +1,4 @@
-"""The write path's planner: validation is done; here units are de-duplicated,
+"""The write path's ingestor (what to write): validation is done; here units are de-duplicated,
 filtered, summarised and embedded, and the rows stored with them are prepared.
 
 The :class:`Ingestor` decides and builds; the engine's writer
