@@ -605,7 +605,7 @@ FIGURES += [
     ("benchmarks/results/PERF.md", "the last run's lone search over HTTP took {0} ms before the load",
      [("archive/serve-load-51/after-7.json", "http_search_one_at_a_time.p50_ms")]),
 ]
-_F51, _P51 = "search-floor-10000.json", "peer-compare.json"  # issue 51: the floor, the peers
+_F51, _P51 = "archive/floor-51/search-floor-10000.json", "archive/peers-51/peer-compare.json"  # issue 51, stop 51
 FIGURES += [
     ("benchmarks/results/PERF.md", "Scoped to a user: HTTP p50 {0} ms, Python {1} ms, the embedding {2} ms, the core "
      "{3} ms ({4} ms CPU): Python / (embedding + core) = {5}, HTTP / (embedding + core) = {6}. Global: HTTP {7} ms, "
@@ -642,6 +642,28 @@ FIGURES += [
      [(_P51, "load_average_before.0"), (_P51, "load_average_after.0")]),
     ("benchmarks/results/PERF.md", "omnimem's three passes ran at {0}, {1} and\n  {2} turns/s",
      [(_P51, f"omnimem.passes_turns_per_s.{n}") for n in range(3)]),
+]
+
+_F52, _P52 = "search-floor-10000.json", "peer-compare.json"  # issue 51, stop 52: today's code
+FIGURES += [
+    ("benchmarks/results/PERF.md", "Scoped to a user: HTTP p50 {0} ms, Python {1} ms, the query embedding {2} ms, the core {3} ms\n"
+     "  ({4} ms CPU). Python / (embedding + core) = {5}, HTTP / (embedding + core) = {6}.",
+     [(_F52, f"runs.user.{k}") for k in ("http.p50_ms", "python.p50_ms", "embedding.p50_ms", "core.p50_ms",
+                                          "core_cpu.p50_ms", "ratio_python_to_floor", "ratio_http_to_floor")]),
+    ("benchmarks/results/PERF.md", "Global: HTTP {0}\n  ms, Python {1} ms, the core {2} ms CPU; Python {3}, HTTP {4}.",
+     [(_F52, f"runs.global.{k}") for k in ("http.p50_ms", "python.p50_ms", "core_cpu.p50_ms",
+                                            "ratio_python_to_floor", "ratio_http_to_floor")]),
+    ("benchmarks/results/PERF.md", "omnimem ingests {0}\n  turns/s (passes {1}, {2}, {3}), mem0 2.2.1 {4} and Chroma 1.5.9 {5}",
+     [(_P52, "omnimem.turns_per_s"), *[(_P52, f"omnimem.passes_turns_per_s.{n}") for n in range(3)],
+      (_P52, "mem0.turns_per_s"), (_P52, "chroma.turns_per_s")]),
+    ("benchmarks/results/PERF.md", "**{0}x** and **{1}x**",
+     [(_P52, "ratios.mem0.ingest_turns_per_s_omnimem_over_peer"),
+      (_P52, "ratios.chroma.ingest_turns_per_s_omnimem_over_peer")]),
+    ("benchmarks/results/PERF.md", "omnimem's search p50 is {0} ms with its default 6,000-token context ({1} ms with `top_k=20`), "
+     "mem0's\n  {2} ms ({3}x) and Chroma's {4} ms ({5}x)",
+     [(_P52, "omnimem.search_p50_ms"), (_P52, "omnimem.search_top_k_p50_ms"), (_P52, "mem0.search_p50_ms"),
+      (_P52, "ratios.mem0.search_p50_peer_over_omnimem"), (_P52, "chroma.search_p50_ms"),
+      (_P52, "ratios.chroma.search_p50_peer_over_omnimem")]),
 ]
 
 def _value(file: str, path: str) -> Any:
