@@ -693,6 +693,21 @@ def test_reading_deeper_and_eliding_speakers_keep_every_questions_recall(rerun: 
     assert _value(rerun, "systems.omnimem.overall") == _value(committed, "systems.omnimem.overall")
 
 
+RERUNS_52 = [  # stop 52: the retrieval stages and the one packer (a35e18b), every split re-run
+    (f"archive/stages-52/{data}-{split}.json", f"{data}-{split}.json")
+    for data in ("locomo", "memgallery", "longmemeval") for split in ("dev", "test")
+]
+
+
+@pytest.mark.parametrize(("rerun", "committed"), RERUNS_52, ids=[r for r, _ in RERUNS_52])
+def test_the_retrieval_stages_and_the_one_packer_keep_every_questions_recall(rerun: str, committed: str) -> None:
+    """The learnt default and the rules ranking give every question the recall of the committed runs."""
+    for system in ("omnimem", "rules"):
+        again, before = _value(rerun, f"per_question.{system}"), _value(committed, f"per_question.{system}")
+        assert again == before and len(again["1k"]) == len(again["6k"]) > 90
+        assert _value(rerun, f"systems.{system}.overall") == _value(committed, f"systems.{system}.overall")
+
+
 FIGURES += [  # issue 52: what omnimem hook claude-code costs (python -m benchmarks hook-cost)
     ("docs/claude-code.md", "Measured on 2 shared cores at a load average of {0} (`python -m benchmarks hook-cost`",
      [("hook-cost.json", "load_average.0")]),
