@@ -666,6 +666,17 @@ FIGURES += [
       (_P52, "ratios.chroma.search_p50_peer_over_omnimem")]),
 ]
 
+_S52 = [f"archive/serve-load-52/after-{n}.json" for n in (1, 2)]  # issue 51, stop 52: today's code, idle host
+FIGURES += [
+    ("benchmarks/results/PERF.md", "p50 {0} / {1} ms, p95 {2} / {3} ms at {4} / {5} requests/s",
+     [*[(f, "search.p50_ms") for f in _S52], *[(f, "search.p95_ms") for f in _S52],
+      *[(f, "requests_per_s") for f in _S52]]),
+    ("benchmarks/results/PERF.md", "**met**: {0} / {1} ms, {2} lost (today's code, idle host)",
+     [*[(f, "add.p95_ms") for f in _S52], (_S52[0], "lost_adds")]),
+    ("benchmarks/results/PERF.md", "burst p95 {0} / {1} ms against the model's {2} / {3} ms for the 24 texts",
+     [*[(f, "burst.burst_add.p95_ms") for f in _S52], *[(f, "burst.model_alone.burst_texts_p50_ms") for f in _S52]]),
+]
+
 def _value(file: str, path: str) -> Any:
     data: Any = json.loads((RESULTS / file).read_text(encoding="utf-8"))
     parts = path.split(".")
