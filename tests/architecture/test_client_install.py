@@ -14,20 +14,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, distribution, requires
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 
-from omnimem import Memory
-from tests.server.test_serve_startup import serving
+from tests.fresh_venv import site_packages, wheel_in_fresh_venv
 
-ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ("httpx", "pydantic", "numpy")  # docs/serving.md names these three
 ABSENT = ("torch", "faiss", "onnxruntime", "bm25s", "tokenizers", "tiktoken", "sentence_transformers", "fastapi")
 
@@ -65,21 +60,9 @@ def link_distributions(names: set[str], into: Path) -> None:
 def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv holding the omnimem wheel (``--no-deps``) and the client's three distributions only."""
     tmp = tmp_path_factory.mktemp("client")
-    source = tmp / "source"  # a copy: building in the checkout would leave build/ in it
-    shutil.copytree(ROOT / "omnimem", source / "omnimem", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source / name)
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w",
-                    str(tmp / "dist"), str(source)], check=True, capture_output=True)
-    wheel = next((tmp / "dist").glob("omnimem-*.whl"))
-    fresh = tmp / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True)
-    subprocess.run([*pip, "--python", str(fresh / "bin" / "python"), "install", "--no-deps", "--no-index", "-q",
-                    str(wheel)], check=True, capture_output=True)
+    fresh = wheel_in_fresh_venv(tmp)
     link_distributions(closure(CLIENT), tmp / "deps")
-    site_packages = next(fresh.glob("lib/python*/site-packages"))
-    (site_packages / "client-deps.pth").write_text(str(tmp / "deps") + "\n")
+    (site_packages(fresh) / "client-deps.pth").write_text(str(tmp / "deps") + "\n")
     return fresh
 
 
@@ -87,17 +70,6 @@ def run_client(venv: Path, code: str, *args: str) -> subprocess.CompletedProcess
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "OMNIMEM_"))}
     return subprocess.run([str(venv / "bin" / "python"), "-c", code, *args], capture_output=True, text=True,
                           env=env, cwd=venv, timeout=300)
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    """``omnimem serve`` (this checkout's full install) on a free loopback port, without keys; its URL."""
-    with Memory(tmp_path / "served", embedder="fake"):  # a store of the fake embedder: no model to load
-        pass
-    with serving("--store", str(tmp_path / "served"), "--no-auth") as served:
-        served.ready()
-        yield served.url
-        served.stop()
 
 
 def test_the_client_venv_holds_the_wheel_and_the_three_distributions_only(client_venv: Path) -> None:

@@ -14,16 +14,13 @@ import re
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 
 import omnimem
 from omnimem import Memory
-from tests.server.test_serve_startup import serving
 from tests.cli.test_cli_cold_start import StandInForTorchMiniLM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,17 +134,6 @@ with Memory(sys.argv[1]) as mem:
     assert out["embedder"] == "all-MiniLM-L6-v2" and "kayak" in str(out["top"])
     assert "pip install 'omnimem[torch]'" in str(out["refused"])  # no fallback to another model's vectors
     assert out["count"] == 1
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    """``omnimem serve`` in a process of its own, on a free loopback port, without keys; its URL."""
-    with Memory(tmp_path / "served", embedder="fake"):  # a store of the fake embedder: no model to load
-        pass
-    with serving("--store", str(tmp_path / "served"), "--no-auth") as served:
-        served.ready()
-        yield served.url
-        served.stop()
 
 
 def test_a_remote_memory_imports_neither_torch_nor_faiss(server: str) -> None:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import site
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omnimem.cli import app
+from tests.fresh_venv import site_packages, wheel_in_fresh_venv
 
 HIT = re.compile(r"^\s+(?P<fused>#?[0-9.]+)\s+d#(?P<dense>\S+)\s+b#(?P<sparse>\S+)\s+(?P<cosine>[0-9.]+)\s+\[[^\]]+\] "
                  r"(?P<speaker>\w+): (?P<text>.*)$")
@@ -73,27 +72,14 @@ def test_without_a_store_the_demo_says_its_store_is_temporary(minilm):
     assert "  omnimem demo --store ./mem   (keeps the store to explore)" in res.output.splitlines()
 
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.mark.slow
 def test_the_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
     """The wheel carries the sample conversation: `omnimem demo` from a plain install, not the checkout."""
-    source = tmp_path / "source"  # a copy: building in the checkout would leave build/ in it
-    shutil.copytree(ROOT / "omnimem", source / "omnimem", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source / name)
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w",
-                    str(tmp_path / "dist"), str(source)], check=True, capture_output=True)
-    wheel = next((tmp_path / "dist").glob("omnimem-*.whl"))
-    fresh = tmp_path / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True)
-    subprocess.run([*pip, "--python", str(fresh / "bin" / "python"), "install", "--no-deps", "--no-index", "-q",
-                    str(wheel)], check=True, capture_output=True)
+    fresh = wheel_in_fresh_venv(tmp_path)
     # the dependencies (offline) from this interpreter's site-packages, as plain paths: their .pth files, the
     # checkout's editable finder among them, are not run, so the wheel's omnimem is the only one importable
-    fresh_site = next(fresh.glob("lib/python*/site-packages"))
+    fresh_site = site_packages(fresh)
     (fresh_site / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"COLUMNS": "240", "HF_HUB_OFFLINE": "1"}
     where = subprocess.run([str(fresh / "bin" / "python"), "-c", "import omnimem; print(omnimem.__file__)"],
