@@ -666,7 +666,7 @@ FIGURES += [
       (_P52, "ratios.chroma.search_p50_peer_over_omnimem")]),
 ]
 
-_S52 = [f"archive/serve-load-52/after-{n}.json" for n in (1, 2)]  # issue 51, stop 52: today's code, idle host
+_S52 = ["serve-load.json", "archive/serve-load-52/after-2.json"]  # issue 51, stop 52: today's code, idle host
 FIGURES += [
     ("benchmarks/results/PERF.md", "p50 {0} / {1} ms, p95 {2} / {3} ms at {4} / {5} requests/s",
      [*[(f, "search.p50_ms") for f in _S52], *[(f, "search.p95_ms") for f in _S52],
